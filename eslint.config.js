@@ -1,0 +1,3 @@
+import { envaceConfig } from "@envace/eslint-config";
+
+export default envaceConfig(import.meta.dirname);

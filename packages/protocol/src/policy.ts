@@ -1,0 +1,41 @@
+import { z } from "zod";
+import type { Generation } from "./generation.js";
+import { Message } from "./message.js";
+import { Role } from "./role.js";
+import { SamplingParams } from "./sampling.js";
+import { ToolSpec } from "./tool.js";
+
+/**
+ * One generation request. `messages` is the prompt in chat form; `promptTokens`, when given,
+ * is the exact token rendering of it, so token-level backends continue from the very tokens
+ * they sampled before instead of re-templating.
+ */
+export const GenerateRequest = z.object({
+  role: Role,
+  messages: z.array(Message),
+  tools: z.array(ToolSpec).default([]),
+  sampling: SamplingParams,
+  promptTokens: z.array(z.number().int().nonnegative()).optional(),
+});
+export type GenerateRequest = z.infer<typeof GenerateRequest>;
+export type GenerateRequestInput = z.input<typeof GenerateRequest>;
+
+/** Anything that generates a turn in a role: an OpenAI-compatible server, ONNX, the tiny model. */
+export interface Policy {
+  /** A stable name for logs and run directories, e.g. `openai:qwen3-8b` or `tiny:step-40`. */
+  readonly id: string;
+  generate(request: GenerateRequest, signal?: AbortSignal): Promise<Generation>;
+}
+
+/** The output of a token-level sampler. */
+export interface SampledTokens {
+  tokens: number[];
+  /** Sampler log-probability of each sampled token. */
+  logprobs: number[];
+  finishReason: "stop" | "length" | "abort";
+}
+
+/** A token-in, token-out sampler: the level training needs (exact ids, per-token logprobs). */
+export interface Sampler {
+  sample(promptTokens: readonly number[], params: SamplingParams, signal?: AbortSignal): Promise<SampledTokens>;
+}
