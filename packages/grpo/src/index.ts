@@ -1,1 +1,1 @@
-export {};
+export * from "./loss-config.js";

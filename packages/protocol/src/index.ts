@@ -9,5 +9,6 @@ export * from "./role.js";
 export * from "./sampling.js";
 export * from "./step.js";
 export * from "./task.js";
+export * from "./tokenizer.js";
 export * from "./tool.js";
 export * from "./trajectory.js";
