@@ -6,7 +6,9 @@ interface Command {
   load: () => Promise<{ run(argv: string[]): Promise<number> }>;
 }
 
-const commands: Record<string, Command> = {};
+const commands: Record<string, Command> = {
+  eval: { summary: "evaluate a policy on a benchmark", load: () => import("./commands/eval.js") },
+};
 
 function usage(): string {
   const width = Math.max(0, ...Object.keys(commands).map((name) => name.length));

@@ -1,0 +1,16 @@
+// `envace eval <benchmark> …`: each benchmark's evaluation lives in its own module.
+
+type Runner = (argv: string[]) => Promise<number>;
+
+const benchmarks: Record<string, { summary: string; load: () => Promise<{ run: Runner }> }> = {};
+
+export async function run(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  const benchmark = name === undefined ? undefined : benchmarks[name];
+  if (benchmark === undefined) {
+    const list = Object.entries(benchmarks).map(([key, b]) => `  ${key}  ${b.summary}`);
+    console.error([`envace eval: ${name === undefined ? "missing" : `unknown benchmark "${name}"`}`, "", "benchmarks:", ...list].join("\n"));
+    return 2;
+  }
+  return (await benchmark.load()).run(rest);
+}
