@@ -11,4 +11,5 @@ export * from "./step.js";
 export * from "./task.js";
 export * from "./tokenizer.js";
 export * from "./tool.js";
+export * from "./training-row.js";
 export * from "./trajectory.js";
