@@ -8,6 +8,7 @@ interface Command {
 
 const commands: Record<string, Command> = {
   eval: { summary: "evaluate a policy on a benchmark", load: () => import("./commands/eval.js") },
+  report: { summary: "write an HTML report of one or more runs", load: () => import("./commands/report.js") },
 };
 
 function usage(): string {

@@ -1,0 +1,67 @@
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { MetricsLog, readMetrics } from "./metrics-log.js";
+import { formatDuration, renderProgress } from "./progress.js";
+
+function tempLog(): string {
+  return join(mkdtempSync(join(tmpdir(), "envace-metrics-")), "metrics.jsonl");
+}
+
+describe("MetricsLog", () => {
+  it("appends records that survive reopening", () => {
+    const path = tempLog();
+    const log = MetricsLog.open(path);
+    log.append({ kind: "train", step: 1, reward: { act: 0.5 } });
+    log.append({ kind: "train", step: 2, reward: { act: 0.75 } });
+    expect(MetricsLog.open(path).all()).toEqual([
+      { kind: "train", step: 1, reward: { act: 0.5 } },
+      { kind: "train", step: 2, reward: { act: 0.75 } },
+    ]);
+  });
+
+  it("drops a torn last line left by a crash and rewrites the file", () => {
+    const path = tempLog();
+    writeFileSync(path, '{"kind":"train","step":1}\n{"kind":"tra');
+    expect(readMetrics(path).torn).toBe(true);
+    const log = MetricsLog.open(path);
+    expect(log.all()).toEqual([{ kind: "train", step: 1 }]);
+    expect(readFileSync(path, "utf8")).toBe('{"kind":"train","step":1}\n');
+  });
+
+  it("drops records after the resumed checkpoint so redone steps are not duplicated", () => {
+    const path = tempLog();
+    const log = MetricsLog.open(path);
+    for (const step of [1, 2, 3]) log.append({ kind: "train", step });
+    const resumed = MetricsLog.open(path, { keepThroughStep: 2 });
+    resumed.append({ kind: "train", step: 3, redone: true });
+    expect(readMetrics(path).records.map((r) => [r.step, r.redone ?? false])).toEqual([
+      [1, false],
+      [2, false],
+      [3, true],
+    ]);
+  });
+
+  it("refuses a corrupt line in the middle, naming the line", () => {
+    const path = tempLog();
+    writeFileSync(path, '{"kind":"train","step":1}\nnot json\n');
+    appendFileSync(path, '{"kind":"train","step":2}\n');
+    expect(() => readMetrics(path)).toThrow(/metrics\.jsonl:2: not a JSON record/);
+  });
+});
+
+describe("progress", () => {
+  it("formats durations", () => {
+    expect(formatDuration(12.4)).toBe("12s");
+    expect(formatDuration(185)).toBe("3m05s");
+    expect(formatDuration(3720)).toBe("1h02m");
+    expect(formatDuration(Number.NaN)).toBe("?");
+  });
+
+  it("renders the bar, the count and an ETA proportional to the pace so far", () => {
+    expect(renderProgress("train", 5, 20, 10, "reward 0.40", 10)).toBe("train [###-------] 5/20  25% 10s ETA 30s reward 0.40");
+    expect(renderProgress("eval", 0, 4, 0, "", 4)).toBe("eval [----] 0/4   0% 0s ETA ?");
+    expect(renderProgress("eval", 4, 4, 8, "", 4)).toBe("eval [####] 4/4 100% 8s ETA 0s");
+  });
+});
