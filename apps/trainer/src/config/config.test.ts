@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "./load.js";
+
+describe("parseConfig", () => {
+  it("fills every default from an empty file", () => {
+    const config = parseConfig("", "empty.yaml");
+    expect(config.mode).toBe("envace");
+    expect(config.rollout.rollouts_per_task).toBe(4);
+    expect(config.actor).toMatchObject({ clip_ratio_low: 0.2, clip_ratio_c: 3, kl_coef: 0, loss_agg_mode: "seq-mean-token-mean" });
+    expect(config.model.type).toBe("tiny");
+  });
+
+  it("names the key and its line when a value has the wrong type", () => {
+    const text = "mode: envace\nrollout:\n  tasks_per_step: 8\n  rollouts_per_task: four\n";
+    expect(() => parseConfig(text, "run.yaml")).toThrow(ConfigError);
+    expect(() => parseConfig(text, "run.yaml")).toThrow(/^run\.yaml:4: rollout\.rollouts_per_task: .*number/);
+  });
+
+  it("rejects misspelt keys instead of ignoring them", () => {
+    expect(() => parseConfig("rollout:\n  rollout_per_task: 4\n", "run.yaml")).toThrow("run.yaml:2: rollout.rollout_per_task: unknown key");
+  });
+
+  it("checks combinations of mode and environment", () => {
+    expect(() => parseConfig("mode: grpo\n", "c.yaml")).toThrow(/environment: mode grpo needs environment: simulator or real/);
+    expect(() => parseConfig("mode: envace\nenvironment: real\n", "c.yaml")).toThrow(/c\.yaml:2: environment: mode envace rehearses/);
+    expect(parseConfig("mode: grpo\nenvironment: simulator\n", "c.yaml").environment).toBe("simulator");
+  });
+
+  it("validates rehearsal settings", () => {
+    expect(parseConfig('eval:\n  rehearsal: [none, "parallel:2", "sequential:3"]\n', "c.yaml").eval.rehearsal).toHaveLength(3);
+    expect(() => parseConfig('eval:\n  rehearsal: ["parallel:0"]\n', "c.yaml")).toThrow(/eval\.rehearsal\[0\]: expected none, parallel:N or sequential:N/);
+  });
+
+  it("reports YAML syntax errors with their line", () => {
+    expect(() => parseConfig("mode: envace\nrollout: [\n", "bad.yaml")).toThrow(/^bad\.yaml:\d+: /);
+  });
+
+  it("accepts JSON", () => {
+    expect(parseConfig('{"mode": "per-role", "seed": 3}', "c.json")).toMatchObject({ mode: "per-role", seed: 3 });
+  });
+});

@@ -1,0 +1,182 @@
+import { z } from "zod";
+
+/**
+ * The `envace train` configuration. Keys are snake_case, grouped and named as verl users know
+ * them; every object is strict, so a misspelt key is an error rather than a silent default.
+ */
+
+const positiveInt = z.number().int().positive();
+
+export const DataConfig = z.strictObject({
+  /** `builtin`: the generated tool domain; `cm2`: CM2 records (.json/.jsonl); `verl`: verl Parquet. */
+  source: z.enum(["builtin", "cm2", "verl"]).default("builtin"),
+  /** The training file for `cm2` and `verl`. */
+  path: z.string().optional(),
+  /** Held-out file for `cm2` and `verl`; without it no held-out evaluation runs. */
+  test_path: z.string().optional(),
+  /** `builtin`: number of generated training and held-out tasks (disjoint seeds). */
+  train_tasks: positiveInt.default(512),
+  test_tasks: positiveInt.default(64),
+});
+export type DataConfig = z.infer<typeof DataConfig>;
+
+export const TinyModelConfig = z.strictObject({
+  type: z.literal("tiny"),
+  vocab_size: positiveInt.default(512),
+  hidden_size: positiveInt.default(128),
+  intermediate_size: positiveInt.default(352),
+  num_hidden_layers: positiveInt.default(4),
+  num_attention_heads: positiveInt.default(4),
+  max_position_embeddings: positiveInt.default(512),
+  rope_theta: z.number().positive().default(10_000),
+});
+export type TinyModelConfig = z.infer<typeof TinyModelConfig>;
+
+export const OpenAIModelConfig = z.strictObject({
+  type: z.literal("openai"),
+  /** e.g. `http://localhost:8000/v1` for vLLM. */
+  base_url: z.url(),
+  name: z.string().min(1),
+  /** Environment variable holding the API key, if the server needs one. */
+  api_key_env: z.string().optional(),
+});
+
+export const OnnxModelConfig = z.strictObject({
+  type: z.literal("onnx"),
+  /** A folder with `model.onnx`, `config.json`, `tokenizer.json`, `tokenizer_config.json`. */
+  path: z.string().min(1),
+});
+
+export const ModelConfig = z.discriminatedUnion("type", [TinyModelConfig, OpenAIModelConfig, OnnxModelConfig]);
+export type ModelConfig = z.infer<typeof ModelConfig>;
+
+export const BackendConfig = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("in-process") }),
+  z.strictObject({
+    type: z.literal("tinker"),
+    /** Hosted Tinker, SkyRL tx, or `envace`'s own Tinker server. */
+    base_url: z.url(),
+    base_model: z.string().min(1),
+    api_key_env: z.string().default("TINKER_API_KEY"),
+    lora_rank: z.number().int().min(0).default(32),
+  }),
+]);
+export type BackendConfig = z.infer<typeof BackendConfig>;
+
+export const SftConfig = z.strictObject({
+  enabled: z.boolean().default(true),
+  epochs: positiveInt.default(3),
+  batch_size: positiveInt.default(16),
+  lr: z.number().positive().default(3e-3),
+  /** Which roles the gold trajectories teach. */
+  roles: z.array(z.enum(["act", "rehearse"])).min(1).default(["act", "rehearse"]),
+});
+export type SftConfig = z.infer<typeof SftConfig>;
+
+export const RolloutConfig = z.strictObject({
+  /** Tasks sampled per training step (verl `data.train_batch_size`). */
+  tasks_per_step: positiveInt.default(8),
+  /** Rollouts per task, the GRPO group size G (verl `actor_rollout_ref.rollout.n`). */
+  rollouts_per_task: positiveInt.default(4),
+  temperature: z.number().min(0).default(1),
+  top_p: z.number().gt(0).max(1).default(1),
+  max_turns: positiveInt.default(8),
+  max_response_tokens: positiveInt.default(96),
+  max_prompt_tokens: positiveInt.default(1024),
+  /** Rollouts generated at once. */
+  concurrency: positiveInt.default(32),
+});
+export type RolloutConfig = z.infer<typeof RolloutConfig>;
+
+export const AlgorithmConfig = z.strictObject({
+  /** `row`: mean over rows of the role (reference); `trajectory`: mean over rollouts containing it. */
+  baseline: z.enum(["row", "trajectory"]).default("row"),
+  /** Role-wise baselines (EnvACE); false gives plain GRPO with one baseline for all roles. */
+  role_wise: z.boolean().default(true),
+  norm_adv_by_std: z.boolean().default(false),
+  /** Reward added to rows whose output could not be parsed. */
+  invalid_output_penalty: z.number().max(0).default(-0.1),
+});
+export type AlgorithmConfig = z.infer<typeof AlgorithmConfig>;
+
+export const ActorConfig = z.strictObject({
+  lr: z.number().positive().default(1e-4),
+  weight_decay: z.number().min(0).default(0),
+  grad_clip: z.number().min(0).default(1),
+  clip_ratio_low: z.number().min(0).lt(1).default(0.2),
+  clip_ratio_high: z.number().min(0).default(0.2),
+  /** Dual-clip constant c; null turns dual clip off. */
+  clip_ratio_c: z.number().gt(1).nullable().default(3),
+  kl_coef: z.number().min(0).default(0),
+  entropy_coeff: z.number().min(0).default(0),
+  loss_agg_mode: z.enum(["token-mean", "seq-mean-token-mean", "seq-sum"]).default("seq-mean-token-mean"),
+});
+export type ActorConfig = z.infer<typeof ActorConfig>;
+
+export const JudgeConfig = z.strictObject({
+  base_url: z.url(),
+  model: z.string().min(1),
+  api_key_env: z.string().optional(),
+  concurrency: positiveInt.default(16),
+  max_retries: z.number().int().min(0).default(4),
+});
+
+export const RewardConfig = z.strictObject({
+  /** `verifiable`: the domain's outcome check; `checklist`: the CM2 checklist judge. */
+  type: z.enum(["verifiable", "checklist"]).default("verifiable"),
+  judge: JudgeConfig.optional(),
+});
+export type RewardConfig = z.infer<typeof RewardConfig>;
+
+export const RehearsalSetting = z.string().regex(/^(none|(parallel|sequential):[1-9]\d*)$/, "expected none, parallel:N or sequential:N");
+
+export const EvalConfig = z.strictObject({
+  every_steps: z.number().int().min(0).default(10),
+  temperature: z.number().min(0).default(0.6),
+  top_p: z.number().gt(0).max(1).default(0.95),
+  /** Rehearsal settings to evaluate, e.g. `[none, "parallel:2"]`. */
+  rehearsal: z.array(RehearsalSetting).min(1).default(["none"]),
+});
+export type EvalConfig = z.infer<typeof EvalConfig>;
+
+export const TrainerConfig = z.strictObject({
+  total_steps: positiveInt.default(40),
+  /** Save a checkpoint every N steps (a killed run resumes from the last one). */
+  save_every: positiveInt.default(1),
+});
+
+export const TrainConfig = z
+  .strictObject({
+    /** `envace`: self-unfolded rollouts; `grpo`: act-only policy; `per-role`: separate Act and Rehearse policies. */
+    mode: z.enum(["envace", "grpo", "per-role"]).default("envace"),
+    /** `grpo` only: where tool responses come from — a frozen `simulator` model or the `real` environment. */
+    environment: z.enum(["self", "simulator", "real"]).default("self"),
+    seed: z.number().int().min(0).default(0),
+    data: DataConfig.default(DataConfig.parse({})),
+    model: ModelConfig.default(TinyModelConfig.parse({ type: "tiny" })),
+    backend: BackendConfig.default({ type: "in-process" }),
+    sft: SftConfig.default(SftConfig.parse({})),
+    rollout: RolloutConfig.default(RolloutConfig.parse({})),
+    algorithm: AlgorithmConfig.default(AlgorithmConfig.parse({})),
+    actor: ActorConfig.default(ActorConfig.parse({})),
+    reward: RewardConfig.default(RewardConfig.parse({})),
+    eval: EvalConfig.default(EvalConfig.parse({})),
+    trainer: TrainerConfig.default(TrainerConfig.parse({})),
+  })
+  .superRefine((config, ctx) => {
+    const selfModes = config.mode === "envace" || config.mode === "per-role";
+    if (selfModes && config.environment !== "self") {
+      ctx.addIssue({ code: "custom", path: ["environment"], message: `mode ${config.mode} rehearses with the policy itself: use environment: self` });
+    }
+    if (config.mode === "grpo" && config.environment === "self") {
+      ctx.addIssue({ code: "custom", path: ["environment"], message: "mode grpo needs environment: simulator or real" });
+    }
+    if (config.data.source !== "builtin" && config.data.path === undefined) {
+      ctx.addIssue({ code: "custom", path: ["data", "path"], message: `data source ${config.data.source} needs a path` });
+    }
+    if (config.reward.type === "checklist" && config.reward.judge === undefined) {
+      ctx.addIssue({ code: "custom", path: ["reward", "judge"], message: "a checklist reward needs a judge (base_url, model)" });
+    }
+  });
+export type TrainConfig = z.infer<typeof TrainConfig>;
+export type TrainConfigInput = z.input<typeof TrainConfig>;
