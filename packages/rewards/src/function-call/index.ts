@@ -1,0 +1,3 @@
+export * from "./alternatives.js";
+export * from "./match.js";
+export * from "./types.js";
