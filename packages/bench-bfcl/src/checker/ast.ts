@@ -1,0 +1,238 @@
+import { ACCEPT, matchCalls, reject } from "@envace/rewards";
+import type { ArgumentRules, ExpectedCall, FunctionSignature, MatchMode, Verdict } from "@envace/rewards";
+import type { DecodedCall } from "../decode.js";
+import { contains } from "../py/containers.js";
+import { pyRepr } from "../py/repr.js";
+import { codePoints } from "../py/strings.js";
+import { float, PyDict, PyError, PyTuple, typeName } from "../py/value.js";
+import type { Py } from "../py/value.js";
+import { convertJava } from "./java.js";
+import { convertJavaScript } from "./javascript.js";
+import { JAVA_TYPES, JAVASCRIPT_TYPES, NESTED_CONVERSION_TYPES, PYTHON_NESTED_TYPES, PYTHON_TYPES } from "./types.js";
+import type { Language } from "./types.js";
+import { checkDict, checkList, checkListOfDicts, checkOther, checkString } from "./values.js";
+
+/** A parameter as a BFCL function doc declares it. */
+export interface ParamDoc {
+  readonly type: string;
+  readonly items?: { readonly type?: string };
+}
+
+/** A function as a BFCL function doc declares it. */
+export interface FunctionDocLike {
+  readonly name: string;
+  readonly parameters: { readonly properties: Readonly<Record<string, ParamDoc>>; readonly required?: readonly string[] };
+}
+
+/** One call of a reference answer: for each parameter, the values it accepts (`""` = may be omitted). */
+export interface AnswerCall {
+  readonly name: string;
+  readonly params: ReadonlyMap<string, Py>;
+}
+
+export interface AstVerdict {
+  readonly valid: boolean;
+  /** Upstream's `error_type` (e.g. `type_error:simple`, `simple_function_checker:missing_required`). */
+  readonly errorType?: string;
+  readonly error?: string;
+}
+
+export interface AstCheckOptions {
+  /**
+   * Expect `_` where declared names have `.`, as for models whose tool names cannot contain dots
+   * (upstream's `underscore_to_dot` model setting). Off by default.
+   */
+  readonly underscoreToDot?: boolean;
+}
+
+/** The language whose rules apply to a single-turn category. */
+export function languageOf(category: string): Language {
+  if (category.includes("javascript")) return "javascript";
+  if (category.includes("java")) return "java";
+  return "python";
+}
+
+/** How a category's calls are matched: `parallel` before `multiple` (so `parallel_multiple` is parallel). */
+export function matchModeOf(category: string): MatchMode {
+  if (category.includes("parallel")) return "parallel";
+  if (category.includes("multiple")) return "multiple";
+  return "single";
+}
+
+const GENERIC_ERROR_TYPES: Readonly<Record<string, string>> = {
+  wrong_func_name: "simple_function_checker:wrong_func_name",
+  missing_required: "simple_function_checker:missing_required",
+  unexpected_param: "simple_function_checker:unexpected_param",
+  missing_optional: "simple_function_checker:missing_optional",
+  cannot_find_match: "parallel_function_checker_no_order:cannot_find_match",
+  unknown_function: "ast_checker:unknown_function",
+};
+
+const COUNT_ERROR_TYPES: Readonly<Record<MatchMode, string>> = {
+  single: "simple_function_checker:wrong_count",
+  multiple: "multiple_function_checker:wrong_count",
+  parallel: "parallel_function_checker_no_order:wrong_count",
+};
+
+/**
+ * BFCL's AST checker for one single-turn entry: the decoded calls against the reference
+ * answer, with the category's matching mode and language rules. A reference or function doc
+ * that upstream's checker would crash on yields an invalid verdict with `errorType`
+ * `ast_checker:error` rather than an exception.
+ */
+export function checkAst(input: {
+  category: string;
+  functions: readonly FunctionDocLike[];
+  output: readonly DecodedCall[];
+  answer: readonly AnswerCall[];
+  options?: AstCheckOptions;
+}): AstVerdict {
+  const mode = matchModeOf(input.category);
+  const language = languageOf(input.category);
+  let verdict: Verdict;
+  try {
+    verdict = matchCalls(mode, {
+      functions: input.functions.map(signatureOf),
+      calls: input.output,
+      expected: input.answer.map((call): ExpectedCall<Py> => ({ name: call.name, params: call.params })),
+      rules: bfclRules(language, input.options ?? {}),
+    });
+  } catch (error) {
+    if (error instanceof PyError) return { valid: false, errorType: "ast_checker:error", error: `${error.type}: ${error.message}` };
+    throw error;
+  }
+  if (verdict.valid) return { valid: true };
+  const errorType = verdict.code === "wrong_count" ? COUNT_ERROR_TYPES[mode] : (GENERIC_ERROR_TYPES[verdict.code] ?? verdict.code);
+  return { valid: false, errorType, error: verdict.message };
+}
+
+function signatureOf(doc: FunctionDocLike): FunctionSignature<ParamDoc> {
+  return { name: doc.name, params: new Map(Object.entries(doc.parameters.properties)), required: doc.parameters.required ?? [] };
+}
+
+function keyError(key: string): PyError {
+  return new PyError("KeyError", pyRepr(key));
+}
+
+function tableType(table: Readonly<Record<string, string>>, gorillaType: string): string {
+  if (!Object.hasOwn(table, gorillaType)) throw keyError(gorillaType);
+  return table[gorillaType]!;
+}
+
+function itemTypeOf(schema: ParamDoc): string {
+  if (schema.items === undefined) throw keyError("items");
+  if (schema.items.type === undefined) throw keyError("type");
+  return schema.items.type;
+}
+
+/** The BFCL argument rules for one language. */
+export function bfclRules(language: Language, options: AstCheckOptions): ArgumentRules<Py, Py, ParamDoc> {
+  return {
+    mayOmit: (acceptable) => contains(acceptable, ""),
+    nameInOutput: (name) => (options.underscoreToDot && name.includes(".") ? name.replaceAll(".", "_") : name),
+    checkArgument: (param, value, acceptable, schema) => checkArgument(language, param, value, acceptable, schema),
+  };
+}
+
+function checkArgument(language: Language, param: string, raw: Py, acceptable: Py, schema: ParamDoc): Verdict {
+  const declared = schema.type;
+  let value = raw;
+  let expected: string;
+  let nested: string | undefined;
+  if (language === "python") {
+    expected = tableType(PYTHON_TYPES, declared);
+    if (PYTHON_NESTED_TYPES.includes(declared)) nested = tableType(PYTHON_TYPES, itemTypeOf(schema));
+  } else {
+    const table = language === "java" ? JAVA_TYPES : JAVASCRIPT_TYPES;
+    expected = tableType(table, declared);
+    if (typeof value !== "string") {
+      return reject(
+        `type_error:${language === "java" ? "java" : "js"}`,
+        `Incorrect type for parameter '${param}'. Expected type String, got ${typeName(value)}. Parameter value: ${pyRepr(value)}.`,
+      );
+    }
+    const convert = language === "java" ? convertJava : convertJavaScript;
+    if (NESTED_CONVERSION_TYPES.includes(declared)) {
+      const itemType = itemTypeOf(schema);
+      nested = tableType(table, itemType);
+      value = convert(value, declared, itemType);
+    } else value = convert(value, declared);
+  }
+  // JSON turns tuples into lists, so a tuple is checked as a list.
+  if (declared === "tuple" && value instanceof PyTuple) value = [...value.items];
+  // Python accepts an int where a float is declared.
+  if (language === "python" && declared === "float" && typeof value === "number") value = float(value);
+  if (language === "python" && declared === "float" && typeof value === "bigint") value = float(Number(value));
+
+  const typeCheck = checkType(param, value, acceptable, declared, expected, nested);
+  if (!typeCheck.verdict.valid) return typeCheck.verdict;
+  if (!typeCheck.isVariable) {
+    if (expected === "dict") return value instanceof PyDict ? checkDict(param, value, acceptable) : checkOther(param, value, acceptable);
+    if (expected === "list" && nested === "dict") return checkListOfDicts(param, value as Py[], acceptable);
+    if (expected === "str") return checkString(param, value as string, acceptable);
+    if (expected === "list") return checkList(param, value as Py[], acceptable);
+  }
+  return checkOther(param, value, acceptable);
+}
+
+/** The type of the first alternative that is not the omission marker `""`. */
+function answerType(acceptable: Py): string | undefined {
+  for (const alternative of iterateAlternatives(acceptable)) {
+    if (alternative !== "") return typeName(alternative);
+  }
+  return undefined;
+}
+
+function iterateAlternatives(acceptable: Py): Py[] {
+  if (Array.isArray(acceptable)) return acceptable;
+  if (acceptable instanceof PyTuple) return [...acceptable.items];
+  if (typeof acceptable === "string") return codePoints(acceptable);
+  if (acceptable instanceof PyDict) return acceptable.keys();
+  throw new PyError("TypeError", `'${typeName(acceptable)}' object is not iterable`);
+}
+
+/**
+ * Upstream's `type_checker`: the value must have the declared type, or the reference's own
+ * type (a reference that writes a variable name as a string makes string values acceptable,
+ * and turns off the dict/list/string value rules). Lists are checked one level deep: every
+ * item must have the declared item type, against some list alternative.
+ */
+function checkType(
+  param: string,
+  value: Py,
+  acceptable: Py,
+  declared: string,
+  expected: string,
+  nested: string | undefined,
+): { verdict: Verdict; isVariable: boolean } {
+  const referenceType = answerType(acceptable);
+  const isVariable = referenceType !== undefined && referenceType !== expected;
+  let verdict: Verdict = ACCEPT;
+  if (typeName(value) === expected) {
+    if (nested === undefined) return { verdict: ACCEPT, isVariable };
+    for (const alternative of iterateAlternatives(acceptable)) {
+      let itemsMatch = true;
+      if (Array.isArray(alternative)) {
+        for (const item of value as Py[]) {
+          if (!checkType(param, item, alternative, nested, nested, undefined).verdict.valid) {
+            itemsMatch = false;
+            break;
+          }
+        }
+      }
+      if (itemsMatch) return { verdict: ACCEPT, isVariable };
+    }
+    verdict = reject(
+      "type_error:nested",
+      `Nested type checking failed for parameter '${param}'. Expected outer type ${declared} with inner type ${nested}. Parameter value: ${pyRepr(value)}.`,
+    );
+  }
+  if (referenceType !== undefined && typeName(value) === referenceType) return { verdict, isVariable: true };
+  if (verdict.valid) {
+    verdict = reject(
+      "type_error:simple",
+      `Incorrect type for parameter '${param}'. Expected type ${declared}, got ${typeName(value)}. Parameter value: ${pyRepr(value)}.`,
+    );
+  }
+  return { verdict, isVariable };
+}

@@ -1,0 +1,106 @@
+import { contains, getItem, iterate, len } from "../py/containers.js";
+import { pyRepr } from "../py/repr.js";
+import { pyEquals, PyDict, PyError, typeName } from "../py/value.js";
+import type { Py } from "../py/value.js";
+import { ACCEPT, reject } from "@envace/rewards";
+import type { Verdict } from "@envace/rewards";
+
+/**
+ * BFCL's value rules for one argument: string standardisation, and the list, dict and
+ * list-of-dict comparisons. They index the reference exactly as upstream does (a string where a
+ * list was expected is walked character by character), so unusual references behave as they do
+ * upstream.
+ */
+
+const STANDARDIZE = /[ ,./\-_*^]/g;
+
+/**
+ * Upstream's `standardize_string`: drop spaces and `,./-_*^`, lower-case, and turn single
+ * quotes into double quotes, so "April 1, 2024" and "april 1 2024" compare equal.
+ */
+export function standardize(text: string): string {
+  return text.replace(STANDARDIZE, "").toLowerCase().replaceAll("'", '"');
+}
+
+function standardized(value: Py): Py {
+  return typeof value === "string" ? standardize(value) : value;
+}
+
+function isIn(value: Py, candidates: readonly Py[]): boolean {
+  return candidates.some((candidate) => candidate === value || pyEquals(candidate, value));
+}
+
+/** A string argument: equal to some string alternative after standardisation. */
+export function checkString(param: string, value: string, acceptable: Py): Verdict {
+  const value_ = standardize(value);
+  const candidates = iterate(acceptable)
+    .filter((candidate): candidate is string => typeof candidate === "string")
+    .map(standardize);
+  if (candidates.includes(value_)) return ACCEPT;
+  return reject("value_error:string", `Invalid value for parameter '${param}': ${pyRepr(value)}. Expected one of ${pyRepr(acceptable)}. Case insensitive.`);
+}
+
+/** A list argument: equal, item by item after standardising strings, to some alternative. */
+export function checkList(param: string, value: Py[], acceptable: Py): Verdict {
+  const value_ = value.map(standardized);
+  const candidates = iterate(acceptable).map((alternative) => iterate(alternative).map(standardized));
+  if (isIn(value_, candidates)) return ACCEPT;
+  return reject("value_error:list/tuple", `Invalid value for parameter '${param}': ${pyRepr(value)}. Expected one of ${pyRepr(acceptable)}.`);
+}
+
+/**
+ * A dict argument: some non-empty alternative knows every key, accepts every value (strings
+ * standardised), and every key it lists is present unless its values include `""`.
+ */
+export function checkDict(param: string, value: PyDict, acceptable: Py): Verdict {
+  let verdict: Verdict = reject("dict_checker:unclear", `Invalid value for parameter '${param}'.`);
+  for (const alternative of iterate(acceptable)) {
+    if (alternative === "") continue;
+    verdict = checkDictAgainst(value, alternative);
+    if (verdict.valid) return ACCEPT;
+  }
+  return verdict;
+}
+
+function checkDictAgainst(value: PyDict, alternative: Py): Verdict {
+  for (const [key, item] of value) {
+    if (!contains(alternative, key)) return reject("value_error:dict_key", `Unexpected dict key parameter: ${pyRepr(key)}.`);
+    const candidates = iterate(getItem(alternative, key)).map(standardized);
+    if (!isIn(standardized(item), candidates)) {
+      return reject("value_error:dict_value", `Invalid value for parameter ${pyRepr(key)}: ${pyRepr(item)}. Expected one of ${pyRepr(candidates)}.`);
+    }
+  }
+  if (!(alternative instanceof PyDict)) throw new PyError("AttributeError", `'${typeName(alternative)}' object has no attribute 'items'`);
+  for (const [key, accepted] of alternative) {
+    if (!value.has(key) && !contains(accepted, "")) return reject("value_error:dict_key", `Missing dict key parameter: ${pyRepr(key)}.`);
+  }
+  return ACCEPT;
+}
+
+/** A list of dicts: some alternative has as many dicts, each accepted by its counterpart. */
+export function checkListOfDicts(param: string, value: Py[], acceptable: Py): Verdict {
+  let verdict: Verdict = reject("list_dict_checker:unclear", `Invalid value for parameter '${param}'.`);
+  for (const alternative of iterate(acceptable)) {
+    if (value.length !== len(alternative)) {
+      verdict = reject("value_error:list_dict_count", "Wrong number of dictionaries in the list.");
+      continue;
+    }
+    let accepted = true;
+    for (const [index, item] of value.entries()) {
+      if (!(item instanceof PyDict)) throw new PyError("AttributeError", `'${typeName(item)}' object has no attribute 'items'`);
+      verdict = checkDict(param, item, [getItem(alternative, index)]);
+      if (!verdict.valid) {
+        accepted = false;
+        break;
+      }
+    }
+    if (accepted) return ACCEPT;
+  }
+  return verdict;
+}
+
+/** Any other value: equal (Python `==`, so `1 == 1.0 == True`) to some alternative. */
+export function checkOther(param: string, value: Py, acceptable: Py): Verdict {
+  if (contains(acceptable, value)) return ACCEPT;
+  return reject("value_error:others", `Invalid value for parameter '${param}': ${pyRepr(value)}. Expected one of ${pyRepr(acceptable)}.`);
+}

@@ -1,0 +1,264 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseRecord, RecordError } from "@envace/protocol";
+import type { RecordSource } from "@envace/protocol";
+import { z } from "zod";
+import { categoryOfId, isAgentic, isLongContext, isMultiTurn, isRelevanceOrIrrelevance, questionFileName } from "./categories.js";
+import type { AnswerCall } from "./checker/ast.js";
+import { JsonSyntaxError, parsePyJson } from "./py/json.js";
+import { PyDict } from "./py/value.js";
+import type { Py } from "./py/value.js";
+
+/** A chat message of a BFCL question. */
+export const ChatMessage = z.looseObject({ role: z.string(), content: z.string() });
+export type ChatMessage = z.infer<typeof ChatMessage>;
+
+/** A parameter of a BFCL function doc. Types are Gorilla types (`dict`, `float`, `tuple`, `any`, Java/JS types). */
+export const ParamSchema = z.looseObject({
+  type: z.string(),
+  description: z.string().optional(),
+  items: z.looseObject({ type: z.string().optional() }).optional(),
+});
+export type ParamSchema = z.infer<typeof ParamSchema>;
+
+/** A function doc as BFCL ships it. */
+export const FunctionDoc = z.looseObject({
+  name: z.string().min(1),
+  description: z.string().default(""),
+  parameters: z.looseObject({
+    type: z.string().optional(),
+    properties: z.record(z.string(), ParamSchema).default({}),
+    required: z.array(z.string()).default([]),
+  }),
+});
+export type FunctionDoc = z.infer<typeof FunctionDoc>;
+
+const SingleTurnRecord = z.looseObject({
+  id: z.string().min(1),
+  question: z.array(z.array(ChatMessage)),
+  function: z.array(FunctionDoc),
+});
+
+const MultiTurnRecord = z.looseObject({
+  id: z.string().min(1),
+  question: z.array(z.array(ChatMessage)),
+  initial_config: z.record(z.string(), z.unknown()).default({}),
+  involved_classes: z.array(z.string()).min(1),
+  missed_function: z.record(z.string(), z.array(z.string())).optional(),
+  excluded_function: z.array(z.string()).optional(),
+});
+
+/** One single-turn entry: its question, the functions offered, and the reference answer if scored by AST. */
+export interface SingleTurnEntry {
+  readonly kind: "single_turn";
+  readonly id: string;
+  readonly category: string;
+  readonly question: readonly ChatMessage[];
+  readonly functions: readonly FunctionDoc[];
+  /** Absent for relevance and irrelevance categories, which are scored on whether any call is made. */
+  readonly answer?: readonly AnswerCall[];
+  readonly source: RecordSource;
+}
+
+/** One multi-turn entry: user turns, environment classes and their start state, and the gold call strings per turn. */
+export interface MultiTurnEntry {
+  readonly kind: "multi_turn";
+  readonly id: string;
+  readonly category: string;
+  /** User messages per turn; a held-out (miss_func) turn has none. */
+  readonly turns: readonly (readonly ChatMessage[])[];
+  readonly initialConfig: PyDict;
+  readonly involvedClasses: readonly string[];
+  /** The functions offered from the first turn. */
+  readonly functions: readonly FunctionDoc[];
+  /** miss_func: functions held back, re-offered at the start of the given turn. */
+  readonly heldOut: ReadonlyMap<number, readonly FunctionDoc[]>;
+  readonly groundTruth: readonly (readonly string[])[];
+  readonly longContext: boolean;
+  readonly source: RecordSource;
+}
+
+export type Entry = SingleTurnEntry | MultiTurnEntry;
+
+/** The function-doc file of each multi-turn environment class, inside `multi_turn_func_doc/`. */
+export const FUNC_DOC_FILES: Readonly<Record<string, string>> = {
+  GorillaFileSystem: "gorilla_file_system.json",
+  MathAPI: "math_api.json",
+  MessageAPI: "message_api.json",
+  TwitterAPI: "posting_api.json",
+  TicketAPI: "ticket_api.json",
+  TradingBot: "trading_bot.json",
+  TravelAPI: "travel_booking.json",
+  VehicleControlAPI: "vehicle_control.json",
+  WebSearchAPI: "web_search.json",
+  MemoryAPI_kv: "memory_kv.json",
+  MemoryAPI_vector: "memory_vector.json",
+  MemoryAPI_rec_sum: "memory_rec_sum.json",
+};
+
+interface Line {
+  readonly text: string;
+  readonly source: RecordSource;
+}
+
+async function readLines(file: string): Promise<Line[]> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new RecordError({ file }, [{ path: "", message: `cannot read: ${(error as Error).message}` }]);
+  }
+  const lines: Line[] = [];
+  text.split("\n").forEach((raw, index) => {
+    const line = raw.trim();
+    if (line) lines.push({ text: line, source: { file, line: index + 1 } });
+  });
+  return lines;
+}
+
+function parseJson(line: Line): unknown {
+  try {
+    return JSON.parse(line.text) as unknown;
+  } catch (error) {
+    throw new RecordError(line.source, [{ path: "", message: `not JSON (${(error as Error).message})` }]);
+  }
+}
+
+function parsePy(line: Line): PyDict {
+  let value: Py;
+  try {
+    value = parsePyJson(line.text);
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) throw new RecordError(line.source, [{ path: "", message: `not JSON (${error.message})` }]);
+    throw error;
+  }
+  if (!(value instanceof PyDict)) throw new RecordError(line.source, [{ path: "", message: "expected a JSON object" }]);
+  return value;
+}
+
+/** Whether an upstream data folder has a category's question file. */
+export function hasCategory(dataDir: string, category: string): boolean {
+  return existsSync(join(dataDir, questionFileName(category)));
+}
+
+/** The number of entries in a category's question file (for weighting categories that were not run). */
+export async function countEntries(dataDir: string, category: string): Promise<number> {
+  return (await readLines(join(dataDir, questionFileName(category)))).length;
+}
+
+/**
+ * Load one category from an upstream BFCL data folder (`BFCL_v4_<category>.json` and
+ * `possible_answer/`, JSON Lines despite the extension). Answers align with questions by
+ * index, as upstream aligns them. Every malformed record is a `RecordError` naming its file,
+ * line and field.
+ */
+export async function loadCategory(dataDir: string, category: string): Promise<Entry[]> {
+  if (isAgentic(category)) throw new Error(`BFCL category "${category}" is agentic (web search or memory backends) and is not supported`);
+  const questionFile = join(dataDir, questionFileName(category));
+  const questions = await readLines(questionFile);
+  if (isRelevanceOrIrrelevance(category)) return questions.map((line) => singleTurnEntry(line, category, undefined));
+  const answerFile = join(dataDir, "possible_answer", questionFileName(category));
+  const answers = await readLines(answerFile);
+  if (answers.length !== questions.length) {
+    throw new RecordError({ file: answerFile }, [{ path: "", message: `${answers.length} answers for ${questions.length} questions in ${questionFile}` }]);
+  }
+  if (isMultiTurn(category)) {
+    const docs = await loadFunctionDocs(dataDir);
+    return questions.map((line, i) => multiTurnEntry(line, answers[i]!, category, docs));
+  }
+  return questions.map((line, i) => singleTurnEntry(line, category, answers[i]));
+}
+
+function singleTurnEntry(line: Line, category: string, answerLine: Line | undefined): SingleTurnEntry {
+  const record = parseRecord(SingleTurnRecord, parseJson(line), line.source);
+  const question = record.question[0];
+  if (question === undefined) throw new RecordError(line.source, [{ path: "question", message: "has no turn" }]);
+  const entry: SingleTurnEntry = { kind: "single_turn", id: record.id, category: categoryOfId(record.id) || category, question, functions: record.function, source: line.source };
+  if (answerLine === undefined) return entry;
+  return { ...entry, answer: parseSingleTurnAnswer(answerLine) };
+}
+
+function groundTruthOf(line: Line): Py {
+  const record = parsePy(line);
+  if (!record.has("ground_truth")) throw new RecordError(line.source, [{ path: "ground_truth", message: "is missing" }]);
+  return record.get("ground_truth")!;
+}
+
+/** `[{"func": {"param": [acceptable, ...]}}, ...]` */
+function parseSingleTurnAnswer(line: Line): AnswerCall[] {
+  const truth = groundTruthOf(line);
+  if (!Array.isArray(truth)) throw new RecordError(line.source, [{ path: "ground_truth", message: "expected a list of calls" }]);
+  return truth.map((call, i) => {
+    const path = `ground_truth[${i}]`;
+    if (!(call instanceof PyDict) || call.size !== 1) throw new RecordError(line.source, [{ path, message: "expected {function_name: {param: [values]}}" }]);
+    const [name, params] = [...call][0]!;
+    if (typeof name !== "string" || !(params instanceof PyDict)) throw new RecordError(line.source, [{ path, message: "expected {function_name: {param: [values]}}" }]);
+    const map = new Map<string, Py>();
+    for (const [param, acceptable] of params) {
+      if (typeof param !== "string") throw new RecordError(line.source, [{ path: `${path}.${name}`, message: "parameter names must be strings" }]);
+      map.set(param, acceptable);
+    }
+    return { name, params: map };
+  });
+}
+
+/** Every multi-turn function doc file present in the data folder, by environment class. */
+export async function loadFunctionDocs(dataDir: string): Promise<Map<string, FunctionDoc[]>> {
+  const docs = new Map<string, FunctionDoc[]>();
+  for (const [className, fileName] of Object.entries(FUNC_DOC_FILES)) {
+    const file = join(dataDir, "multi_turn_func_doc", fileName);
+    if (!existsSync(file)) continue;
+    docs.set(
+      className,
+      (await readLines(file)).map((line) => parseRecord(FunctionDoc, parseJson(line), line.source)),
+    );
+  }
+  return docs;
+}
+
+function multiTurnEntry(line: Line, answerLine: Line, category: string, docs: ReadonlyMap<string, FunctionDoc[]>): MultiTurnEntry {
+  const record = parseRecord(MultiTurnRecord, parseJson(line), line.source);
+  const config = parsePy(line).get("initial_config") ?? new PyDict();
+  if (!(config instanceof PyDict)) throw new RecordError(line.source, [{ path: "initial_config", message: "expected an object" }]);
+  const functions: FunctionDoc[] = [];
+  for (const [index, className] of record.involved_classes.entries()) {
+    const classDocs = docs.get(className);
+    if (classDocs === undefined) {
+      throw new RecordError(line.source, [{ path: `involved_classes[${index}]`, message: `no function docs for "${className}" (expected multi_turn_func_doc/${FUNC_DOC_FILES[className] ?? "?"})` }]);
+    }
+    functions.push(...classDocs);
+  }
+  const heldOut = new Map<number, FunctionDoc[]>();
+  for (const [turn, names] of Object.entries(record.missed_function ?? {})) {
+    const removed: FunctionDoc[] = [];
+    for (const name of names) {
+      const index = functions.findIndex((doc) => doc.name === name);
+      if (index >= 0) removed.push(...functions.splice(index, 1));
+    }
+    heldOut.set(Number(turn), removed);
+  }
+  const truth = groundTruthOf(answerLine);
+  const groundTruth = Array.isArray(truth) ? truth.map((turn) => (Array.isArray(turn) && turn.every((c) => typeof c === "string") ? (turn) : undefined)) : undefined;
+  if (groundTruth === undefined || groundTruth.includes(undefined)) {
+    throw new RecordError(answerLine.source, [{ path: "ground_truth", message: "expected a list of turns, each a list of call strings" }]);
+  }
+  if (groundTruth.length !== record.question.length) {
+    throw new RecordError(answerLine.source, [{ path: "ground_truth", message: `${groundTruth.length} turns for ${record.question.length} question turns` }]);
+  }
+  const id = record.id;
+  const entryCategory = categoryOfId(id) || category;
+  return {
+    kind: "multi_turn",
+    id,
+    category: entryCategory,
+    turns: record.question,
+    initialConfig: config,
+    involvedClasses: record.involved_classes,
+    functions,
+    heldOut,
+    groundTruth: groundTruth as string[][],
+    longContext: isLongContext(entryCategory),
+    source: line.source,
+  };
+}

@@ -1,0 +1,241 @@
+import { parsePyJson } from "./py/json.js";
+import * as ops from "./py/ops.js";
+import { pyRepr, pyStr } from "./py/repr.js";
+import { strip } from "./py/strings.js";
+import { parseExpression } from "./py/syntax.js";
+import type { Expr } from "./py/syntax.js";
+import { unparse } from "./py/unparse.js";
+import { PyDict, PyError, PyTuple } from "./py/value.js";
+import type { Py } from "./py/value.js";
+
+/**
+ * One decoded call as BFCL's checkers see it: `{name: {arg: value}}`. Arguments are keyword
+ * arguments only; upstream's decoder drops positional ones.
+ */
+export interface DecodedCall {
+  readonly name: string;
+  readonly args: ReadonlyMap<string, Py>;
+}
+
+/** A model output that cannot be decoded into calls. */
+export class DecodeError extends Error {
+  override readonly name = "DecodeError";
+}
+
+/**
+ * Upstream's decoder for prompting models' text (`default_decode_ast_prompting`, Python
+ * format): strip backticks, newlines and spaces, add the list brackets if missing, parse, and
+ * read each element as a call with keyword arguments.
+ */
+export function decodePythonCalls(text: string): DecodedCall[] {
+  let body = strip(text, "`\n ");
+  if (!body.startsWith("[")) body = `[${body}`;
+  if (!body.endsWith("]")) body = `${body}]`;
+  body = strip(strip(body), "'");
+  let tree: Expr;
+  try {
+    tree = parseExpression(body);
+  } catch (error) {
+    throw new DecodeError((error as Error).message);
+  }
+  if (tree.kind === "call") return [resolveCall(tree)];
+  if (tree.kind !== "list" && tree.kind !== "tuple" && tree.kind !== "set") {
+    throw new DecodeError(`expected a list of calls, got ${unparse(tree)}`);
+  }
+  return tree.elts.map((element) => {
+    if (element.kind !== "call") throw new DecodeError(`not a function call: ${unparse(element)}`);
+    return resolveCall(element);
+  });
+}
+
+/** `resolve_ast_call`: the dotted name and the keyword arguments of a call node. */
+function resolveCall(call: Extract<Expr, { kind: "call" }>): DecodedCall {
+  const parts: string[] = [];
+  let func = call.func;
+  while (func.kind === "attribute") {
+    parts.push(func.attr);
+    func = func.value;
+  }
+  // Upstream keeps a plain name at the root of the chain and silently drops anything else.
+  if (func.kind === "name") parts.push(func.id);
+  const args = new Map<string, Py>();
+  for (const keyword of call.keywords) args.set(keyword.arg, resolveValue(keyword.value));
+  return { name: parts.reverse().join("."), args };
+}
+
+/**
+ * `resolve_ast_by_type`: what a decoded argument value is. Its quirks are upstream's and are
+ * kept: every unary operator negates its constant operand, a bare name is its own text, a
+ * call without keywords is its source text, a call with keywords a nested `{name: args}`
+ * dict, and arithmetic on literals is computed.
+ */
+export function resolveValue(expr: Expr): Py {
+  switch (expr.kind) {
+    case "constant":
+      return expr.value;
+    case "ellipsis":
+      return "...";
+    case "unary":
+      if (expr.operand.kind !== "constant") throw new DecodeError(`unsupported operand: ${unparse(expr)}`);
+      return negate(expr.operand.value);
+    case "list":
+      return expr.elts.map(resolveValue);
+    case "tuple":
+      return new PyTuple(expr.elts.map(resolveValue));
+    case "dict":
+      return guarded(() => new PyDict(expr.keys.map((key, i) => [resolveValue(key), resolveValue(expr.values[i]!)])));
+    case "binop":
+      return guarded(() => evaluateArithmetic(expr));
+    case "name":
+      return expr.id;
+    case "call": {
+      if (expr.keywords.length === 0) return unparse(expr);
+      const nested = resolveCall(expr);
+      return new PyDict([[nested.name, new PyDict(nested.args)]]);
+    }
+    case "subscript":
+      return `${unparse(expr.value)}[${unparse(expr.slice)}]`;
+    case "attribute":
+    case "set":
+    case "slice":
+      throw new DecodeError(`Unsupported AST type: ${expr.kind}`);
+  }
+}
+
+function negate(value: Py): Py {
+  return guarded(() => ops.neg(value));
+}
+
+function guarded<T>(compute: () => T): T {
+  try {
+    return compute();
+  } catch (error) {
+    if (error instanceof PyError) throw new DecodeError(`${error.type}: ${error.message}`);
+    throw error;
+  }
+}
+
+const ARITHMETIC: Partial<Record<string, (a: Py, b: Py) => Py>> = {
+  "+": ops.add,
+  "-": ops.sub,
+  "*": ops.mul,
+  "/": ops.truediv,
+  "//": ops.floordiv,
+  "%": ops.mod,
+  "**": ops.pow,
+};
+
+/** Compute arithmetic on literals (upstream evaluates the expression's source). */
+function evaluateArithmetic(expr: Expr): Py {
+  switch (expr.kind) {
+    case "constant":
+      return expr.value;
+    case "list":
+      return expr.elts.map(evaluateArithmetic);
+    case "tuple":
+      return new PyTuple(expr.elts.map(evaluateArithmetic));
+    case "unary": {
+      const operand = evaluateArithmetic(expr.operand);
+      if (expr.op === "-") return ops.neg(operand);
+      if (expr.op === "+") return ops.pos(operand);
+      if (expr.op === "~") return ops.invert(operand);
+      break;
+    }
+    case "binop": {
+      const op = ARITHMETIC[expr.op];
+      if (op) return op(evaluateArithmetic(expr.left), evaluateArithmetic(expr.right));
+      break;
+    }
+    default:
+      break;
+  }
+  throw new DecodeError(`cannot compute ${unparse(expr)} without evaluating code`);
+}
+
+/**
+ * Upstream's `parse_nested_value`: how a decoded value is written back into an executable
+ * call string. A dict whose values are all dicts is written as a nested call (an empty dict
+ * therefore fails to decode), any other dict with quoted keys, everything else by `repr`.
+ */
+function nestedValueSource(value: Py): string {
+  if (value instanceof PyDict) {
+    const entries = [...value];
+    if (entries.every(([, v]) => v instanceof PyDict)) {
+      const first = entries[0];
+      if (first === undefined) throw new DecodeError("IndexError: list index out of range");
+      const [name, args] = first as [Py, PyDict];
+      return `${pyStr(name)}(${[...args].map(([k, v]) => `${pyStr(k)}=${nestedValueSource(v)}`).join(", ")})`;
+    }
+    return `{${entries.map(([k, v]) => `'${pyStr(k)}': ${nestedValueSource(v)}`).join(", ")}}`;
+  }
+  return pyRepr(value);
+}
+
+/** `decoded_output_to_execution_list`: executable call strings for decoded calls. */
+export function executionList(calls: readonly DecodedCall[]): string[] {
+  return calls.map((call) => `${call.name}(${[...call.args].map(([k, v]) => `${k}=${nestedValueSource(v)}`).join(", ")})`);
+}
+
+/** `default_decode_execute_prompting`: call strings from a prompting model's text. */
+export function decodePythonExecution(text: string): string[] {
+  return executionList(decodePythonCalls(text));
+}
+
+/**
+ * `convert_to_function_call`: call strings from a function-calling model's decoded calls
+ * (`{name: args}` with arguments as a dict or as a JSON string already parsed).
+ */
+export function functionCallExecutionList(calls: readonly DecodedCall[]): string[] {
+  return calls.map((call) => `${call.name}(${[...call.args].map(([k, v]) => `${k}=${pyRepr(v)}`).join(",")})`);
+}
+
+/** An output that decodes, but not into `[{name: {args}}, ...]`. */
+export class OutputFormatError extends DecodeError {}
+
+/**
+ * Decode a saved single-turn result in any of upstream's forms: a prompting model's text
+ * (Python call syntax), a function-calling model's `[{name: "<JSON arguments>"}]`, or the
+ * decoded `[{name: {args}}]`. Java and JavaScript text needs upstream's tree-sitter grammars
+ * and is refused with a `DecodeError`; their function-calling and decoded forms work.
+ */
+export function decodeSingleTurnResult(result: Py, language: "python" | "java" | "javascript"): DecodedCall[] {
+  if (typeof result === "string") {
+    if (language !== "python") throw new DecodeError(`raw ${language} text is not supported; save decoded calls ([{"name": {"arg": value}}]) instead`);
+    return decodePythonCalls(result);
+  }
+  if (!Array.isArray(result)) throw new OutputFormatError(`expected a list of calls, got ${pyRepr(result)}`);
+  return result.map(decodeCallObject);
+}
+
+/** One `{name: {args}}` or `{name: "<JSON arguments>"}`. */
+export function decodeCallObject(item: Py): DecodedCall {
+  if (!(item instanceof PyDict) || item.size !== 1) throw new OutputFormatError(`not a call of the form {name: {args}}: ${pyRepr(item)}`);
+  const [name, rawArgs] = [...item][0]!;
+  let args = rawArgs;
+  if (typeof args === "string") {
+    try {
+      args = parsePyJson(args);
+    } catch (error) {
+      throw new DecodeError(`arguments of ${pyRepr(name)} are not JSON: ${(error as Error).message}`);
+    }
+  }
+  if (typeof name !== "string" || !(args instanceof PyDict)) throw new OutputFormatError(`not a call of the form {name: {args}}: ${pyRepr(item)}`);
+  const map = new Map<string, Py>();
+  for (const [key, value] of args) {
+    if (typeof key !== "string") throw new OutputFormatError(`argument names must be strings: ${pyRepr(item)}`);
+    map.set(key, value);
+  }
+  return { name, args: map };
+}
+
+/**
+ * Decode one step of a saved multi-turn result into executable call strings, as upstream's
+ * `decode_execute` does: text through the Python decoder (with its nested-call quirks), a list
+ * of `{name: args}` (arguments as objects or JSON strings) through the function-calling path.
+ */
+export function decodeMultiTurnStep(step: Py): string[] {
+  if (typeof step === "string") return decodePythonExecution(step);
+  const items = step instanceof PyDict ? [step] : step;
+  if (!Array.isArray(items)) throw new OutputFormatError(`expected model text or a list of calls, got ${pyRepr(step)}`);
+  return functionCallExecutionList(items.map(decodeCallObject));
+}

@@ -1,0 +1,143 @@
+import { floatRepr } from "./number-format.js";
+import { PyDict, PyError, PyFloat, PyOpaque, PySet, PyTuple, typeName } from "./value.js";
+import type { Py } from "./value.js";
+
+/** Characters Python's `str.isprintable()` rejects (space aside), which `repr` escapes. */
+const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+
+/** `repr(s)` of a Python string. */
+export function strRepr(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of s) {
+    switch (ch) {
+      case "\\":
+        out += "\\\\";
+        continue;
+      case "\n":
+        out += "\\n";
+        continue;
+      case "\r":
+        out += "\\r";
+        continue;
+      case "\t":
+        out += "\\t";
+        continue;
+      default:
+        break;
+    }
+    if (ch === quote) {
+      out += `\\${ch}`;
+      continue;
+    }
+    const code = ch.codePointAt(0)!;
+    if (ch !== " " && NON_PRINTABLE.test(ch)) {
+      if (code < 0x100) out += `\\x${hex(code, 2)}`;
+      else if (code < 0x10000) out += `\\u${hex(code, 4)}`;
+      else out += `\\U${hex(code, 8)}`;
+      continue;
+    }
+    out += ch;
+  }
+  return out + quote;
+}
+
+function hex(code: number, width: number): string {
+  return code.toString(16).padStart(width, "0");
+}
+
+/** Python `repr(value)`. */
+export function pyRepr(value: Py): string {
+  if (value === null) return "None";
+  switch (typeof value) {
+    case "boolean":
+      return value ? "True" : "False";
+    case "number":
+    case "bigint":
+      return String(value);
+    case "string":
+      return strRepr(value);
+    default:
+      if (Array.isArray(value)) return `[${value.map(pyRepr).join(", ")}]`;
+      if (value instanceof PyFloat) return floatRepr(value.value);
+      if (value instanceof PyTuple) {
+        if (value.items.length === 1) return `(${pyRepr(value.items[0]!)},)`;
+        return `(${value.items.map(pyRepr).join(", ")})`;
+      }
+      if (value instanceof PyDict) return `{${[...value].map(([k, v]) => `${pyRepr(k)}: ${pyRepr(v)}`).join(", ")}}`;
+      if (value instanceof PySet) return value.size === 0 ? "set()" : `{${[...value].map(pyRepr).join(", ")}}`;
+      return value.repr;
+  }
+}
+
+/** Python `str(value)`: a string is itself, anything else its `repr`. */
+export function pyStr(value: Py): string {
+  return typeof value === "string" ? value : pyRepr(value);
+}
+
+/** `json.dumps` failed: the value holds something JSON cannot carry. */
+export class NotSerializable extends PyError {
+  constructor(message: string) {
+    super("TypeError", message);
+  }
+}
+
+/**
+ * Python `json.dumps(value)` with its defaults: `", "` and `": "` separators, non-ASCII escaped,
+ * `NaN`/`Infinity` allowed, tuples as arrays, int/float/bool/None keys turned into strings.
+ */
+export function jsonDumps(value: Py): string {
+  if (value === null) return "null";
+  switch (typeof value) {
+    case "boolean":
+      return value ? "true" : "false";
+    case "number":
+    case "bigint":
+      return String(value);
+    case "string":
+      return jsonString(value);
+    default:
+      if (Array.isArray(value)) return `[${value.map(jsonDumps).join(", ")}]`;
+      if (value instanceof PyFloat) return jsonFloat(value.value);
+      if (value instanceof PyTuple) return `[${value.items.map(jsonDumps).join(", ")}]`;
+      if (value instanceof PyDict) return `{${[...value].map(([k, v]) => `${jsonString(jsonKey(k))}: ${jsonDumps(v)}`).join(", ")}}`;
+      if (value instanceof PySet || value instanceof PyOpaque) {
+        throw new NotSerializable(`Object of type ${typeName(value)} is not JSON serializable`);
+      }
+      throw new NotSerializable("Object is not JSON serializable");
+  }
+}
+
+function jsonFloat(x: number): string {
+  if (Number.isNaN(x)) return "NaN";
+  if (x === Infinity) return "Infinity";
+  if (x === -Infinity) return "-Infinity";
+  return floatRepr(x);
+}
+
+function jsonKey(key: Py): string {
+  if (typeof key === "string") return key;
+  if (key === null) return "null";
+  if (typeof key === "boolean") return key ? "true" : "false";
+  if (typeof key === "number" || typeof key === "bigint") return String(key);
+  if (key instanceof PyFloat) return jsonFloat(key.value);
+  throw new NotSerializable(`keys must be str, int, float, bool or None, not ${typeName(key)}`);
+}
+
+const JSON_ESCAPES: Record<string, string> = { '"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f" };
+
+/** A JSON string literal with every non-ASCII UTF-16 unit escaped, as `ensure_ascii` does. */
+export function jsonString(s: string): string {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i]!;
+    const escape = JSON_ESCAPES[ch];
+    if (escape !== undefined) {
+      out += escape;
+      continue;
+    }
+    const code = s.charCodeAt(i);
+    out += code < 0x20 || code > 0x7e ? `\\u${hex(code, 4)}` : ch;
+  }
+  return out + '"';
+}

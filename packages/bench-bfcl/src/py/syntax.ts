@@ -1,0 +1,448 @@
+import { float, int, PyError } from "./value.js";
+import type { Py } from "./value.js";
+
+/**
+ * A parser for the Python expressions BFCL exchanges as text: call lists such as
+ * `[f(a=1, b='x'), g(2)]`, and the literals inside them. It builds a syntax tree and never
+ * evaluates anything; `literal.ts` and `decode.ts` give the tree its two upstream meanings.
+ */
+export type Expr =
+  | { kind: "constant"; value: Py }
+  | { kind: "ellipsis" }
+  | { kind: "name"; id: string }
+  | { kind: "attribute"; value: Expr; attr: string }
+  | { kind: "call"; func: Expr; args: Expr[]; keywords: Keyword[] }
+  | { kind: "list"; elts: Expr[] }
+  | { kind: "tuple"; elts: Expr[] }
+  | { kind: "set"; elts: Expr[] }
+  | { kind: "dict"; keys: Expr[]; values: Expr[] }
+  | { kind: "unary"; op: UnaryOp; operand: Expr }
+  | { kind: "binop"; op: BinaryOp; left: Expr; right: Expr }
+  | { kind: "subscript"; value: Expr; slice: Expr }
+  | { kind: "slice"; lower: Expr | null; upper: Expr | null; step: Expr | null };
+
+export interface Keyword {
+  arg: string;
+  value: Expr;
+}
+
+export type UnaryOp = "-" | "+" | "~" | "not";
+export type BinaryOp = "+" | "-" | "*" | "/" | "//" | "%" | "**" | "@" | "<<" | ">>" | "&" | "|" | "^";
+
+/** Text that is not a Python expression of the supported kind. */
+export class PySyntaxError extends PyError {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
+    super("SyntaxError", `${message} (at offset ${offset})`);
+  }
+}
+
+type Token =
+  | { type: "name"; text: string; start: number }
+  | { type: "number"; text: string; start: number }
+  | { type: "string"; value: string; bytes: boolean; start: number }
+  | { type: "op"; text: string; start: number }
+  | { type: "end"; start: number };
+
+const KEYWORDS = new Set(["and", "or", "not", "in", "is", "if", "else", "lambda", "for", "await", "yield"]);
+const OPERATORS = ["**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", ":=", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">"];
+const NUMBER =
+  /^(?:0[xX](?:_?[0-9a-fA-F])+|0[bB](?:_?[01])+|0[oO](?:_?[0-7])+|(?:[0-9](?:_?[0-9])*)?\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[0-9](?:_?[0-9])*\.(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[0-9](?:_?[0-9])*[eE][+-]?[0-9](?:_?[0-9])*|[0-9](?:_?[0-9])*)[jJ]?/;
+const NAME = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*/u;
+const STRING_PREFIX = /^(?:[rR][bBfF]?|[bBfF][rR]?|[uU])?(?='|")/;
+
+function tokenize(source: string): Token[] {
+  const tokens: Token[] = [];
+  let pos = 0;
+  while (pos < source.length) {
+    const ch = source[pos]!;
+    if (ch === " " || ch === "\t" || ch === "\n" || ch === "\r" || ch === "\f" || ch === "\v") {
+      pos++;
+      continue;
+    }
+    if (ch === "\\" && (source[pos + 1] === "\n" || (source[pos + 1] === "\r" && source[pos + 2] === "\n"))) {
+      pos += source[pos + 1] === "\n" ? 2 : 3;
+      continue;
+    }
+    if (ch === "#") {
+      while (pos < source.length && source[pos] !== "\n") pos++;
+      continue;
+    }
+    const rest = source.slice(pos, pos + 400);
+    const prefix = STRING_PREFIX.exec(rest);
+    if (prefix) {
+      const [token, end] = readString(source, pos, prefix[0]);
+      tokens.push(token);
+      pos = end;
+      continue;
+    }
+    if ((ch >= "0" && ch <= "9") || (ch === "." && /[0-9]/.test(source[pos + 1] ?? ""))) {
+      const match = NUMBER.exec(source.slice(pos))!;
+      tokens.push({ type: "number", text: match[0], start: pos });
+      pos += match[0].length;
+      continue;
+    }
+    const name = NAME.exec(rest);
+    if (name) {
+      tokens.push({ type: "name", text: name[0], start: pos });
+      pos += name[0].length;
+      continue;
+    }
+    if (source.startsWith("...", pos)) {
+      tokens.push({ type: "op", text: "...", start: pos });
+      pos += 3;
+      continue;
+    }
+    const op = OPERATORS.find((candidate) => source.startsWith(candidate, pos));
+    if (op === undefined) throw new PySyntaxError(`invalid character ${JSON.stringify(ch)}`, pos);
+    tokens.push({ type: "op", text: op, start: pos });
+    pos += op.length;
+  }
+  tokens.push({ type: "end", start: source.length });
+  return tokens;
+}
+
+function readString(source: string, start: number, prefix: string): [Token, number] {
+  const flags = prefix.toLowerCase();
+  const raw = flags.includes("r");
+  const bytes = flags.includes("b");
+  if (flags.includes("f")) throw new PySyntaxError("f-strings are not supported", start);
+  let pos = start + prefix.length;
+  const quote = source.startsWith(source[pos]!.repeat(3), pos) ? source[pos]!.repeat(3) : source[pos]!;
+  pos += quote.length;
+  let value = "";
+  for (;;) {
+    if (pos >= source.length) throw new PySyntaxError("unterminated string literal", start);
+    if (source.startsWith(quote, pos)) {
+      pos += quote.length;
+      return [{ type: "string", value, bytes, start }, pos];
+    }
+    const ch = source[pos]!;
+    if (ch === "\n" && quote.length === 1) throw new PySyntaxError("unterminated string literal", start);
+    if (ch !== "\\") {
+      value += ch;
+      pos++;
+      continue;
+    }
+    const next = source[pos + 1];
+    if (next === undefined) throw new PySyntaxError("unterminated string literal", start);
+    if (raw) {
+      // A raw string keeps the backslash; it only stops the next character from ending the string.
+      value += ch + next;
+      pos += 2;
+      continue;
+    }
+    const [text, length] = escapeSequence(source, pos, bytes);
+    value += text;
+    pos += length;
+  }
+}
+
+const SIMPLE_ESCAPES: Record<string, string> = {
+  "\n": "",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  a: "\x07",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+};
+
+function escapeSequence(source: string, pos: number, bytes: boolean): [string, number] {
+  const next = source[pos + 1]!;
+  const simple = SIMPLE_ESCAPES[next];
+  if (simple !== undefined) return [simple, 2];
+  if (next >= "0" && next <= "7") {
+    const digits = /^[0-7]{1,3}/.exec(source.slice(pos + 1))![0];
+    return [String.fromCodePoint(parseInt(digits, 8)), 1 + digits.length];
+  }
+  const widths: Record<string, number> = bytes ? { x: 2 } : { x: 2, u: 4, U: 8 };
+  const width = widths[next];
+  if (width !== undefined) {
+    const hex = source.slice(pos + 2, pos + 2 + width);
+    if (!new RegExp(`^[0-9a-fA-F]{${width}}$`).test(hex)) throw new PySyntaxError(`truncated \\${next} escape`, pos);
+    const code = parseInt(hex, 16);
+    if (code > 0x10ffff) throw new PySyntaxError(`illegal Unicode character in \\${next} escape`, pos);
+    return [String.fromCodePoint(code), 2 + width];
+  }
+  if (next === "N" && !bytes) throw new PySyntaxError("\\N{...} escapes are not supported", pos);
+  // Python keeps an unknown escape as written (with a warning).
+  return [`\\${next}`, 2];
+}
+
+/** Parse one Python expression (as `ast.parse(text, mode="eval")` would). */
+export function parseExpression(source: string): Expr {
+  const parser = new Parser(tokenize(source));
+  const expr = parser.expressionList();
+  parser.expectEnd();
+  return expr;
+}
+
+class Parser {
+  private index = 0;
+  constructor(private readonly tokens: Token[]) {}
+
+  private peek(): Token {
+    return this.tokens[this.index]!;
+  }
+
+  private isOp(text: string): boolean {
+    const token = this.peek();
+    return token.type === "op" && token.text === text;
+  }
+
+  private isName(text: string): boolean {
+    const token = this.peek();
+    return token.type === "name" && token.text === text;
+  }
+
+  private take(): Token {
+    return this.tokens[this.index++]!;
+  }
+
+  private expectOp(text: string): void {
+    if (!this.isOp(text)) this.fail(`expected '${text}'`);
+    this.index++;
+  }
+
+  private fail(message: string): never {
+    const token = this.peek();
+    const found = token.type === "end" ? "end of input" : token.type === "string" ? "a string" : `'${token.text}'`;
+    throw new PySyntaxError(`${message}, found ${found}`, token.start);
+  }
+
+  expectEnd(): void {
+    if (this.peek().type !== "end") this.fail("unexpected text after the expression");
+  }
+
+  /** `a, b` at the top level or inside parentheses is a tuple. */
+  expressionList(): Expr {
+    const first = this.expression();
+    if (!this.isOp(",")) return first;
+    const elts = [first];
+    while (this.isOp(",")) {
+      this.index++;
+      if (this.atSequenceEnd()) break;
+      elts.push(this.expression());
+    }
+    return { kind: "tuple", elts };
+  }
+
+  private atSequenceEnd(): boolean {
+    const token = this.peek();
+    return token.type === "end" || (token.type === "op" && [")", "]", "}"].includes(token.text));
+  }
+
+  expression(): Expr {
+    const token = this.peek();
+    if (token.type === "name" && KEYWORDS.has(token.text) && token.text !== "not") this.fail("unsupported expression");
+    if (this.isName("not")) {
+      this.index++;
+      return { kind: "unary", op: "not", operand: this.expression() };
+    }
+    const expr = this.bitOr();
+    const next = this.peek();
+    if (next.type === "op" && ["<", ">", "<=", ">=", "==", "!="].includes(next.text)) this.fail("comparisons are not supported");
+    if (next.type === "name" && KEYWORDS.has(next.text)) this.fail("unsupported expression");
+    return expr;
+  }
+
+  private binary(operators: readonly BinaryOp[], operand: () => Expr): Expr {
+    let left = operand();
+    for (;;) {
+      const token = this.peek();
+      if (token.type !== "op" || !(operators as readonly string[]).includes(token.text)) return left;
+      this.index++;
+      left = { kind: "binop", op: token.text as BinaryOp, left, right: operand() };
+    }
+  }
+
+  private bitOr = (): Expr => this.binary(["|"], this.bitXor);
+  private bitXor = (): Expr => this.binary(["^"], this.bitAnd);
+  private bitAnd = (): Expr => this.binary(["&"], this.shift);
+  private shift = (): Expr => this.binary(["<<", ">>"], this.arith);
+  private arith = (): Expr => this.binary(["+", "-"], this.term);
+  private term = (): Expr => this.binary(["*", "/", "//", "%", "@"], this.factor);
+
+  private factor = (): Expr => {
+    const token = this.peek();
+    if (token.type === "op" && (token.text === "-" || token.text === "+" || token.text === "~")) {
+      this.index++;
+      return { kind: "unary", op: token.text, operand: this.factor() };
+    }
+    return this.power();
+  };
+
+  private power(): Expr {
+    const base = this.primary();
+    if (!this.isOp("**")) return base;
+    this.index++;
+    return { kind: "binop", op: "**", left: base, right: this.factor() };
+  }
+
+  private primary(): Expr {
+    let expr = this.atom();
+    for (;;) {
+      if (this.isOp("(")) expr = this.call(expr);
+      else if (this.isOp(".")) {
+        this.index++;
+        const name = this.take();
+        if (name.type !== "name") this.fail("expected an attribute name");
+        expr = { kind: "attribute", value: expr, attr: name.text };
+      } else if (this.isOp("[")) {
+        this.index++;
+        const slice = this.subscript();
+        this.expectOp("]");
+        expr = { kind: "subscript", value: expr, slice };
+      } else return expr;
+    }
+  }
+
+  private subscript(): Expr {
+    const part = (): Expr | null => (this.isOp(":") || this.isOp("]") ? null : this.expression());
+    const lower = part();
+    if (!this.isOp(":")) {
+      if (lower === null) this.fail("expected an index");
+      return lower;
+    }
+    this.index++;
+    const upper = part();
+    let step: Expr | null = null;
+    if (this.isOp(":")) {
+      this.index++;
+      step = part();
+    }
+    return { kind: "slice", lower, upper, step };
+  }
+
+  private call(func: Expr): Expr {
+    this.expectOp("(");
+    const args: Expr[] = [];
+    const keywords: Keyword[] = [];
+    while (!this.isOp(")")) {
+      if (this.isOp("*") || this.isOp("**")) this.fail("argument unpacking is not supported");
+      const token = this.peek();
+      const following = this.tokens[this.index + 1];
+      if (token.type === "name" && following?.type === "op" && following.text === "=") {
+        this.index += 2;
+        if (keywords.some((k) => k.arg === token.text)) throw new PySyntaxError(`keyword argument repeated: ${token.text}`, token.start);
+        keywords.push({ arg: token.text, value: this.expression() });
+      } else {
+        if (keywords.length > 0) throw new PySyntaxError("positional argument follows keyword argument", token.start);
+        args.push(this.expression());
+      }
+      if (!this.isOp(",")) break;
+      this.index++;
+    }
+    this.expectOp(")");
+    return { kind: "call", func, args, keywords };
+  }
+
+  private atom(): Expr {
+    const token = this.take();
+    switch (token.type) {
+      case "number":
+        return { kind: "constant", value: numberValue(token.text, token.start) };
+      case "string": {
+        let value = token.value;
+        while (this.peek().type === "string") {
+          const next = this.take() as Extract<Token, { type: "string" }>;
+          if (next.bytes !== token.bytes) throw new PySyntaxError("cannot mix bytes and nonbytes literals", next.start);
+          value += next.value;
+        }
+        if (token.bytes) throw new PySyntaxError("bytes literals are not supported", token.start);
+        return { kind: "constant", value };
+      }
+      case "name":
+        if (token.text === "True") return { kind: "constant", value: true };
+        if (token.text === "False") return { kind: "constant", value: false };
+        if (token.text === "None") return { kind: "constant", value: null };
+        if (KEYWORDS.has(token.text)) {
+          this.index--;
+          this.fail("unsupported expression");
+        }
+        return { kind: "name", id: token.text };
+      case "op":
+        if (token.text === "...") return { kind: "ellipsis" };
+        if (token.text === "(") return this.parenthesised();
+        if (token.text === "[") return this.sequence("]", "list");
+        if (token.text === "{") return this.braces();
+        this.index--;
+        return this.fail("expected an expression");
+      case "end":
+        this.index--;
+        return this.fail("expected an expression");
+    }
+  }
+
+  private parenthesised(): Expr {
+    if (this.isOp(")")) {
+      this.index++;
+      return { kind: "tuple", elts: [] };
+    }
+    const expr = this.expressionList();
+    this.expectOp(")");
+    return expr;
+  }
+
+  private sequence(close: string, kind: "list" | "set"): Expr {
+    const elts: Expr[] = [];
+    while (!this.isOp(close)) {
+      elts.push(this.expression());
+      if (this.isName("for")) this.fail("comprehensions are not supported");
+      if (!this.isOp(",")) break;
+      this.index++;
+    }
+    this.expectOp(close);
+    return { kind, elts };
+  }
+
+  private braces(): Expr {
+    if (this.isOp("}")) {
+      this.index++;
+      return { kind: "dict", keys: [], values: [] };
+    }
+    if (this.isOp("**")) this.fail("dict unpacking is not supported");
+    const first = this.expression();
+    if (!this.isOp(":")) {
+      if (!this.isOp(",")) {
+        this.expectOp("}");
+        return { kind: "set", elts: [first] };
+      }
+      this.index++;
+      const rest = this.sequence("}", "set") as Extract<Expr, { kind: "set" }>;
+      return { kind: "set", elts: [first, ...rest.elts] };
+    }
+    const keys: Expr[] = [];
+    const values: Expr[] = [];
+    let key = first;
+    for (;;) {
+      this.expectOp(":");
+      keys.push(key);
+      values.push(this.expression());
+      if (this.isName("for")) this.fail("comprehensions are not supported");
+      if (!this.isOp(",")) break;
+      this.index++;
+      if (this.isOp("}")) break;
+      if (this.isOp("**")) this.fail("dict unpacking is not supported");
+      key = this.expression();
+    }
+    this.expectOp("}");
+    return { kind: "dict", keys, values };
+  }
+}
+
+function numberValue(text: string, start: number): Py {
+  if (/[jJ]$/.test(text)) throw new PySyntaxError("complex numbers are not supported", start);
+  const clean = text.replaceAll("_", "");
+  if (/^0[xXoObB]/.test(clean)) return int(BigInt(clean));
+  if (/[.eE]/.test(clean)) return float(Number(clean));
+  if (/^0+[1-9]/.test(clean)) throw new PySyntaxError("leading zeros in decimal integer literals are not permitted", start);
+  return int(BigInt(clean));
+}
