@@ -1,0 +1,123 @@
+import type { Environment, Trajectory } from "@envace/protocol";
+import type { RehearsalEnvironment } from "./rehearsal-environment.js";
+import { unfold, type UnfoldOptions } from "./unfold.js";
+import type { UserTurnSource } from "./user-turns.js";
+
+/**
+ * A global cap on concurrent work, shared by every group of a batch (and by anything else that
+ * should share it, e.g. judge calls). Waiters are served first in, first out.
+ */
+export class ConcurrencyLimit {
+  readonly limit: number;
+  #active = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(limit: number) {
+    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`concurrency limit must be a positive integer, got ${limit}`);
+    this.limit = limit;
+  }
+
+  /** Work running now. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** Work waiting for a slot. */
+  get pending(): number {
+    return this.#waiting.length;
+  }
+
+  /** Run `work` once a slot is free. Aborting `signal` while waiting rejects without running it. */
+  async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    await this.#acquire(signal);
+    try {
+      return await work();
+    } finally {
+      this.#release();
+    }
+  }
+
+  #acquire(signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    if (this.#active < this.limit) {
+      this.#active += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const grant = (): void => {
+        signal?.removeEventListener("abort", onAbort);
+        this.#active += 1;
+        resolve();
+      };
+      const onAbort = (): void => {
+        const at = this.#waiting.indexOf(grant);
+        if (at >= 0) this.#waiting.splice(at, 1);
+        reject(signal?.reason as Error);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#waiting.push(grant);
+    });
+  }
+
+  #release(): void {
+    this.#active -= 1;
+    this.#waiting.shift()?.();
+  }
+}
+
+type EnvironmentLike = Environment | RehearsalEnvironment;
+
+export interface UnfoldGroupOptions extends Omit<UnfoldOptions, "environment" | "users" | "rollout" | "id" | "signal"> {
+  /** G: rollouts of the task. */
+  size: number;
+  /**
+   * The environment of each rollout. A real environment holds episode state, so give a factory
+   * that makes one per rollout; a rehearsal environment may be shared.
+   */
+  environment: EnvironmentLike | ((rollout: number) => EnvironmentLike);
+  /** User turns of each rollout (a factory when the source holds state). */
+  users?: UserTurnSource | ((rollout: number) => UserTurnSource);
+  /** The global cap; without one the group's rollouts all run at once. */
+  limit?: ConcurrencyLimit;
+  signal?: AbortSignal;
+}
+
+/**
+ * G rollouts of one task, run concurrently under `limit`. The result is in rollout order. If one
+ * rollout fails, the others are cancelled and the group rejects with that failure.
+ */
+export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajectory[]> {
+  const { size, environment, users, limit, signal, ...shared } = options;
+  if (!Number.isInteger(size) || size < 1) throw new RangeError(`group size must be a positive integer, got ${size}`);
+  const controller = new AbortController();
+  const cancel = (): void => {
+    controller.abort(signal?.reason);
+  };
+  signal?.addEventListener("abort", cancel, { once: true });
+  if (signal?.aborted === true) cancel();
+
+  const one = (rollout: number): Promise<Trajectory> => {
+    const run = (): Promise<Trajectory> =>
+      unfold({
+        ...shared,
+        environment: typeof environment === "function" ? environment(rollout) : environment,
+        ...(users === undefined ? {} : { users: typeof users === "function" ? users(rollout) : users }),
+        rollout,
+        signal: controller.signal,
+      });
+    return limit === undefined ? run() : limit.run(run, controller.signal);
+  };
+
+  try {
+    return await Promise.all(
+      Array.from({ length: size }, (_, rollout) =>
+        one(rollout).catch((error: unknown) => {
+          if (!controller.signal.aborted) controller.abort(error);
+          throw error;
+        }),
+      ),
+    );
+  } finally {
+    signal?.removeEventListener("abort", cancel);
+  }
+}

@@ -1,0 +1,486 @@
+import {
+  Trajectory as TrajectorySchema,
+  type Environment,
+  type GenerateRequest,
+  type Generation,
+  type JsonValue,
+  type Message,
+  type Policy,
+  type Task,
+  type Tokenizer,
+  type ToolCall,
+  type ToolResult,
+  type ToolSpec,
+  type Trajectory,
+} from "@envace/protocol";
+import { describe, expect, it } from "vitest";
+import { ConcurrencyLimit, unfoldGroup } from "./group.js";
+import { conversationOf } from "./messages.js";
+import { rehearsal, RehearsalEnvironment } from "./rehearsal-environment.js";
+import { rowsOf } from "./rows.js";
+import { ScriptedPolicy } from "./scripted-policy.js";
+import { unfold } from "./unfold.js";
+import { simulateUser, singleTurn } from "./user-turns.js";
+
+// A tiny bank: the tools, a task with a two-turn reference dialogue, and a real environment.
+
+const tools: ToolSpec[] = [
+  {
+    type: "function",
+    function: {
+      name: "get_balance",
+      parameters: { type: "object", properties: { account: { type: "string" } }, required: ["account"] },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "transfer",
+      parameters: {
+        type: "object",
+        properties: { to: { type: "string" }, amount: { type: "number" } },
+        required: ["to", "amount"],
+      },
+    },
+  },
+];
+
+const system: Message = { role: "system", content: "You are a bank agent." };
+const firstUser: Message = { role: "user", content: "Send 5 to Bob, then tell me my balance." };
+const secondUser: Message = { role: "user", content: "Thanks! Now send 1 to Eve." };
+
+const task: Task = {
+  id: "bank-1",
+  messages: [system, firstUser],
+  tools,
+  reference: [system, firstUser, { role: "assistant", content: "Done, 7 left." }, secondUser, { role: "assistant", content: "Sent." }],
+  metadata: {},
+};
+
+const asText = (value: JsonValue | undefined): string => (typeof value === "string" ? value : JSON.stringify(value));
+
+class Bank implements Environment {
+  balances: Record<string, number> = {};
+  calls: ToolCall[] = [];
+  reset(): Promise<void> {
+    this.balances = { me: 12, Bob: 0, Eve: 0 };
+    this.calls = [];
+    return Promise.resolve();
+  }
+  tools(): readonly ToolSpec[] {
+    return tools;
+  }
+  call(call: ToolCall): Promise<ToolResult> {
+    this.calls.push(call);
+    const base = { callId: call.id, name: call.name };
+    if (call.name === "get_balance") {
+      return Promise.resolve({ ...base, status: "ok", content: { balance: this.balances[asText(call.arguments.account)] ?? 0 } });
+    }
+    const amount = Number(call.arguments.amount);
+    if (amount > (this.balances.me ?? 0)) {
+      return Promise.resolve({ ...base, status: "error", error: { code: "INSUFFICIENT_FUNDS", message: `balance ${this.balances.me} < ${amount}` } });
+    }
+    this.balances.me = (this.balances.me ?? 0) - amount;
+    const to = asText(call.arguments.to);
+    this.balances[to] = (this.balances[to] ?? 0) + amount;
+    return Promise.resolve({ ...base, status: "ok", content: { ok: true } });
+  }
+  state(): Promise<JsonValue> {
+    return Promise.resolve({ ...this.balances });
+  }
+}
+
+/** One token per UTF-16 code unit: enough to give every generation real, checkable token ids. */
+const charTokenizer: Tokenizer = {
+  vocabSize: 65536,
+  stopTokenIds: [],
+  encode: (text) => Array.from(text, (ch) => ch.charCodeAt(0)),
+  decode: (tokens) => String.fromCharCode(...tokens),
+};
+
+const call = (name: string, args: Record<string, JsonValue>): string => `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
+const result = (value: unknown): string => `<execution_result>${JSON.stringify(value)}</execution_result>`;
+
+/** Records every request a policy receives. */
+function recording(policy: Policy): Policy & { requests: GenerateRequest[] } {
+  const requests: GenerateRequest[] = [];
+  return {
+    id: policy.id,
+    requests,
+    generate(request, signal) {
+      requests.push(request);
+      return policy.generate(request, signal);
+    },
+  };
+}
+
+const generations = (trajectory: Trajectory): Generation[] =>
+  trajectory.steps.flatMap((step) =>
+    step.type === "act"
+      ? [step.generation, ...step.outcomes.flatMap((o) => (o.provenance === "rehearsed" && o.generation !== undefined ? [o.generation] : []))]
+      : [],
+  );
+
+describe("unfold: a self-unfolded rollout (EnvACE: one policy acts and rehearses)", () => {
+  const script = {
+    act: [
+      `<think>Transfer, then check.</think>\n${call("transfer", { to: "Bob", amount: 5 })}\n${call("get_balance", { account: "me" })}`,
+      "Sent 5 to Bob; your balance is 7.",
+      call("transfer", { to: "Eve", amount: "one" }),
+      call("transfer", { to: "Eve", amount: 100 }),
+      "Sorry, you cannot send that much.",
+    ],
+    rehearse: [
+      `<think>A plain transfer.</think>${result({ ok: true })}`,
+      result({ balance: 7 }),
+      result({ error: { code: "INSUFFICIENT_FUNDS", message: "balance 7 < 100" } }),
+    ],
+  };
+
+  async function run(): Promise<{ trajectory: Trajectory; policy: ReturnType<typeof recording> }> {
+    const policy = recording(ScriptedPolicy.queues("policy", script, { tokenizer: charTokenizer }));
+    const trajectory = await unfold({ task, actor: policy, environment: rehearsal(policy) });
+    return { trajectory, policy };
+  }
+
+  it("alternates Act and Rehearse, replays the reference's next user turn, and stops with the agent", async () => {
+    const { trajectory, policy } = await run();
+    expect(policy.requests.map((r) => r.role)).toEqual(["act", "rehearse", "rehearse", "act", "act", "act", "rehearse", "act"]);
+    expect(trajectory.steps.map((s) => (s.type === "act" ? `act:${s.outcomes.length}` : `user:${s.source}`))).toEqual([
+      "act:2",
+      "act:0",
+      "user:replay",
+      "act:1",
+      "act:1",
+      "act:0",
+    ]);
+    expect(trajectory.termination).toEqual({ reason: "agent_stop" });
+    expect(trajectory.metadata).toEqual({ actor: "policy", environment: "rehearsed", rehearser: "policy" });
+    expect(TrajectorySchema.parse(JSON.parse(JSON.stringify(trajectory)))).toEqual(trajectory);
+  });
+
+  it("marks every outcome rehearsed; refuses bad arguments without asking the model; lets the model predict a failure", async () => {
+    const { trajectory } = await run();
+    const outcomes = trajectory.steps.flatMap((s) => (s.type === "act" ? s.outcomes : []));
+    expect(outcomes.map((o) => o.provenance)).toEqual(["rehearsed", "rehearsed", "rehearsed", "rehearsed"]);
+    expect(outcomes.map((o) => o.result)).toEqual([
+      { status: "ok", callId: "call_1_0", name: "transfer", content: { ok: true } },
+      { status: "ok", callId: "call_1_1", name: "get_balance", content: { balance: 7 } },
+      {
+        status: "error",
+        callId: "call_3_0",
+        name: "transfer",
+        error: { code: "INVALID_PARAMETERS", message: 'Invalid parameters for "transfer": arguments/amount must be number.' },
+      },
+      { status: "error", callId: "call_4_0", name: "transfer", error: { code: "INSUFFICIENT_FUNDS", message: "balance 7 < 100" } },
+    ]);
+    expect(outcomes.map((o) => o.provenance === "rehearsed" && o.generation !== undefined)).toEqual([true, true, false, true]);
+  });
+
+  it("simulates parallel calls in order, each from the same history", async () => {
+    const { policy } = await run();
+    const [first, second] = policy.requests.filter((r) => r.role === "rehearse").map((r) => r.messages[1]!.content);
+    const head = (text: string | null | undefined): string => (text ?? "").split("## Tool call to simulate")[0]!;
+    expect(head(first)).toBe(head(second));
+    expect(first).toContain('## Tool call to simulate\n{"name":"transfer","arguments":{"to":"Bob","amount":5}}');
+    expect(second).toContain('## Tool call to simulate\n{"name":"get_balance","arguments":{"account":"me"}}');
+    expect(head(first)).not.toContain("[tool result");
+  });
+
+  it("shows the agent each result, real or predicted, as a tool message", async () => {
+    const { policy } = await run();
+    const secondAct = policy.requests.filter((r) => r.role === "act")[1]!;
+    expect(secondAct.messages.slice(2)).toEqual([
+      {
+        role: "assistant",
+        content: "",
+        reasoning_content: "Transfer, then check.",
+        tool_calls: [
+          { id: "call_1_0", type: "function", function: { name: "transfer", arguments: '{"to":"Bob","amount":5}' } },
+          { id: "call_1_1", type: "function", function: { name: "get_balance", arguments: '{"account":"me"}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_1_0", name: "transfer", content: '{"ok":true}' },
+      { role: "tool", tool_call_id: "call_1_1", name: "get_balance", content: '{"balance":7}' },
+    ]);
+    expect(secondAct.tools).toEqual(tools);
+    expect(secondAct.sampling).toMatchObject({ temperature: 1, topP: 1, maxTokens: 8192 });
+  });
+
+  it("turns every generation into a training row, in order", async () => {
+    const { trajectory } = await run();
+    const rows = rowsOf(trajectory);
+    expect(rows.map((r) => [r.index, r.role, r.invalid])).toEqual([
+      [0, "act", false],
+      [1, "rehearse", false],
+      [2, "rehearse", false],
+      [3, "act", false],
+      [4, "act", false],
+      [5, "act", false],
+      [6, "rehearse", false],
+      [7, "act", false],
+    ]);
+    const gens = generations(trajectory);
+    rows.forEach((row, i) => {
+      expect(row).toMatchObject({ taskId: "bank-1", trajectoryId: "bank-1/0", rollout: 0 });
+      expect(row.outputTokens).toEqual(charTokenizer.encode(gens[i]!.text));
+      expect(row.promptTokens).toEqual(gens[i]!.promptTokens);
+      expect(row.logprobs).toHaveLength(row.outputTokens.length);
+    });
+    expect(rowsOf(trajectory, { roles: ["act"] }).map((r) => r.index)).toEqual([0, 3, 4, 5, 7]);
+  });
+});
+
+describe("unfold: a grounded rollout against a real environment", () => {
+  it("records grounded outcomes, and a malformed Act output ends it with a typed code and an invalid row", async () => {
+    const policy = recording(
+      ScriptedPolicy.queues(
+        "policy",
+        {
+          act: [
+            call("get_balance", { account: "me" }),
+            call("transfer", { to: "Bob", amount: 20 }),
+            call("transfer", { to: "Bob", amount: 5 }),
+            '<tool_call>{"name": "get_balance", "arguments": {"account": "me"</tool_call>',
+          ],
+        },
+        { tokenizer: charTokenizer },
+      ),
+    );
+    const bank = new Bank();
+    const trajectory = await unfold({ task, actor: policy, environment: bank });
+
+    expect(policy.requests.map((r) => r.role)).toEqual(["act", "act", "act", "act"]);
+    const outcomes = trajectory.steps.flatMap((s) => (s.type === "act" ? s.outcomes : []));
+    expect(outcomes).toEqual([
+      { provenance: "grounded", call: { id: "call_1_0", name: "get_balance", arguments: { account: "me" } }, result: { status: "ok", callId: "call_1_0", name: "get_balance", content: { balance: 12 } } },
+      {
+        provenance: "grounded",
+        call: { id: "call_2_0", name: "transfer", arguments: { to: "Bob", amount: 20 } },
+        result: { status: "error", callId: "call_2_0", name: "transfer", error: { code: "INSUFFICIENT_FUNDS", message: "balance 12 < 20" } },
+      },
+      { provenance: "grounded", call: { id: "call_3_0", name: "transfer", arguments: { to: "Bob", amount: 5 } }, result: { status: "ok", callId: "call_3_0", name: "transfer", content: { ok: true } } },
+    ]);
+    expect(trajectory.termination).toMatchObject({ reason: "parse_error", code: "JSON_DECODE_ERROR" });
+    expect(rowsOf(trajectory).map((r) => [r.role, r.invalid])).toEqual([
+      ["act", false],
+      ["act", false],
+      ["act", false],
+      ["act", true],
+    ]);
+    expect(trajectory.metadata).toEqual({ actor: "policy", environment: "grounded" });
+    expect(await bank.state()).toEqual({ me: 7, Bob: 5, Eve: 0 });
+    // The agent saw the real error in the same envelope a rehearsed error uses.
+    expect(policy.requests[2]!.messages.at(-1)).toEqual({
+      role: "tool",
+      tool_call_id: "call_2_0",
+      name: "transfer",
+      content: '{"error":{"code":"INSUFFICIENT_FUNDS","message":"balance 12 < 20"}}',
+    });
+  });
+
+  it("ends with env_error when the real environment throws", async () => {
+    const bank = new Bank();
+    bank.call = () => Promise.reject(new Error("connection reset"));
+    const policy = ScriptedPolicy.queues("p", { act: [call("get_balance", { account: "me" })] });
+    const trajectory = await unfold({ task, actor: policy, environment: bank });
+    expect(trajectory.termination).toEqual({ reason: "env_error", code: "ENVIRONMENT_EXCEPTION", detail: "get_balance: connection reset" });
+  });
+});
+
+describe("unfold: limits and endings", () => {
+  const looping = (): ScriptedPolicy =>
+    new ScriptedPolicy("loop", (request) => (request.role === "act" ? call("get_balance", { account: "me" }) : result({ balance: 1 })));
+
+  it("stops at maxTurns Act generations", async () => {
+    const trajectory = await unfold({ task, actor: looping(), environment: new Bank(), limits: { maxTurns: 3 } });
+    expect(trajectory.steps).toHaveLength(3);
+    expect(trajectory.termination).toEqual({ reason: "max_turns", limit: 3 });
+  });
+
+  it("stops when an Act output hits its token limit, and clips maxTokens to the response limit", async () => {
+    const policy = recording(ScriptedPolicy.queues("p", { act: [{ text: "<think>long", finishReason: "length" }] }));
+    const trajectory = await unfold({ task, actor: policy, environment: new Bank(), limits: { maxResponseTokens: 64 }, sampling: { act: { maxTokens: 1000 } } });
+    expect(policy.requests[0]!.sampling.maxTokens).toBe(64);
+    expect(trajectory.termination).toEqual({ reason: "max_tokens", limit: 64, detail: "act response" });
+    expect(rowsOf(trajectory).map((r) => r.invalid)).toEqual([false]);
+  });
+
+  it("stops when a prompt grows past maxPromptTokens", async () => {
+    const policy = new ScriptedPolicy("p", () => call("get_balance", { account: "me" }), { tokenizer: charTokenizer });
+    const trajectory = await unfold({ task, actor: policy, environment: new Bank(), limits: { maxPromptTokens: 200 } });
+    expect(trajectory.termination).toMatchObject({ reason: "max_tokens", limit: 200 });
+    expect((trajectory.termination as { detail: string }).detail).toMatch(/^act prompt of \d+ tokens$/);
+  });
+
+  it("stops after maxToolErrors tool errors", async () => {
+    const policy = new ScriptedPolicy("p", () => call("transfer", { to: "Bob", amount: 1000 }));
+    const trajectory = await unfold({ task, actor: policy, environment: new Bank(), limits: { maxToolErrors: 2 } });
+    expect(trajectory.steps).toHaveLength(2);
+    expect(trajectory.termination).toEqual({ reason: "tool_error", count: 2 });
+  });
+
+  it("ends with env_error when a Rehearse output cannot be read, and marks that row invalid", async () => {
+    const policy = ScriptedPolicy.queues("p", { act: [call("get_balance", { account: "me" })], rehearse: ["The balance is 12."] }, { tokenizer: charTokenizer });
+    const trajectory = await unfold({ task, actor: policy, environment: rehearsal(policy) });
+    expect(trajectory.termination).toMatchObject({ reason: "env_error", code: "NO_EXECUTION_RESULT" });
+    expect(rowsOf(trajectory).map((r) => [r.role, r.invalid])).toEqual([
+      ["act", false],
+      ["rehearse", true],
+    ]);
+  });
+
+  it("ends with the agent's first reply when no user turns follow", async () => {
+    const policy = ScriptedPolicy.queues("p", { act: ["Hello."] });
+    const trajectory = await unfold({ task, actor: policy, environment: new Bank(), users: singleTurn });
+    expect(trajectory.termination).toEqual({ reason: "agent_stop" });
+    expect(trajectory.steps).toHaveLength(1);
+  });
+
+  it("rejects when cancelled", async () => {
+    const controller = new AbortController();
+    const policy = new ScriptedPolicy("p", () => {
+      controller.abort(new Error("stop now"));
+      return call("get_balance", { account: "me" });
+    });
+    await expect(unfold({ task, actor: policy, environment: new Bank(), signal: controller.signal })).rejects.toThrow("stop now");
+  });
+});
+
+describe("unfold: a simulated user", () => {
+  it("replies through the user role until the user writes a stop marker; its generations are not training rows", async () => {
+    const actor = recording(ScriptedPolicy.queues("agent", { act: ["Hi! What can I do?", "Done: sent 5 to Bob."] }, { tokenizer: charTokenizer }));
+    const user = recording(ScriptedPolicy.queues("user-sim", { user: ["Send 5 to Bob please.", "Great, thanks. ###STOP###"] }, { tokenizer: charTokenizer }));
+    const trajectory = await unfold({
+      task: { ...task, metadata: { user_scenario: "You want to send 5 to Bob." } },
+      actor,
+      environment: new Bank(),
+      users: simulateUser({ policy: user }),
+    });
+    expect(trajectory.steps.map((s) => s.type)).toEqual(["act", "user", "act", "user"]);
+    expect(trajectory.termination).toEqual({ reason: "user_stop", marker: "###STOP###" });
+    expect(rowsOf(trajectory).map((r) => r.role)).toEqual(["act", "act"]);
+    // The simulator sees the dialogue from the user's side.
+    expect(user.requests[1]!.messages.slice(1)).toEqual([
+      { role: "assistant", content: firstUser.content },
+      { role: "user", content: "Hi! What can I do?" },
+      { role: "assistant", content: "Send 5 to Bob please." },
+      { role: "user", content: "Done: sent 5 to Bob." },
+    ]);
+    expect(user.requests[0]!.messages[0]!.content).toContain("## Scenario\nYou want to send 5 to Bob.");
+    expect(conversationOf(trajectory).at(-1)).toEqual({ role: "user", content: "Great, thanks. ###STOP###" });
+  });
+});
+
+describe("unfold: separate acting and rehearsing policies", () => {
+  it("asks the rehearsal policy for results (the caller-only baseline), and training keeps only the actor's rows", async () => {
+    const actor = recording(ScriptedPolicy.queues("actor", { act: [call("get_balance", { account: "me" }), "You have 3."] }));
+    const simulator = recording(ScriptedPolicy.queues("frozen-simulator", { rehearse: [result({ balance: 3 })] }));
+    const trajectory = await unfold({ task, actor, environment: rehearsal(simulator), users: singleTurn });
+    expect(actor.requests.map((r) => r.role)).toEqual(["act", "act"]);
+    expect(simulator.requests.map((r) => r.role)).toEqual(["rehearse"]);
+    expect(trajectory.metadata).toEqual({ actor: "actor", environment: "rehearsed", rehearser: "frozen-simulator" });
+    expect(rowsOf(trajectory, { roles: ["act"] }).map((r) => r.index)).toEqual([0, 2]);
+  });
+});
+
+describe("unfoldGroup", () => {
+  /** A policy that answers after `delay` ms and records how many generations ran at once. */
+  function slow(delay: number): Policy & { peak: number } {
+    let active = 0;
+    const state = {
+      id: "slow",
+      peak: 0,
+      async generate(request: GenerateRequest, signal?: AbortSignal): Promise<Generation> {
+        active += 1;
+        state.peak = Math.max(state.peak, active);
+        try {
+          await new Promise((resolve, reject) => {
+            const timer = setTimeout(resolve, delay);
+            signal?.addEventListener("abort", () => {
+              clearTimeout(timer);
+              reject(signal.reason as Error);
+            });
+          });
+        } finally {
+          active -= 1;
+        }
+        const text = request.role === "act" ? "All done." : result({});
+        return { role: request.role, text, promptTokens: [], outputTokens: [], logprobs: null, finishReason: "stop" };
+      },
+    };
+    return state;
+  }
+
+  it("runs G rollouts under a global cap and returns them in rollout order", async () => {
+    const policy = slow(5);
+    const limit = new ConcurrencyLimit(3);
+    const groups = await Promise.all(
+      ["a", "b"].map((id) =>
+        unfoldGroup({ task: { ...task, id }, size: 4, actor: policy, environment: () => new Bank(), users: singleTurn, limit }),
+      ),
+    );
+    expect(groups.flat().map((t) => t.id)).toEqual(["a/0", "a/1", "a/2", "a/3", "b/0", "b/1", "b/2", "b/3"]);
+    expect(policy.peak).toBe(3);
+    expect(limit.active).toBe(0);
+  });
+
+  it("gives every rollout its own environment from a factory", async () => {
+    const banks: Bank[] = [];
+    const policy = new ScriptedPolicy("p", (request) => (request.messages.at(-1)?.role === "tool" ? "Done." : call("transfer", { to: "Bob", amount: 5 })));
+    await unfoldGroup({ task, size: 3, actor: policy, users: singleTurn, environment: () => {
+      const bank = new Bank();
+      banks.push(bank);
+      return bank;
+    } });
+    expect(await Promise.all(banks.map((b) => b.state()))).toEqual([0, 1, 2].map(() => ({ me: 7, Bob: 5, Eve: 0 })));
+  });
+
+  it("cancels every rollout when the signal aborts, waiting ones included", async () => {
+    const controller = new AbortController();
+    const limit = new ConcurrencyLimit(1);
+    const pending = unfoldGroup({ task, size: 3, actor: slow(1000), environment: new Bank(), users: singleTurn, limit, signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("cancelled by user")), 10);
+    await expect(pending).rejects.toThrow("cancelled by user");
+    expect(limit.active).toBe(0);
+    expect(limit.pending).toBe(0);
+  });
+
+  it("cancels the other rollouts when one fails", async () => {
+    let calls = 0;
+    const failing: Policy = {
+      id: "failing",
+      generate: (request, signal) => {
+        calls += 1;
+        if (calls === 2) return Promise.reject(new Error("server down"));
+        return slow(1000).generate(request, signal);
+      },
+    };
+    await expect(unfoldGroup({ task, size: 3, actor: failing, environment: () => new Bank(), users: singleTurn })).rejects.toThrow("server down");
+  });
+
+  it("validates its arguments", async () => {
+    expect(() => new ConcurrencyLimit(0)).toThrow("positive integer");
+    await expect(unfoldGroup({ task, size: 0, actor: slow(1), environment: new Bank() })).rejects.toThrow("positive integer");
+  });
+});
+
+describe("RehearsalEnvironment", () => {
+  it("takes the task's tools as its whitelist and few-shot examples per task", async () => {
+    const policy = recording(ScriptedPolicy.queues("p", { rehearse: [result({ balance: 1 })] }));
+    const env = new RehearsalEnvironment({
+      policy,
+      examples: (t) => [{ call: { name: "get_balance", arguments: { account: t.id } }, output: { result: { balance: 0 } } }],
+    });
+    env.reset(task);
+    expect(env.tools()).toEqual(tools);
+    const latestAct = { role: "assistant" as const, content: "" };
+    const answer = await env.rehearse({ id: "c", name: "get_balance", arguments: { account: "me" } }, { history: task.messages, latestAct }, { temperature: 1, topP: 1, topK: 0, maxTokens: 10, stop: [] });
+    expect(answer).toMatchObject({ kind: "rehearsed", result: { status: "ok", content: { balance: 1 } } });
+    expect(policy.requests[0]!.messages[1]!.content).toContain('Call: {"name":"get_balance","arguments":{"account":"bank-1"}}');
+    const refused = await env.rehearse({ id: "d", name: "wire_money", arguments: {} }, { history: [], latestAct }, policy.requests[0]!.sampling);
+    expect(refused).toEqual({ kind: "rejected", result: { status: "error", callId: "d", name: "wire_money", error: { code: "TOOL_NOT_AVAILABLE", message: "Tool \"wire_money\" is not available. Available tools: get_balance, transfer." } } });
+    expect(policy.requests).toHaveLength(1);
+  });
+});
+

@@ -1,0 +1,222 @@
+import {
+  SamplingParams,
+  type ActStep,
+  type AssistantMessage,
+  type Environment,
+  type GenerateRequest,
+  type Generation,
+  type Message,
+  type Policy,
+  type Step,
+  type Task,
+  type Termination,
+  type ToolOutcome,
+  type ToolResult,
+  type ToolSpec,
+  type Trajectory,
+} from "@envace/protocol";
+import { parseActOutput, type ActParserOptions } from "./act-parser.js";
+import { canContinue } from "./incremental.js";
+import { toolMessage } from "./messages.js";
+import { RehearsalEnvironment } from "./rehearsal-environment.js";
+import { SAMPLING_PRESETS, UnfoldLimits, type RoleSampling, type UnfoldLimitsInput } from "./settings.js";
+import { replayReference, type UserTurnSource } from "./user-turns.js";
+
+export interface UnfoldOptions {
+  task: Task;
+  /** The policy in the Act role. */
+  actor: Policy;
+  /**
+   * A real `Environment` (every outcome `grounded`) or a `RehearsalEnvironment` whose policy
+   * predicts each result (every outcome `rehearsed`: a self-unfolded rollout). In EnvACE the
+   * rehearsal policy is `actor` itself; in the caller-only baseline it is a frozen simulator.
+   */
+  environment: Environment | RehearsalEnvironment;
+  /** Where user turns after the agent's replies come from. Default: replay the task's reference. */
+  users?: UserTurnSource;
+  limits?: UnfoldLimitsInput;
+  /** Sampling preset (default `training`), then per-role overrides. */
+  preset?: keyof typeof SAMPLING_PRESETS;
+  sampling?: Partial<RoleSampling>;
+  /** Act parser settings; the tools always come from the environment. */
+  parser?: Omit<ActParserOptions, "tools" | "callId">;
+  /** Index of this rollout within its task's group. Default 0. */
+  rollout?: number;
+  /** Trajectory id. Default `<task id>/<rollout>`. */
+  id?: string;
+  /** Cancels the rollout: pending generations get the signal, and `unfold` rejects with its reason. */
+  signal?: AbortSignal;
+  /** Called with each step once it is complete, for progress displays and streaming logs. */
+  onStep?: (step: Step) => void;
+}
+
+/**
+ * Roll out one task as a POMDP: Act, then each tool call's outcome, then Act again, until the
+ * agent stops, the user stops, a limit is reached, or an output is malformed.
+ *
+ * - Parallel tool calls of one Act turn are answered in order; in a rehearsal each call is
+ *   predicted from the same history (the conversation before that turn plus the turn itself).
+ * - When the actor can continue its own tokens (`TokenContinuation`, e.g. `SamplerPolicy`), every
+ *   Act request after the first carries exact `promptTokens`, and an over-long prompt ends the
+ *   rollout before sampling. Otherwise prompt length is checked on the generation returned.
+ * - Malformed Act output ends the rollout with `parse_error`; unreadable or truncated Rehearse
+ *   output with `env_error` (code from `RehearseParseErrorCode`) or `max_tokens`; an exception of a
+ *   real environment with `env_error` code `ENVIRONMENT_EXCEPTION`. The generation that failed
+ *   stays in the trajectory, so it still becomes a (penalised) training row.
+ * - Errors of the policy itself (a server down) reject: they say nothing about the agent.
+ */
+export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
+  const { task, actor, environment, signal } = options;
+  const limits = UnfoldLimits.parse(options.limits ?? {});
+  const sampling = resolveSampling(options, limits);
+  const users = options.users ?? replayReference();
+  const rollout = options.rollout ?? 0;
+  const world =
+    environment instanceof RehearsalEnvironment
+      ? ({ kind: "rehearsed", rehearser: environment } as const)
+      : ({ kind: "grounded", real: environment } as const);
+  const continuable = canContinue(actor) ? actor : undefined;
+
+  signal?.throwIfAborted();
+  await environment.reset(task);
+  const tools: ToolSpec[] = [...environment.tools()];
+  const parserOptions: ActParserOptions = { ...options.parser, tools };
+  const context = [...task.messages];
+  const messages: Message[] = [...context];
+  const steps: Step[] = [];
+  let turns = 0;
+  let toolErrors = 0;
+  let previous: Generation | undefined;
+  let appended: Message[] = [];
+
+  const finish = (termination: Termination): Trajectory => ({
+    id: options.id ?? `${task.id}/${rollout}`,
+    taskId: task.id,
+    rollout,
+    context,
+    steps,
+    termination,
+    metadata: {
+      actor: actor.id,
+      environment: world.kind,
+      ...(world.kind === "rehearsed" ? { rehearser: world.rehearser.policy.id } : {}),
+    },
+  });
+  const record = (step: Step): void => {
+    steps.push(step);
+    options.onStep?.(step);
+  };
+
+  for (;;) {
+    signal?.throwIfAborted();
+    if (turns >= limits.maxTurns) return finish({ reason: "max_turns", limit: limits.maxTurns });
+
+    const request: GenerateRequest = { role: "act", messages: [...messages], tools, sampling: sampling.act };
+    if (continuable !== undefined && previous !== undefined && previous.promptTokens.length > 0) {
+      request.promptTokens = continuable.continuePrompt(previous, appended, tools);
+      if (request.promptTokens.length > limits.maxPromptTokens) return finish(promptTooLong(request.promptTokens.length, limits, "act"));
+    }
+    const generation = await actor.generate(request, signal);
+    turns += 1;
+    signal?.throwIfAborted();
+
+    if (generation.finishReason === "length" || generation.promptTokens.length > limits.maxPromptTokens) {
+      record({ type: "act", generation, message: { role: "assistant", content: generation.text }, outcomes: [] });
+      return finish(
+        generation.finishReason === "length"
+          ? { reason: "max_tokens", limit: sampling.act.maxTokens, detail: "act response" }
+          : promptTooLong(generation.promptTokens.length, limits, "act"),
+      );
+    }
+
+    const turn = turns;
+    const parsed = parseActOutput(generation, { ...parserOptions, callId: (index) => `call_${turn}_${index}` });
+    if (parsed.kind === "error") {
+      const message: AssistantMessage = { role: "assistant", content: parsed.content };
+      if (parsed.reasoning !== undefined) message.reasoning_content = parsed.reasoning;
+      record({ type: "act", generation, message, outcomes: [] });
+      return finish({ reason: "parse_error", code: parsed.code, detail: parsed.detail });
+    }
+    previous = generation;
+    appended = [];
+
+    if (parsed.kind === "reply") {
+      record({ type: "act", generation, message: parsed.message, outcomes: [] });
+      messages.push(parsed.message);
+      const next = await users.next({ task, messages, steps, sampling: sampling.user, signal });
+      if (next.kind === "end") return finish({ reason: "agent_stop" });
+      record(next.step);
+      messages.push(next.step.message);
+      appended.push(next.step.message);
+      if (next.kind === "stop") return finish({ reason: "user_stop", marker: next.marker });
+      continue;
+    }
+
+    const outcomes: ToolOutcome[] = [];
+    const step: ActStep = { type: "act", generation, message: parsed.message, outcomes };
+    let ended: Termination | undefined;
+    for (const call of parsed.calls) {
+      signal?.throwIfAborted();
+      let result: ToolResult;
+      if (world.kind === "rehearsed") {
+        const answer = await world.rehearser.rehearse(call, { history: messages, latestAct: parsed.message }, sampling.rehearse, signal);
+        if (answer.kind === "failed") {
+          result = { status: "error", callId: call.id, name: call.name, error: { code: answer.code, message: answer.detail } };
+          outcomes.push({ provenance: "rehearsed", call, result, generation: answer.generation });
+          ended =
+            answer.code === "TRUNCATED"
+              ? { reason: "max_tokens", limit: sampling.rehearse.maxTokens, detail: "rehearse response" }
+              : { reason: "env_error", code: answer.code, detail: answer.detail };
+          break;
+        }
+        result = answer.result;
+        if (answer.kind === "rehearsed") {
+          outcomes.push({ provenance: "rehearsed", call, result, generation: answer.generation });
+          if (answer.generation.promptTokens.length > limits.maxPromptTokens) {
+            ended = promptTooLong(answer.generation.promptTokens.length, limits, "rehearse");
+            break;
+          }
+        } else {
+          outcomes.push({ provenance: "rehearsed", call, result });
+        }
+      } else {
+        try {
+          result = await world.real.call(call);
+        } catch (error) {
+          ended = { reason: "env_error", code: "ENVIRONMENT_EXCEPTION", detail: `${call.name}: ${(error as Error).message}` };
+          break;
+        }
+        outcomes.push({ provenance: "grounded", call, result });
+      }
+      if (result.status === "error") {
+        toolErrors += 1;
+        if (limits.maxToolErrors !== undefined && toolErrors >= limits.maxToolErrors) {
+          ended = { reason: "tool_error", count: toolErrors };
+          break;
+        }
+      }
+    }
+    record(step);
+    if (ended !== undefined) return finish(ended);
+    messages.push(parsed.message);
+    for (const outcome of outcomes) {
+      const message = toolMessage(outcome.result);
+      messages.push(message);
+      appended.push(message);
+    }
+  }
+}
+
+function promptTooLong(length: number, limits: UnfoldLimits, role: string): Termination {
+  return { reason: "max_tokens", limit: limits.maxPromptTokens, detail: `${role} prompt of ${length} tokens` };
+}
+
+/** Preset, then per-role overrides; `maxTokens` never above the response limit. */
+function resolveSampling(options: UnfoldOptions, limits: UnfoldLimits): Record<keyof RoleSampling, SamplingParams> {
+  const preset = SAMPLING_PRESETS[options.preset ?? "training"];
+  const resolve = (role: keyof RoleSampling): SamplingParams => {
+    const params = SamplingParams.parse({ ...preset[role], ...options.sampling?.[role] });
+    return { ...params, maxTokens: Math.min(params.maxTokens, limits.maxResponseTokens) };
+  };
+  return { act: resolve("act"), rehearse: resolve("rehearse"), user: resolve("user") };
+}
