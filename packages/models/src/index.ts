@@ -1,1 +1,25 @@
-export {};
+export { ModelServerError, TokenDataUnavailableError, type ModelServerFailure } from "./http/errors.js";
+export { ConcurrencyLimiter } from "./http/limiter.js";
+export { backoffDelay, defaultRetryOptions, type RetryEvent, type RetryOptions } from "./http/retry.js";
+
+export {
+  capabilitiesOf,
+  detectServer,
+  ServerKind,
+  trainingGaps,
+  type DetectedServer,
+  type ServerCapabilities,
+  type TokenRoute,
+} from "./openai/capabilities.js";
+export { OpenAIChatPolicy, type OpenAIChatPolicyOptions } from "./openai/chat-policy.js";
+export { ServerConnection, type ServerConnectionOptions } from "./openai/client.js";
+export { ServerTokenSampler, type ServerTokenSamplerOptions } from "./openai/token-sampler.js";
+export type { TokenDataMode } from "./openai/wire.js";
+
+export { OnnxCausalLM, MODEL_FILES, type ForwardResult, type KvCache, type OnnxSessionOptions } from "./onnx/causal-lm.js";
+export { exportLlamaCheckpoint, llamaOnnxBytes, type ExportResult } from "./onnx/export.js";
+export { LlamaConfig, llamaShape, readLlamaConfig, llamaTensorNames, type LlamaShape } from "./onnx/llama-config.js";
+export { loadOnnxModel, type LoadOnnxOptions, type OnnxModel } from "./onnx/policy.js";
+export { OnnxSampler, type OnnxSamplerOptions } from "./onnx/sampler.js";
+export { readSafetensors, writeSafetensors, type Float32Tensor } from "./onnx/safetensors.js";
+export { sampleToken, seededRandom, type SampledToken, type TokenSamplingParams } from "./onnx/sampling.js";

@@ -231,7 +231,8 @@ describe("models", () => {
     const ids: string[] = [];
     for await (const model of client.models.list()) ids.push(model.id);
     expect(ids).toEqual(["tiny", "qwen3"]);
-    expect((await client.models.retrieve("qwen3")).id).toBe("qwen3");
+    const card = await client.models.retrieve("qwen3");
+    expect(card).toMatchObject({ id: "qwen3", owned_by: "vllm" });
     await expect(client.models.retrieve("nope")).rejects.toMatchObject({ status: 404 });
     expect(server.scripted).toHaveLength(0);
     expect(server.requests).toHaveLength(3);

@@ -28,6 +28,8 @@ export interface ScriptedServerOptions {
   models?: readonly string[];
   /** Default `vllm`: token ids are returned when asked for. */
   dialect?: Dialect;
+  /** `owned_by` of the listed models, which clients use to recognise the server. Default: the dialect (`vllm` or `openai`). */
+  ownedBy?: string;
   /** Default `127.0.0.1`. */
   host?: string;
   /** Default 0: a free port. */
@@ -76,6 +78,7 @@ const CompletionRequest = z.object({
 export async function startScriptedServer(options: ScriptedServerOptions = {}): Promise<ScriptedServer> {
   const dialect = options.dialect ?? "vllm";
   const models = options.models ?? ["scripted-model"];
+  const ownedBy = options.ownedBy ?? dialect;
   let queue: Reply[] = [];
   let handler: ((request: RecordedRequest) => Reply | Promise<Reply>) | undefined;
   const requests: RecordedRequest[] = [];
@@ -185,7 +188,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     requests.push(request);
 
     if (request.method === "GET" && (request.path === "/v1/models" || request.path.startsWith("/v1/models/"))) {
-      answerModels(res, request.path, models);
+      answerModels(res, request.path, models, ownedBy);
       return;
     }
     const endpoint = endpointOf(request.path);
@@ -288,8 +291,8 @@ function validate(endpoint: "chat" | "completions", request: RecordedRequest): s
   return result.error.issues.map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`).join("; ");
 }
 
-function answerModels(res: ServerResponse, path: string, models: readonly string[]): void {
-  const card = (id: string): Record<string, unknown> => ({ id, object: "model", created: 0, owned_by: "scripted-server" });
+function answerModels(res: ServerResponse, path: string, models: readonly string[], ownedBy: string): void {
+  const card = (id: string): Record<string, unknown> => ({ id, object: "model", created: 0, owned_by: ownedBy });
   if (path === "/v1/models") {
     writeJson(res, 200, { object: "list", data: models.map(card) });
     return;

@@ -1,0 +1,67 @@
+/**
+ * Failures talking to a model server, classified once so retry decisions and messages are the
+ * same for the `openai` client and for plain HTTP (SGLang, llama.cpp).
+ */
+export type ModelServerFailure =
+  /** The server answered with an error status. */
+  | "status"
+  /** No connection, a reset, or a body cut off mid-way. */
+  | "connection"
+  /** No answer within the per-attempt timeout. */
+  | "timeout"
+  /** A body that is not JSON. */
+  | "malformed"
+  /** JSON of the wrong shape: the server speaks a different dialect. */
+  | "shape";
+
+export class ModelServerError extends Error {
+  override readonly name = "ModelServerError";
+  constructor(
+    readonly failure: ModelServerFailure,
+    /** The endpoint, e.g. `http://localhost:8000/v1/chat/completions`. */
+    readonly url: string,
+    message: string,
+    readonly status?: number,
+    /** Delay the server asked for (`retry-after-ms` / `retry-after`), in milliseconds. */
+    readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`${url}: ${message}`, options);
+  }
+
+  /** 408, 409, 429 and 5xx, dropped connections, timeouts and unparsable bodies are worth another try. */
+  get retryable(): boolean {
+    if (this.failure === "status") {
+      const status = this.status ?? 0;
+      return status === 408 || status === 409 || status === 429 || status >= 500;
+    }
+    return this.failure !== "shape";
+  }
+}
+
+/** Training needs token data (ids, logprobs) that this server does not return. */
+export class TokenDataUnavailableError extends Error {
+  override readonly name = "TokenDataUnavailableError";
+}
+
+/** Parse `retry-after-ms` or `retry-after` (seconds or an HTTP date) into milliseconds. */
+export function retryAfterMs(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = Number(headers.get("retry-after-ms") ?? Number.NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const raw = headers.get("retry-after");
+  if (raw === null) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(raw);
+  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+}
+
+export function isAbortError(error: unknown): boolean {
+  return error instanceof Error && (error.name === "AbortError" || error.constructor.name === "APIUserAbortError");
+}
+
+/** The error to throw when `signal` fired: its reason if that is an Error, else an AbortError. */
+export function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new DOMException("The operation was aborted.", "AbortError");
+}

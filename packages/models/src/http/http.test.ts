@@ -1,0 +1,140 @@
+import { describe, expect, it } from "vitest";
+import { ModelServerError, retryAfterMs } from "./errors.js";
+import { ConcurrencyLimiter } from "./limiter.js";
+import { backoffDelay, defaultRetryOptions, withRetry } from "./retry.js";
+
+const options = { maxRetries: 3, initialDelayMs: 100, maxDelayMs: 1_000, factor: 2, jitter: 0.5 };
+
+describe("backoffDelay", () => {
+  it("grows exponentially with the random part at its bounds", () => {
+    // attempt 2: 100 * 2^2 = 400; half fixed, half random.
+    expect(backoffDelay(2, options, () => 0)).toBe(200);
+    expect(backoffDelay(2, options, () => 1)).toBe(400);
+    expect(backoffDelay(0, options, () => 0.5)).toBe(75);
+  });
+
+  it("never exceeds the cap, even when the server asks for longer", () => {
+    expect(backoffDelay(10, options, () => 1)).toBe(1_000);
+    expect(backoffDelay(0, options, () => 0, 60_000)).toBe(1_000);
+  });
+
+  it("waits at least what the server asked for", () => {
+    expect(backoffDelay(0, options, () => 0, 700)).toBe(700);
+  });
+});
+
+describe("retryAfterMs", () => {
+  const headers = (entries: Record<string, string>) => new Headers(entries);
+  it("reads milliseconds, seconds and HTTP dates", () => {
+    expect(retryAfterMs(headers({ "retry-after-ms": "250" }))).toBe(250);
+    expect(retryAfterMs(headers({ "retry-after": "3" }))).toBe(3_000);
+    const now = Date.parse("2025-01-01T00:00:00Z");
+    expect(retryAfterMs(headers({ "retry-after": "Wed, 01 Jan 2025 00:00:05 GMT" }), now)).toBe(5_000);
+    expect(retryAfterMs(headers({}))).toBeUndefined();
+    expect(retryAfterMs(headers({ "retry-after": "soon" }))).toBeUndefined();
+  });
+});
+
+describe("ModelServerError.retryable", () => {
+  const status = (code: number) => new ModelServerError("status", "http://x", "e", code);
+  it("retries throttling, conflicts, timeouts and server faults but not client errors or dialect mismatches", () => {
+    expect([408, 409, 429, 500, 503].map((code) => status(code).retryable)).toEqual([true, true, true, true, true]);
+    expect([400, 401, 404, 422].map((code) => status(code).retryable)).toEqual([false, false, false, false]);
+    expect(new ModelServerError("connection", "u", "m").retryable).toBe(true);
+    expect(new ModelServerError("timeout", "u", "m").retryable).toBe(true);
+    expect(new ModelServerError("malformed", "u", "m").retryable).toBe(true);
+    expect(new ModelServerError("shape", "u", "m").retryable).toBe(false);
+  });
+});
+
+describe("withRetry", () => {
+  const fast = { ...defaultRetryOptions, initialDelayMs: 1, maxDelayMs: 2 };
+
+  it("retries retryable failures until success and reports each retry", async () => {
+    let calls = 0;
+    const retries: number[] = [];
+    const result = await withRetry(
+      () => {
+        calls++;
+        if (calls < 3) return Promise.reject(new ModelServerError("status", "u", "busy", 503));
+        return Promise.resolve("done");
+      },
+      fast,
+      undefined,
+      (event) => retries.push(event.attempt),
+    );
+    expect(result).toBe("done");
+    expect(retries).toEqual([0, 1]);
+  });
+
+  it("gives up after maxRetries with the last error", async () => {
+    let calls = 0;
+    const failing = () => {
+      calls++;
+      return Promise.reject(new ModelServerError("status", "u", `busy ${calls}`, 503));
+    };
+    await expect(withRetry(failing, { ...fast, maxRetries: 2 })).rejects.toThrow("busy 3");
+    expect(calls).toBe(3);
+  });
+
+  it("does not retry other errors", async () => {
+    let calls = 0;
+    const failing = () => {
+      calls++;
+      return Promise.reject(new ModelServerError("status", "u", "bad request", 400));
+    };
+    await expect(withRetry(failing, fast)).rejects.toThrow("bad request");
+    expect(calls).toBe(1);
+  });
+
+  it("stops waiting as soon as the signal aborts", async () => {
+    const controller = new AbortController();
+    const slow = { ...fast, initialDelayMs: 60_000, maxDelayMs: 60_000 };
+    const pending = withRetry(() => Promise.reject(new ModelServerError("timeout", "u", "slow")), slow, controller.signal);
+    setTimeout(() => controller.abort(), 10);
+    await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+  });
+});
+
+describe("ConcurrencyLimiter", () => {
+  it("never runs more than the limit at once and runs everything", async () => {
+    const limiter = new ConcurrencyLimiter(2);
+    let active = 0;
+    let peak = 0;
+    const task = async (i: number) => {
+      active++;
+      peak = Math.max(peak, active);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      active--;
+      return i;
+    };
+    const results = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => limiter.run(() => task(i))));
+    expect(results).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(peak).toBe(2);
+    expect(limiter.active).toBe(0);
+  });
+
+  it("drops a waiting task whose signal aborts, without running it", async () => {
+    const limiter = new ConcurrencyLimiter(1);
+    let release!: () => void;
+    const first = limiter.run(() => new Promise<void>((resolve) => (release = resolve)));
+    const controller = new AbortController();
+    let ran = false;
+    const second = limiter.run(() => {
+      ran = true;
+      return Promise.resolve();
+    }, controller.signal);
+    expect(limiter.waiting).toBe(1);
+    controller.abort();
+    await expect(second).rejects.toMatchObject({ name: "AbortError" });
+    expect(limiter.waiting).toBe(0);
+    release();
+    await first;
+    expect(ran).toBe(false);
+    expect(limiter.active).toBe(0);
+  });
+
+  it("rejects a limit below one", () => {
+    expect(() => new ConcurrencyLimiter(0)).toThrow("positive integer");
+  });
+});

@@ -1,0 +1,87 @@
+import { GenerateRequest, parseRecord, type GenerateRequestInput, type Generation, type Policy } from "@envace/protocol";
+import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
+import { ModelServerError, TokenDataUnavailableError } from "../http/errors.js";
+import { trainingGaps, type ServerCapabilities } from "./capabilities.js";
+import { ServerConnection, type ServerConnectionOptions } from "./client.js";
+import { ChatResponse, chatChoiceToGeneration, chatRequestBody, missingTokenData, type TokenDataMode } from "./wire.js";
+
+export interface OpenAIChatPolicyOptions extends ServerConnectionOptions {
+  /** The served model id, e.g. `Qwen/Qwen3-8B`. */
+  model: string;
+  /**
+   * `auto` (default): ask for logprobs and token ids where the server can give them.
+   * `require`: also fail with `TokenDataUnavailableError` when a generation lacks them (training).
+   * `off`: plain generations (evaluation, judging).
+   */
+  tokenData?: TokenDataMode;
+  /** Fields merged into every request body, e.g. `{ chat_template_kwargs: { enable_thinking: false } }`. */
+  extraBody?: Record<string, unknown>;
+  /** Share a connection (retry policy, concurrency cap, detected capabilities) with other objects. */
+  connection?: ServerConnection;
+}
+
+/**
+ * A `Policy` served by any OpenAI-compatible chat completions endpoint: vLLM, SGLang,
+ * llama.cpp, the OpenAI API. Tools go out as OpenAI function tools; native tool calls come back
+ * in `Generation.toolCalls`, separated reasoning in `reasoning`. Token ids and logprobs are
+ * filled in where the server returns them (vLLM); the chat route re-templates every turn, so for
+ * training prefer the token route (`OpenAICompletionsSampler`).
+ */
+export class OpenAIChatPolicy implements Policy {
+  readonly id: string;
+  readonly connection: ServerConnection;
+  readonly #options: OpenAIChatPolicyOptions;
+
+  constructor(options: OpenAIChatPolicyOptions) {
+    this.#options = options;
+    this.connection = options.connection ?? new ServerConnection(options);
+    this.id = `openai:${options.model}`;
+  }
+
+  capabilities(signal?: AbortSignal): Promise<ServerCapabilities> {
+    return this.connection.capabilities(signal);
+  }
+
+  async generate(request: GenerateRequest | GenerateRequestInput, signal?: AbortSignal): Promise<Generation> {
+    const [generation] = await this.generateN(request, 1, signal);
+    return generation!;
+  }
+
+  /** `n` samples of one prompt in a single request (`n` on the wire). */
+  async generateN(input: GenerateRequest | GenerateRequestInput, n: number, signal?: AbortSignal): Promise<Generation[]> {
+    const request = parseRecord(GenerateRequest, input, { file: `${this.id} generate request` });
+    const tokenData = this.#options.tokenData ?? "auto";
+    const capabilities = await this.connection.capabilities(signal);
+    if (tokenData === "require") {
+      const gaps = trainingGaps(capabilities, "chat");
+      if (gaps.length > 0 && capabilities.kind !== "unknown") throw this.#unavailable(capabilities, gaps);
+    }
+    const body = { ...chatRequestBody(this.#options.model, request, n, capabilities, tokenData), ...this.#options.extraBody };
+    const url = `${this.connection.baseURL}/chat/completions`;
+    const raw = await this.connection.request(
+      "/chat/completions",
+      (s) => this.connection.client.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal: s ?? null }),
+      signal,
+    );
+    const parsed = ChatResponse.safeParse(raw);
+    if (!parsed.success) {
+      const fields = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+      throw new ModelServerError("shape", url, `not a chat completion (${fields})`);
+    }
+    const generations = parsed.data.choices.map((_, i) => chatChoiceToGeneration(parsed.data, i, request.role));
+    if (tokenData === "require") {
+      for (const generation of generations) {
+        const missing = missingTokenData(generation);
+        if (missing.length > 0) throw this.#unavailable(capabilities, [`the response carried no ${missing.join(", ")}`]);
+      }
+    }
+    return generations;
+  }
+
+  #unavailable(capabilities: ServerCapabilities, gaps: string[]): TokenDataUnavailableError {
+    const route = capabilities.tokenRoute ? ` Its token route (${capabilities.tokenRoute}) has them: use mode=tokens with a tokenizer.` : "";
+    return new TokenDataUnavailableError(
+      `${this.connection.baseURL} (${capabilities.kind}): training needs prompt and output token ids with per-token logprobs, but ${gaps.join("; ")}.${route}`,
+    );
+  }
+}
