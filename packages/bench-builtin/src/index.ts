@@ -1,1 +1,32 @@
-export {};
+export { canonicalJson } from "./canonical.js";
+export {
+  checklistPredicates,
+  checklistRules,
+  scoreChecklist,
+  type ChecklistPredicate,
+  type ChecklistRule,
+  type ChecklistScoreOptions,
+} from "./checklist.js";
+export { toCm2Record } from "./cm2.js";
+export { CorpusOptions, LEXICON_MAX_NUMBER, domainCorpus, vocabulary, wordsOf, type CorpusOptionsInput } from "./corpus.js";
+export { BuiltinEnvironment, toToolResult } from "./environment.js";
+export { executionResultText, toolCallText, toolContent, toolMessageText } from "./format.js";
+export { GenerateOptions, generateTasks, randomWorld, worldSplit, type GenerateOptionsInput } from "./generate.js";
+export { SftExample, goldTrajectory, renderPlain, type GoldTrajectory } from "./gold.js";
+export { BuiltinMeta, DOMAIN_VERSION, Split, builtinMeta } from "./meta.js";
+export { ITEM_NAMES, USER_NAMES } from "./names.js";
+export { SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT } from "./prompt.js";
+export { Family, Outcome, Request } from "./request.js";
+export { GOLD_CHAR_BUDGET, taskStats, type Spread, type TaskStats } from "./stats.js";
+export { ErrorCode, Shop, TOOL_SPECS, ToolName, WRITE_TOOLS, type ShopResult } from "./tools.js";
+export {
+  mentions,
+  transcriptOf,
+  transcriptOfMessages,
+  transcriptOfTrajectory,
+  userVisible,
+  type Transcript,
+  type TranscriptCall,
+} from "./transcript.js";
+export { checkOutcome, replayState, scoreTrajectory, type EpisodeOutcome } from "./verify.js";
+export { Item, Order, OrderState, Rejection, User, World } from "./world.js";

@@ -1,0 +1,17 @@
+/**
+ * The system prompt of every task: the shop's rules in a few lines, so a model can decide from
+ * its lookups (or its rehearsals) whether a change would succeed.
+ */
+export const SYSTEM_PROMPT =
+  "You are a shop agent. Tools: user(name) item(name) order(id) buy(user,item,qty) cancel(id) pay(from,to,amount). " +
+  "Look up every user, item and order a request needs before you change anything. " +
+  "buy needs an unlocked item, enough stock and a balance of at least qty*price. " +
+  "cancel needs a placed order and refunds its cost. pay needs a balance of at least amount. " +
+  "If a change would fail, do not try it: tell the user why.";
+
+/**
+ * A one-line system prompt for small context windows (a tiny model learns the rules from its
+ * warm-start data instead). Pass it as `generateTasks({ systemPrompt: SYSTEM_PROMPT_SHORT, … })`.
+ */
+export const SYSTEM_PROMPT_SHORT =
+  "You are a shop agent. Look things up before you change anything; if a change would fail, do not try it: tell the user why.";
