@@ -1,1 +1,9 @@
-export {};
+export * from "./chunks.js";
+export * from "./client.js";
+export * from "./datum.js";
+export * from "./errors.js";
+export * from "./futures.js";
+export * from "./http.js";
+export * from "./loss-mapping.js";
+export * from "./server/server.js";
+export * from "./wire.js";

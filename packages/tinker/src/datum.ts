@@ -1,0 +1,98 @@
+import type { Datum } from "@envace/training";
+import type { TensorData, WireDatum } from "./wire.js";
+
+/** A dense 1-D tensor with its dtype and shape, as the hosted service expects them. */
+export function tensor(data: readonly number[], dtype: "int64" | "float32"): TensorData {
+  return { data: [...data], dtype, shape: [data.length] };
+}
+
+/** Per-token arrays sent as `loss_fn_inputs`, keyed by their wire names. */
+export type LossInputs = Partial<Record<"target_tokens" | "logprobs" | "advantages" | "weights" | "mask" | "ref_logprobs", readonly number[]>>;
+
+/** A wire datum: the tokens as one text chunk, and the given loss inputs. */
+export function toWireDatum(tokens: readonly number[], inputs: LossInputs): WireDatum {
+  const lossFnInputs: Record<string, TensorData> = {};
+  for (const [name, values] of Object.entries(inputs)) {
+    lossFnInputs[name] = tensor(values, name === "target_tokens" ? "int64" : "float32");
+  }
+  return { model_input: { chunks: [{ type: "encoded_text", tokens: [...tokens] }] }, loss_fn_inputs: lossFnInputs };
+}
+
+/** Check that every per-token array of a datum has the length of its tokens. */
+export function checkDatum(datum: Datum, index: number): void {
+  const n = datum.tokens.length;
+  const fields: [string, readonly number[] | undefined][] = [
+    ["targetTokens", datum.targetTokens],
+    ["logprobs", datum.logprobs],
+    ["advantages", datum.advantages],
+    ["mask", datum.mask],
+    ["refLogprobs", datum.refLogprobs],
+  ];
+  if (n === 0) throw new Error(`datum ${index}: no tokens`);
+  for (const [field, values] of fields) {
+    if (values !== undefined && values.length !== n) {
+      throw new Error(`datum ${index}: ${field} has ${values.length} entries, tokens has ${n}`);
+    }
+  }
+}
+
+/** A wire datum the server cannot use; `path` names the offending field. */
+export class WireDatumError extends Error {
+  override readonly name = "WireDatumError";
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(`${path}: ${message}`);
+  }
+}
+
+function dense(datum: WireDatum, index: number, name: string, length: number): number[] | undefined {
+  const t = datum.loss_fn_inputs[name];
+  if (!t) return undefined;
+  const path = `data[${index}].loss_fn_inputs.${name}`;
+  if (t.sparse_crow_indices || t.sparse_col_indices) throw new WireDatumError(path, "sparse tensors are not supported");
+  if (t.shape && (t.shape.length !== 1 || t.shape[0] !== t.data.length)) {
+    throw new WireDatumError(path, `shape [${t.shape.join(", ")}] is not [${t.data.length}]; only 1-D tensors are supported`);
+  }
+  if (t.data.length !== length) {
+    throw new WireDatumError(path, `has ${t.data.length} entries, model_input has ${length} tokens`);
+  }
+  if (t.data.some((x) => !Number.isFinite(x))) throw new WireDatumError(path, "contains a value that is not a finite number");
+  return t.data;
+}
+
+/**
+ * Decode a wire datum for `lossFn`. Tinker's RL losses have no mask (prompt positions carry zero
+ * advantage), so the mask is the `mask` input when given, else every position; `cross_entropy`
+ * takes its `weights` as the mask.
+ */
+export function fromWireDatum(datum: WireDatum, index: number, lossFn: string): Datum {
+  const tokens: number[] = [];
+  datum.model_input.chunks.forEach((chunk, c) => {
+    if (chunk.type !== "encoded_text") {
+      throw new WireDatumError(`data[${index}].model_input.chunks[${c}]`, `chunk type "${chunk.type}" is not supported (text only)`);
+    }
+    tokens.push(...chunk.tokens);
+  });
+  const n = tokens.length;
+  if (n === 0) throw new WireDatumError(`data[${index}].model_input`, "has no tokens");
+  const targetTokens = dense(datum, index, "target_tokens", n);
+  if (!targetTokens) throw new WireDatumError(`data[${index}].loss_fn_inputs`, "target_tokens is required");
+  if (targetTokens.some((t) => !Number.isInteger(t) || t < 0)) {
+    throw new WireDatumError(`data[${index}].loss_fn_inputs.target_tokens`, "must hold non-negative integers");
+  }
+  const weights = dense(datum, index, "weights", n);
+  const mask = dense(datum, index, "mask", n);
+  if (lossFn === "cross_entropy" && !weights) throw new WireDatumError(`data[${index}].loss_fn_inputs`, "cross_entropy requires weights");
+  const refLogprobs = dense(datum, index, "ref_logprobs", n);
+  const zeros = () => new Array<number>(n).fill(0);
+  return {
+    tokens,
+    targetTokens,
+    logprobs: dense(datum, index, "logprobs", n) ?? zeros(),
+    advantages: dense(datum, index, "advantages", n) ?? zeros(),
+    mask: (lossFn === "cross_entropy" ? weights : mask) ?? new Array<number>(n).fill(1),
+    ...(refLogprobs ? { refLogprobs } : {}),
+  };
+}

@@ -1,0 +1,36 @@
+/** An HTTP reply the client cannot recover from (a 4xx other than the retryable ones). */
+export class TinkerHttpError extends Error {
+  override readonly name = "TinkerHttpError";
+  constructor(
+    readonly route: string,
+    readonly status: number,
+    readonly detail: string,
+  ) {
+    super(`${route}: HTTP ${status}: ${detail}`);
+  }
+}
+
+/** Where the service says a failed request's fault lies. */
+export type FailureCategory = "unknown" | "server" | "user";
+
+/** A request the service accepted but could not complete (the future resolved to an error). */
+export class TinkerRequestFailedError extends Error {
+  override readonly name = "TinkerRequestFailedError";
+  constructor(
+    readonly requestId: string,
+    readonly detail: string,
+    readonly category: FailureCategory,
+  ) {
+    super(`request ${requestId} failed (${category}): ${detail}`);
+  }
+}
+
+/** The remote loss cannot express the requested objective; nothing was sent. */
+export class TinkerLossError extends Error {
+  override readonly name = "TinkerLossError";
+}
+
+/** Retries ran past their deadline. */
+export class TinkerTimeoutError extends Error {
+  override readonly name = "TinkerTimeoutError";
+}

@@ -1,0 +1,79 @@
+import type { FailureCategory } from "../errors.js";
+
+type FutureState =
+  | { status: "pending" }
+  | { status: "done"; result: unknown }
+  | { status: "failed"; error: string; category: FailureCategory };
+
+interface Entry {
+  state: FutureState;
+  waiters: Set<() => void>;
+  /** When a settled future is forgotten. */
+  expires: number;
+}
+
+/** Results of accepted requests, retrievable by request id with a long poll. */
+export class FutureStore {
+  private readonly entries = new Map<string, Entry>();
+  private counter = 0;
+
+  constructor(private readonly ttlMs: number) {}
+
+  create(): string {
+    const id = `req-${++this.counter}`;
+    this.entries.set(id, { state: { status: "pending" }, waiters: new Set(), expires: Infinity });
+    return id;
+  }
+
+  resolve(id: string, result: unknown): void {
+    this.settle(id, { status: "done", result });
+  }
+
+  reject(id: string, error: string, category: FailureCategory): void {
+    this.settle(id, { status: "failed", error, category });
+  }
+
+  private settle(id: string, state: FutureState): void {
+    const entry = this.entries.get(id);
+    if (entry?.state.status !== "pending") return;
+    entry.state = state;
+    entry.expires = Date.now() + this.ttlMs;
+    for (const wake of entry.waiters) wake();
+    entry.waiters.clear();
+  }
+
+  has(id: string): boolean {
+    return this.entries.has(id);
+  }
+
+  /** The state of `id` once it settles, or `pending` after `timeoutMs` or when `signal` aborts. */
+  async wait(id: string, timeoutMs: number, signal: AbortSignal): Promise<FutureState | undefined> {
+    const entry = this.entries.get(id);
+    if (entry?.state.status !== "pending") return entry?.state;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        entry.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      signal.addEventListener("abort", done, { once: true });
+      entry.waiters.add(done);
+    });
+    return entry.state;
+  }
+
+  /** Forget settled futures past their time to live. */
+  sweep(now = Date.now()): void {
+    for (const [id, entry] of this.entries) if (entry.expires < now) this.entries.delete(id);
+  }
+
+  /** Wake every long poll (the server is closing). */
+  wakeAll(): void {
+    for (const entry of this.entries.values()) {
+      for (const wake of entry.waiters) wake();
+      entry.waiters.clear();
+    }
+  }
+}

@@ -1,0 +1,258 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TableBackend } from "../test-support/table-backend.js";
+import { startTinkerServer, type TinkerServer } from "./server.js";
+
+/** Raw JSON over HTTP, as any client would send it. */
+async function call(server: TinkerServer, route: string, body?: unknown, init: { method?: string; headers?: Record<string, string>; raw?: string } = {}) {
+  const response = await fetch(`${server.url}/api/v1/${route}`, {
+    method: init.method ?? (body === undefined && init.raw === undefined ? "GET" : "POST"),
+    headers: { "Content-Type": "application/json", ...init.headers },
+    ...(init.raw !== undefined ? { body: init.raw } : body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** Poll a future until it settles. */
+async function settle(server: TinkerServer, requestId: unknown): Promise<Record<string, unknown>> {
+  for (;;) {
+    const { status, body } = await call(server, "retrieve_future", { request_id: requestId });
+    expect(status).toBe(200);
+    if (body.type !== "try_again") return body;
+  }
+}
+
+const tensor = (data: number[], dtype = "float32") => ({ data, dtype, shape: [data.length] });
+/** A datum for "predict 2 after 1, then 3 after 2", with the prompt position carrying no advantage. */
+const datum = {
+  model_input: { chunks: [{ type: "encoded_text", tokens: [1, 2] }] },
+  loss_fn_inputs: { target_tokens: tensor([2, 3], "int64"), logprobs: tensor([0, -1.5]), advantages: tensor([0, 1]) },
+};
+
+async function session(server: TinkerServer): Promise<string> {
+  const { body } = await call(server, "create_session", { tags: [], sdk_version: "0.24.1", type: "create_session" });
+  return body.session_id as string;
+}
+
+async function model(server: TinkerServer, sessionId: string, seq = 0): Promise<string> {
+  const { body } = await call(server, "create_model", { session_id: sessionId, model_seq_id: seq, base_model: "table", lora_config: { rank: 0 } });
+  expect(await settle(server, body.request_id)).toEqual({ model_id: body.model_id, type: "create_model" });
+  return body.model_id as string;
+}
+
+const backends: TableBackend[] = [];
+let server: TinkerServer;
+let sessionId: string;
+let models = 0;
+
+/** A new model on the shared server, so each test numbers its requests from seq_id 1. */
+function freshModel(): Promise<string> {
+  return model(server, sessionId, models++);
+}
+
+beforeAll(async () => {
+  server = await startTinkerServer({
+    createBackend: () => {
+      const backend = new TableBackend(8, backends.length, { eos: 7 });
+      backends.push(backend);
+      return backend;
+    },
+    baseModels: ["table"],
+    seqGapTimeoutMs: 300,
+    maxWaitingPerModel: 16,
+  });
+  sessionId = await session(server);
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+describe("routes and validation", () => {
+  it("answers health, capabilities and client config (with the GRPO extension)", async () => {
+    expect(await call(server, "healthz")).toEqual({ status: 200, body: { status: "ok" } });
+    expect((await call(server, "get_server_capabilities")).body).toEqual({ supported_models: [{ model_name: "table" }] });
+    expect((await call(server, "client/config", { sdk_version: "0.24.1" })).body).toEqual({ pjwt_auth_enabled: false, envace_loss_fns: ["envace_grpo"] });
+  });
+
+  it("names unknown routes, wrong methods, non-JSON bodies and wrong content types", async () => {
+    expect(await call(server, "nope", {})).toEqual({ status: 404, body: { detail: "no route POST /api/v1/nope", code: "not_found" } });
+    expect((await call(server, "forward_backward", undefined, { method: "GET" })).body.detail).toBe("/api/v1/forward_backward takes POST, not GET");
+    expect(await call(server, "optim_step", undefined, { raw: "{oops" })).toMatchObject({ status: 400, body: { code: "invalid_json" } });
+    expect((await call(server, "optim_step", undefined, { raw: "x", headers: { "Content-Type": "text/plain" } })).status).toBe(415);
+  });
+
+  it("names the field of a malformed request", async () => {
+    const modelId = await freshModel();
+    const bad = await call(server, "forward_backward", { model_id: modelId, seq_id: 1, forward_backward_input: { loss_fn: "ppo", data: [{ model_input: { chunks: [] } }] } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toBe("forward_backward: forward_backward_input.data[0].loss_fn_inputs: Invalid input: expected record, received undefined");
+  });
+
+  it("names per-token tensors that do not match the tokens", async () => {
+    const modelId = await freshModel();
+    const short = { ...datum, loss_fn_inputs: { ...datum.loss_fn_inputs, advantages: tensor([1]) } };
+    const bad = await call(server, "forward_backward", { model_id: modelId, seq_id: 1, forward_backward_input: { loss_fn: "importance_sampling", data: [datum, short] } });
+    expect(bad).toEqual({
+      status: 400,
+      body: { detail: "forward_backward_input.data[1].loss_fn_inputs.advantages: has 1 entries, model_input has 2 tokens", code: "invalid_request" },
+    });
+  });
+
+  it("lists the losses it supports and checks their config keys", async () => {
+    const modelId = await freshModel();
+    const dro = await call(server, "forward_backward", { model_id: modelId, seq_id: 1, forward_backward_input: { loss_fn: "dro", data: [datum] } });
+    expect(dro.body.detail).toBe('forward_backward_input.loss_fn: "dro" is not supported by this server (supported: cross_entropy, importance_sampling, ppo, envace_grpo)');
+    const key = await call(server, "forward_backward", {
+      model_id: modelId,
+      seq_id: 2,
+      forward_backward_input: { loss_fn: "ppo", loss_fn_config: { clip_ratio: 0.2 }, data: [datum] },
+    });
+    expect(key.body.detail).toMatch(/^forward_backward_input\.loss_fn_config: .*clip_ratio/);
+    const ce = await call(server, "forward_backward", { model_id: modelId, seq_id: 3, forward_backward_input: { loss_fn: "cross_entropy", data: [datum] } });
+    expect(ce.body.detail).toBe("forward_backward_input.data[0].loss_fn_inputs: cross_entropy requires weights");
+    const image = await call(server, "forward", {
+      model_id: modelId,
+      seq_id: 4,
+      forward_input: { loss_fn: "cross_entropy", data: [{ ...datum, model_input: { chunks: [{ type: "image", data: "", format: "png" }] } }] },
+    });
+    expect(image.body.detail).toBe('forward_input.data[0].model_input.chunks[0]: chunk type "image" is not supported (text only)');
+  });
+
+  it("names unknown models, sessions, futures and samplers", async () => {
+    expect((await call(server, "optim_step", { model_id: "m?", seq_id: 1, adam_params: {} })).body).toEqual({ detail: 'unknown model_id "m?"', code: "not_found" });
+    expect((await call(server, "session_heartbeat", { session_id: "s?" })).status).toBe(404);
+    expect((await call(server, "retrieve_future", { request_id: "req-999999" })).body.detail).toBe('retrieve_future: unknown request_id "req-999999"');
+    expect((await call(server, "samplers/none")).status).toBe(404);
+  });
+
+  it("refuses load_weights after the first request, and save_weights without a checkpoint store", async () => {
+    const modelId = await freshModel();
+    const load = await call(server, "load_weights", { model_id: modelId, seq_id: 2, path: "tinker://x/weights/a", optimizer: true });
+    expect(load.body.detail).toBe("load_weights: load_weights is allowed only as a model's first request (seq_id 1), got seq_id 2");
+    const save = await call(server, "save_weights", { model_id: modelId, seq_id: 3, path: "a" });
+    expect(save.body.detail).toBe("save_weights: this server has no checkpoint store (start it with the checkpoints option)");
+  });
+});
+
+describe("sequencing", () => {
+  it("runs a model's requests in seq_id order whatever their arrival order", async () => {
+    const id = await freshModel();
+    const backend = backends.at(-1)!;
+    const fb = (seq: number) => call(server, "forward_backward", { model_id: id, seq_id: seq, forward_backward_input: { loss_fn: "importance_sampling", data: [datum] } });
+    const step = (seq: number) => call(server, "optim_step", { model_id: id, seq_id: seq, adam_params: { learning_rate: 0.1 } });
+    const third = await fb(3);
+    const second = await step(2);
+    const first = await fb(1);
+    const results = await Promise.all([first, second, third].map((r) => settle(server, r.body.request_id)));
+    expect(backend.calls).toEqual(["forwardBackward:importance_sampling", "optimStep", "forwardBackward:importance_sampling"]);
+    // The second forward pass ran after the optimizer step, so it saw new weights.
+    const lp = (r: Record<string, unknown>) => (r.loss_fn_outputs as { logprobs: { data: number[] } }[])[0]!.logprobs.data[1];
+    expect(lp(results[2]!)).not.toBe(lp(results[0]!));
+    expect((results[1]!.metrics as Record<string, number>)["grad_norm:mean"]).toBeGreaterThan(0);
+  });
+
+  it("answers a repeated request with the same future and a different one with 409", async () => {
+    const modelId = await freshModel();
+    const body = { model_id: modelId, seq_id: 1, adam_params: {} };
+    const once = await call(server, "optim_step", body);
+    const again = await call(server, "optim_step", body);
+    expect(again.body.request_id).toBe(once.body.request_id);
+    const other = await call(server, "optim_step", { ...body, adam_params: { learning_rate: 1 } });
+    expect(other).toEqual({ status: 409, body: { detail: `optim_step: seq_id 1 of model ${modelId} was already used by a different request`, code: "seq_conflict" } });
+    const ahead = await call(server, "optim_step", { ...body, seq_id: 2 });
+    await settle(server, ahead.body.request_id);
+    const past = await call(server, "optim_step", { ...body, seq_id: 2, adam_params: { learning_rate: 2 } });
+    expect(past.body.detail).toMatch(/seq_id 2 of model .* was already used by a different request/);
+    await settle(server, once.body.request_id);
+  });
+
+  it("refuses a seq_id too far ahead, and fails one whose predecessor never comes", async () => {
+    const modelId = await freshModel();
+    const far = await call(server, "optim_step", { model_id: modelId, seq_id: 17, adam_params: {} });
+    expect(far.body.detail).toBe(`optim_step: seq_id 17 of model ${modelId} is too far ahead: the next expected is 1, and at most 16 requests may wait`);
+    const orphan = await call(server, "optim_step", { model_id: modelId, seq_id: 2, adam_params: {} });
+    expect(await settle(server, orphan.body.request_id)).toEqual({
+      error: `optim_step: seq_id 2 of model ${modelId} waited 300 ms for seq_id 1, which never arrived`,
+      category: "user",
+    });
+    // Once the gap fills, the queue moves past the failed request.
+    const late = await call(server, "optim_step", { model_id: modelId, seq_id: 1, adam_params: {} });
+    const next = await call(server, "optim_step", { model_id: modelId, seq_id: 3, adam_params: {} });
+    expect(await settle(server, late.body.request_id)).toMatchObject({ type: "optim_step" });
+    expect(await settle(server, next.body.request_id)).toMatchObject({ type: "optim_step" });
+  });
+
+  it("fails a future when the backend throws, and keeps serving", async () => {
+    const modelId = await freshModel();
+    const outside = { ...datum, model_input: { chunks: [{ type: "encoded_text", tokens: [1, 50] }] } };
+    const bad = await call(server, "forward", { model_id: modelId, seq_id: 1, forward_input: { loss_fn: "importance_sampling", data: [outside] } });
+    expect(await settle(server, bad.body.request_id)).toEqual({ error: "forward: token 50 is outside the vocabulary (size 8)", category: "server" });
+    const good = await call(server, "forward", { model_id: modelId, seq_id: 2, forward_input: { loss_fn: "importance_sampling", data: [datum] } });
+    expect((await settle(server, good.body.request_id)).loss_fn_outputs).toHaveLength(1);
+  });
+});
+
+describe("long polls and sampling", () => {
+  it("answers try_again while a slow request runs, then the result", async () => {
+    const slow = await startTinkerServer({ backend: new TableBackend(8, 1, { delayMs: 150 }), longPollMs: 20 });
+    try {
+      const sid = await session(slow);
+      const { body } = await call(slow, "create_model", { session_id: sid, model_seq_id: 0, base_model: "any" });
+      await settle(slow, body.request_id);
+      const second = await call(slow, "create_model", { session_id: sid, model_seq_id: 1, base_model: "any" });
+      expect(second.body.detail).toBe(`create_model: this server serves one model at a time; unload ${sid}:train:0 first`);
+      const step = await call(slow, "optim_step", { model_id: body.model_id, seq_id: 1, adam_params: {} });
+      const poll = await call(slow, "retrieve_future", { request_id: step.body.request_id });
+      expect(poll.body).toEqual({ type: "try_again", request_id: step.body.request_id, queue_state: "active" });
+      expect(await settle(slow, step.body.request_id)).toMatchObject({ type: "optim_step" });
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it("samples from saved sampler weights, by session and by path", async () => {
+    const modelId = await freshModel();
+    const saved = await call(server, "save_weights_for_sampler", { model_id: modelId, seq_id: 1, path: "step-1" });
+    const path = `tinker://${modelId}/sampler_weights/step-1`;
+    expect(await settle(server, saved.body.request_id)).toEqual({ path, sampling_session_id: null, type: "save_weights_for_sampler" });
+    const sid = modelId.split(":")[0]!;
+    const created = await call(server, "create_sampling_session", { session_id: sid, sampling_session_seq_id: 0, model_path: path });
+    const samplingSession = created.body.sampling_session_id as string;
+    expect((await call(server, `samplers/${encodeURIComponent(samplingSession)}`)).body).toEqual({ sampler_id: samplingSession, base_model: "table", model_path: path });
+    const request = { sampling_session_id: samplingSession, seq_id: 0, num_samples: 3, prompt: { chunks: [{ type: "encoded_text", tokens: [1] }] }, sampling_params: { max_tokens: 4, seed: 5 } };
+    const out = await settle(server, (await call(server, "asample", request)).body.request_id);
+    const sequences = out.sequences as { tokens: number[]; logprobs: number[]; stop_reason: string }[];
+    expect(sequences).toHaveLength(3);
+    for (const s of sequences) {
+      expect(s.logprobs).toHaveLength(s.tokens.length);
+      expect(s.stop_reason === "stop" ? s.tokens.at(-1) === 7 : s.tokens.length === 4).toBe(true);
+    }
+    const again = await settle(server, (await call(server, "asample", request)).body.request_id);
+    expect(again.sequences).toEqual(sequences);
+    const byPath = await call(server, "asample", { ...request, sampling_session_id: undefined, model_path: path });
+    expect(byPath.status).toBe(200);
+    const ids = await call(server, "asample", { ...request, sampling_params: { max_tokens: 4, stop: [7] } });
+    expect(ids.body.detail).toBe("sampling_params.stop: stop token ids are not supported by this server; send stop strings");
+  });
+
+  it("requires the API key when it has one", async () => {
+    const locked = await startTinkerServer({ backend: new TableBackend(4, 0), apiKey: "tml-secret" });
+    try {
+      expect((await call(locked, "healthz")).status).toBe(200);
+      expect((await call(locked, "create_session", {})).body).toEqual({ detail: "missing or wrong X-API-Key", code: "unauthorized" });
+      expect((await call(locked, "create_session", {}, { headers: { "X-API-Key": "tml-secret" } })).status).toBe(200);
+    } finally {
+      await locked.close();
+    }
+  });
+
+  it("refuses a body over the size limit", async () => {
+    const small = await startTinkerServer({ backend: new TableBackend(4, 0), maxBodyBytes: 64 });
+    try {
+      const big = await call(small, "create_session", { tags: ["x".repeat(100)] });
+      expect(big).toEqual({ status: 413, body: { detail: "create_session: body is larger than 64 bytes", code: "too_large" } });
+    } finally {
+      await small.close();
+    }
+  });
+});
