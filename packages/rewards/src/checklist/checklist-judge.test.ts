@@ -143,8 +143,11 @@ describe("episode scores of hand-built CM2 records", () => {
       actStep(null, [{ name: "book_flight", arguments: { flight_id: "AF123" }, result: { booking_id: "BK-9", status: "confirmed" } }]),
       actStep("Booked, confirmation BK-9."),
     ]);
-    const verdict = await judge().reward(rollout, cm2ToTask(flight));
+    const dir = await runDir();
+    const verdict = await judge({ runDir: dir }).reward(rollout, cm2ToTask(flight));
     expect(verdict).toEqual({ status: "scored", value: 0.875, components: { "turn/0": 0.75, "turn/1": 1 } });
+    const { records } = await JudgeCallLog.read(judgeCallLogPath(dir));
+    expect(new Set(records.map((r) => r.trajectory))).toEqual(new Set([rollout.id]));
   });
 });
 
@@ -169,7 +172,7 @@ describe("judge requests", () => {
   });
 
   it("keeps at most `concurrency` calls in flight", async () => {
-    const verdicts = script(FLIGHT_ANSWERS, 15);
+    const verdicts = script(FLIGHT_ANSWERS, 40);
     await judge({ concurrency: 3 }).score(flight.messages, cm2ToTask(flight));
     expect(verdicts.maxInFlight).toBe(3);
   });
