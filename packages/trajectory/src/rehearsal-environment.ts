@@ -32,7 +32,7 @@ export class RehearsalEnvironment {
   readonly #options: RehearsalEnvironmentOptions;
   #tools: readonly ToolSpec[] = [];
   #validator = new ToolCallValidator([]);
-  #examples: readonly ToolExample[] = [];
+  #prompt: RehearsePromptOptions = {};
 
   constructor(options: RehearsalEnvironmentOptions) {
     this.policy = options.policy;
@@ -44,7 +44,7 @@ export class RehearsalEnvironment {
     this.#tools = task.tools;
     this.#validator = new ToolCallValidator(task.tools);
     const examples = this.#options.examples;
-    this.#examples = typeof examples === "function" ? examples(task) : (examples ?? []);
+    this.#prompt = { ...this.#options.prompt, examples: typeof examples === "function" ? examples(task) : (examples ?? []) };
   }
 
   tools(): readonly ToolSpec[] {
@@ -62,10 +62,7 @@ export class RehearsalEnvironment {
     if (!check.ok) {
       return { kind: "rejected", result: { status: "error", callId: check.callId, name: check.name, error: check.error } };
     }
-    const messages = buildRehearsePrompt(
-      { tools: this.#tools, history: context.history, latestAct: context.latestAct, call },
-      { ...this.#options.prompt, examples: this.#examples },
-    );
+    const messages = buildRehearsePrompt({ tools: this.#tools, history: context.history, latestAct: context.latestAct, call }, this.#prompt);
     const generation = await this.policy.generate({ role: "rehearse", messages, tools: [], sampling }, signal);
     if (generation.finishReason === "length") {
       return { kind: "failed", generation, code: "TRUNCATED", detail: "the Rehearse output hit its token limit" };

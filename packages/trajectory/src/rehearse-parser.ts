@@ -45,21 +45,20 @@ export function parseRehearseOutput(text: string, options: RehearseParserOptions
   const tags = options.resultTags ?? RESULT_TAGS;
   const split = splitReasoning(text, options.reasoningTags ?? THINK_TAGS);
   const reasoning = split.reasoning;
-  const fail = (code: RehearseParseErrorCode, detail: string): RehearseOutput => ({ kind: "error", code, detail, reasoning });
 
-  if (!split.closed) return fail("NO_EXECUTION_RESULT", "the reasoning block never closed");
+  if (!split.closed) return fail(reasoning, "NO_EXECUTION_RESULT", "the reasoning block never closed");
   const open = split.content.indexOf(tags.open);
-  if (open < 0) return fail("NO_EXECUTION_RESULT", `no ${tags.open} in ${excerpt(split.content) || "an empty output"}`);
+  if (open < 0) return fail(reasoning, "NO_EXECUTION_RESULT", `no ${tags.open} in ${excerpt(split.content) || "an empty output"}`);
   const bodyStart = open + tags.open.length;
   const close = split.content.indexOf(tags.close, bodyStart);
   const body = stripFence(split.content.slice(bodyStart, close < 0 ? undefined : close).trim());
-  if (body.length === 0) return fail("NO_EXECUTION_RESULT", `${tags.open} is empty`);
+  if (body.length === 0) return fail(reasoning, "NO_EXECUTION_RESULT", `${tags.open} is empty`);
 
   const parsed = tryParseJson(body);
-  if (!parsed.ok) return fail("JSON_DECODE_ERROR", `${parsed.error} in ${excerpt(body)}`);
+  if (!parsed.ok) return fail(reasoning, "JSON_DECODE_ERROR", `${parsed.error} in ${excerpt(body)}`);
   const value = parsed.value;
   if (!isJsonObject(value) && !Array.isArray(value)) {
-    return fail("INVALID_RESULT", `the result is a JSON ${jsonTypeName(value)}; expected an object or an array`);
+    return fail(reasoning, "INVALID_RESULT", `the result is a JSON ${jsonTypeName(value)}; expected an object or an array`);
   }
   if (isJsonObject(value) && Object.keys(value).length === 1 && Object.hasOwn(value, "error")) {
     const error = value.error;
@@ -67,9 +66,13 @@ export function parseRehearseOutput(text: string, options: RehearseParserOptions
     if (isJsonObject(error) && typeof error.code === "string" && error.code.length > 0 && typeof error.message === "string") {
       return { kind: "tool_error", error: { code: error.code, message: error.message }, reasoning };
     }
-    return fail("INVALID_RESULT", 'a predicted error must be {"error": {"code": "…", "message": "…"}} or {"error": "…"}');
+    return fail(reasoning, "INVALID_RESULT", 'a predicted error must be {"error": {"code": "…", "message": "…"}} or {"error": "…"}');
   }
   return { kind: "result", content: value as JsonValue, reasoning };
+}
+
+function fail(reasoning: string | undefined, code: RehearseParseErrorCode, detail: string): RehearseOutput {
+  return { kind: "error", code, detail, reasoning };
 }
 
 function stripFence(body: string): string {

@@ -77,14 +77,15 @@ export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
       : ({ kind: "grounded", real: environment } as const);
   const continuable = canContinue(actor) ? actor : undefined;
 
-  signal?.throwIfAborted();
+  stopIfAborted(signal);
   await environment.reset(task);
   const tools: ToolSpec[] = [...environment.tools()];
-  const parserOptions: ActParserOptions = { ...options.parser, tools };
+  let turns = 0;
+  // Call ids name the turn: `call_<turn>_<index>`.
+  const parserOptions: ActParserOptions = { ...options.parser, tools, callId: (index) => `call_${turns}_${index}` };
   const context = [...task.messages];
   const messages: Message[] = [...context];
   const steps: Step[] = [];
-  let turns = 0;
   let toolErrors = 0;
   let previous: Generation | undefined;
   let appended: Message[] = [];
@@ -108,7 +109,7 @@ export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
   };
 
   for (;;) {
-    signal?.throwIfAborted();
+    stopIfAborted(signal);
     if (turns >= limits.maxTurns) return finish({ reason: "max_turns", limit: limits.maxTurns });
 
     const request: GenerateRequest = { role: "act", messages: [...messages], tools, sampling: sampling.act };
@@ -118,7 +119,7 @@ export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
     }
     const generation = await actor.generate(request, signal);
     turns += 1;
-    signal?.throwIfAborted();
+    stopIfAborted(signal);
 
     if (generation.finishReason === "length" || generation.promptTokens.length > limits.maxPromptTokens) {
       record({ type: "act", generation, message: { role: "assistant", content: generation.text }, outcomes: [] });
@@ -129,8 +130,7 @@ export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
       );
     }
 
-    const turn = turns;
-    const parsed = parseActOutput(generation, { ...parserOptions, callId: (index) => `call_${turn}_${index}` });
+    const parsed = parseActOutput(generation, parserOptions);
     if (parsed.kind === "error") {
       const message: AssistantMessage = { role: "assistant", content: parsed.content };
       if (parsed.reasoning !== undefined) message.reasoning_content = parsed.reasoning;
@@ -156,7 +156,7 @@ export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
     const step: ActStep = { type: "act", generation, message: parsed.message, outcomes };
     let ended: Termination | undefined;
     for (const call of parsed.calls) {
-      signal?.throwIfAborted();
+      stopIfAborted(signal);
       let result: ToolResult;
       if (world.kind === "rehearsed") {
         const answer = await world.rehearser.rehearse(call, { history: messages, latestAct: parsed.message }, sampling.rehearse, signal);
@@ -205,6 +205,11 @@ export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
       appended.push(message);
     }
   }
+}
+
+/** `signal.throwIfAborted()`, minus its argument validation, which shows in the engine's overhead. */
+function stopIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted === true) signal.throwIfAborted();
 }
 
 function promptTooLong(length: number, limits: UnfoldLimits, role: string): Termination {
