@@ -1,5 +1,5 @@
-import type { Checklist, ChecklistItem, JsonObject, Message, RewardVerdict, Task, Trajectory } from "@envace/protocol";
-import { canonicalJson } from "./canonical.js";
+import type { Checklist, ChecklistItem, JsonObject, RewardVerdict, Task } from "@envace/protocol";
+import { aggregateTurnItems, canonicalJson, type DialogueSource, type RewardFunction } from "@envace/rewards";
 import { executionResultText, toolCallText } from "./format.js";
 import { runGold, type GoldRun } from "./gold.js";
 import { builtinMeta } from "./meta.js";
@@ -7,12 +7,12 @@ import { WRITE_TOOLS } from "./tools.js";
 import { mentions, transcriptOf, type Transcript, type TranscriptCall } from "./transcript.js";
 
 /** A rule-checkable checklist item: true when the transcript satisfies it. */
-export type ChecklistPredicate = (transcript: Transcript) => boolean;
+export type TranscriptPredicate = (transcript: Transcript) => boolean;
 
 /** A checklist item together with the predicate that decides it without a judge. */
 export interface ChecklistRule {
   item: ChecklistItem;
-  predicate: ChecklistPredicate;
+  predicate: TranscriptPredicate;
 }
 
 /** Weights are rounded so they read cleanly; each turn still sums to 1 within the protocol's tolerance. */
@@ -162,7 +162,7 @@ export function checklistOf(run: GoldRun, required: readonly string[][]): Checkl
 }
 
 /** The programmatic predicates of a task's checklist, by item id. */
-export function checklistPredicates(task: Task): Record<string, ChecklistPredicate> {
+export function checklistPredicates(task: Task): Record<string, TranscriptPredicate> {
   return Object.fromEntries(checklistRules(task).map((rule) => [rule.item.id, rule.predicate]));
 }
 
@@ -172,24 +172,29 @@ export interface ChecklistScoreOptions {
 }
 
 /**
- * Score a rollout or dialogue with the checklist's predicates instead of a judge: the sum of the
- * weights of the items that count. Components hold 1 or 0 per item id.
+ * Score a rollout or dialogue with the checklist's predicates instead of a judge, aggregated by
+ * `@envace/rewards` exactly as its checklist judge does (`dependence: "turn"`, or `"ignore"`).
+ * A built-in task has one checklist and one user turn, so the score is the sum of the weights of
+ * the items that count. Components hold 1 or 0 per item id.
  */
-export function scoreChecklist(
-  task: Task,
-  source: Trajectory | readonly Message[],
-  options: ChecklistScoreOptions = {},
-): RewardVerdict {
+export function scoreChecklist(task: Task, source: DialogueSource, options: ChecklistScoreOptions = {}): RewardVerdict {
   const rules = checklistRules(task);
   const transcript = transcriptOf(source);
-  const passed = new Map(rules.map((rule) => [rule.item.id, rule.predicate(transcript)]));
-  const byId = new Map(rules.map((rule) => [rule.item.id, rule.item]));
-  const counts = (id: string): boolean => {
-    const item = byId.get(id);
-    if (!item || passed.get(id) !== true) return false;
-    return options.dependence === false || item.dependence.every(counts);
+  const items = rules.map((rule) => rule.item);
+  // The predicates read the whole turn, so one step row stands for every step.
+  const passed = rules.map((rule) => rule.predicate(transcript));
+  const { countedAt, score } = aggregateTurnItems(items, [passed], options.dependence === false ? "ignore" : "turn");
+  const components = Object.fromEntries(items.map((item, i) => [item.id, countedAt[i] === null ? 0 : 1]));
+  return { status: "scored", value: score, components };
+}
+
+/** `scoreChecklist` as an `@envace/rewards` `RewardFunction`. */
+export function checklistReward(options: ChecklistScoreOptions = {}): RewardFunction {
+  return (trajectory, task) => {
+    try {
+      return Promise.resolve(scoreChecklist(task, trajectory, options));
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
   };
-  const components = Object.fromEntries(rules.map((rule) => [rule.item.id, counts(rule.item.id) ? 1 : 0]));
-  const value = rules.reduce((sum, rule) => sum + (components[rule.item.id] ?? 0) * rule.item.weight, 0);
-  return { status: "scored", value, components };
 }

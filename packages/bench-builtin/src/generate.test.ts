@@ -1,6 +1,7 @@
 import { RecordError, Task } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, fnv1a32 } from "./canonical.js";
+import { canonicalJson } from "@envace/rewards";
+import { fnv1a32 } from "./hash.js";
 import { GenerateOptions, generateTasks, worldSplit } from "./generate.js";
 import { builtinMeta, type BuiltinMeta } from "./meta.js";
 import type { Family } from "./request.js";

@@ -1,6 +1,7 @@
 import { parseRecord, type Task } from "@envace/protocol";
 import { z } from "zod";
-import { canonicalJson, fnv1a32 } from "./canonical.js";
+import { canonicalJson } from "@envace/rewards";
+import { fnv1a32 } from "./hash.js";
 import { checklistOf } from "./checklist.js";
 import { buildRequest, familyOutcomes, instructionVariants } from "./families.js";
 import { goldDialogue, runGold } from "./gold.js";

@@ -1,11 +1,11 @@
-export { canonicalJson } from "./canonical.js";
 export {
   checklistPredicates,
+  checklistReward,
   checklistRules,
   scoreChecklist,
-  type ChecklistPredicate,
   type ChecklistRule,
   type ChecklistScoreOptions,
+  type TranscriptPredicate,
 } from "./checklist.js";
 export { toCm2Record } from "./cm2.js";
 export { CorpusOptions, LEXICON_MAX_NUMBER, domainCorpus, vocabulary, wordsOf, type CorpusOptionsInput } from "./corpus.js";
@@ -19,14 +19,6 @@ export { SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT } from "./prompt.js";
 export { Family, Outcome, Request } from "./request.js";
 export { GOLD_CHAR_BUDGET, taskStats, type Spread, type TaskStats } from "./stats.js";
 export { ErrorCode, Shop, TOOL_SPECS, ToolName, WRITE_TOOLS, type ShopResult } from "./tools.js";
-export {
-  mentions,
-  transcriptOf,
-  transcriptOfMessages,
-  transcriptOfTrajectory,
-  userVisible,
-  type Transcript,
-  type TranscriptCall,
-} from "./transcript.js";
-export { checkOutcome, replayState, scoreTrajectory, type EpisodeOutcome } from "./verify.js";
+export { mentions, transcriptOf, transcriptOfDialogue, type Transcript, type TranscriptCall } from "./transcript.js";
+export { checkOutcome, outcomeReward, replayState, scoreTrajectory, type EpisodeOutcome } from "./verify.js";
 export { Item, Order, OrderState, Rejection, User, World } from "./world.js";

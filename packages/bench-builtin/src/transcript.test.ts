@@ -1,12 +1,19 @@
 import type { Message, Trajectory } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
-import { mentions, transcriptOf, userVisible } from "./transcript.js";
+import { mentions, transcriptOf } from "./transcript.js";
 
-describe("userVisible", () => {
-  it("drops thinking, closed or not", () => {
-    expect(userVisible("<think>order o3</think> Done.")).toBe("Done.");
-    expect(userVisible("Done. <think>still thinking about o3")).toBe("Done.");
-    expect(userVisible("a<think>x</think>b<think>y</think>c")).toBe("abc");
+const replyOf = (assistant: Extract<Message, { role: "assistant" }>) => transcriptOf([{ role: "user", content: "hi" }, assistant]).reply;
+
+describe("the reply", () => {
+  it("is what the user sees: thinking, closed or not, and reasoning_content left out", () => {
+    expect(replyOf({ role: "assistant", content: "<think>order o3</think> Done." })).toBe("Done.");
+    expect(replyOf({ role: "assistant", content: "Done. <think>still thinking about o3" })).toBe("Done.");
+    expect(replyOf({ role: "assistant", content: "a<think>x</think>b<think>y</think>c" })).toBe("abc");
+    expect(replyOf({ role: "assistant", content: "Done.", reasoning_content: "o3" })).toBe("Done.");
+  });
+
+  it("is empty when the last step calls a tool, natively or in a <tool_call> block", () => {
+    expect(replyOf({ role: "assistant", content: 'Sure. <tool_call>{"name":"user","arguments":{"name":"ada"}}</tool_call>' })).toBe("");
   });
 });
 
@@ -50,9 +57,23 @@ describe("transcriptOf", () => {
 
   it("has no reply when the dialogue ends on a tool call", () => {
     const messages: Message[] = [
+      { role: "user", content: "hi" },
       { role: "assistant", content: "thinking aloud", tool_calls: [{ id: "1", type: "function", function: { name: "user", arguments: "{}" } }] },
     ];
-    expect(transcriptOf(messages).reply).toBe("");
+    expect(transcriptOf(messages)).toEqual({ calls: [{ name: "user", arguments: {} }], reply: "" });
+  });
+
+  it("reads Hermes <tool_call> blocks of the visible reply as calls, but not those inside thinking", () => {
+    const messages: Message[] = [
+      { role: "user", content: "hi" },
+      {
+        role: "assistant",
+        content: '<think><tool_call>{"name":"pay","arguments":{}}</tool_call></think><tool_call>{"name":"item","arguments":{"name":"kelo"}}</tool_call>',
+      },
+      { role: "tool", tool_call_id: "x", content: "{}" },
+      { role: "assistant", content: "Done." },
+    ];
+    expect(transcriptOf(messages)).toEqual({ calls: [{ name: "item", arguments: { name: "kelo" } }], reply: "Done." });
   });
 
   it("reads a rollout's calls from its outcomes, rehearsed or grounded", () => {

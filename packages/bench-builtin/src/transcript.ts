@@ -1,4 +1,5 @@
-import type { JsonObject, Message, Trajectory } from "@envace/protocol";
+import type { JsonObject } from "@envace/protocol";
+import { decodeToolCall, splitAssistant, toDialogue, type Dialogue, type DialogueSource } from "@envace/rewards";
 
 /** One call the agent made. `arguments` is null when they were not a decodable JSON object. */
 export interface TranscriptCall {
@@ -12,59 +13,26 @@ export interface TranscriptCall {
  */
 export interface Transcript {
   calls: TranscriptCall[];
-  /** The content of the last assistant message if it made no tool calls, thinking removed; else "". */
+  /** The user-visible reply of the last assistant step if it made no tool call; else "". */
   reply: string;
 }
 
-function decodeArguments(text: string): JsonObject | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as JsonObject) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Remove `<think>…</think>` blocks; an unclosed `<think>` hides everything after it. */
-export function userVisible(content: string): string {
-  return content.replace(/<think>[\s\S]*?(<\/think>|$)/g, "").trim();
-}
-
-function replyOf(last: Extract<Message, { role: "assistant" }> | undefined): string {
-  if (!last || (last.tool_calls?.length ?? 0) > 0) return "";
-  return userVisible(last.content ?? "");
-}
-
-/** The transcript of an OpenAI-shaped dialogue. */
-export function transcriptOfMessages(messages: readonly Message[]): Transcript {
-  const assistant = messages.filter((m): m is Extract<Message, { role: "assistant" }> => m.role === "assistant");
-  const calls = assistant.flatMap((m) =>
-    (m.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: decodeArguments(c.function.arguments) })),
-  );
-  return { calls, reply: replyOf(assistant.at(-1)) };
-}
-
 /**
- * The transcript of a rollout. Calls come from each Act step's outcomes (the decoded calls that
- * were answered, rehearsed or grounded), or from its message when no outcome was recorded.
+ * The transcript of a dialogue as `@envace/rewards` reads it for the checklist judge: tool calls
+ * are the native `tool_calls` (for a rollout, the calls the engine decoded), or else the
+ * `<tool_call>` blocks of the visible reply; thinking (`reasoning_content`, `<think>…</think>`)
+ * is neither a call nor part of the reply.
  */
-export function transcriptOfTrajectory(trajectory: Trajectory): Transcript {
-  const acts = trajectory.steps.filter((s) => s.type === "act");
-  const calls = acts.flatMap((step) =>
-    step.outcomes.length > 0
-      ? step.outcomes.map((o) => ({ name: o.call.name, arguments: o.call.arguments }))
-      : transcriptOfMessages([step.message]).calls,
-  );
-  return { calls, reply: replyOf(acts.at(-1)?.message) };
+export function transcriptOfDialogue(dialogue: Dialogue): Transcript {
+  const parts = dialogue.turns.flatMap((turn) => turn.steps).map((step) => splitAssistant(step.assistant));
+  const calls = parts.flatMap((part) => part.toolCalls.map(decodeToolCall).map(({ name, arguments: args }) => ({ name, arguments: args })));
+  const last = parts.at(-1);
+  return { calls, reply: last?.toolCalls.length === 0 ? last.reply : "" };
 }
 
-/** A transcript of either a rollout or a plain dialogue. */
-export function transcriptOf(source: Trajectory | readonly Message[]): Transcript {
-  return isMessageList(source) ? transcriptOfMessages(source) : transcriptOfTrajectory(source);
-}
-
-function isMessageList(source: Trajectory | readonly Message[]): source is readonly Message[] {
-  return Array.isArray(source);
+/** The transcript of a rollout (protocol `Trajectory`) or of a plain OpenAI message list. */
+export function transcriptOf(source: DialogueSource): Transcript {
+  return transcriptOfDialogue(toDialogue(source));
 }
 
 function normalise(text: string): string {
@@ -76,8 +44,8 @@ function escapeRegExp(text: string): string {
 }
 
 /**
- * Whether `reply` states a fact: one of `phrasings` appears, case-insensitively, commas ignored,
- * as whole words (so "o1" does not match inside "o12").
+ * Whether `reply` states a fact: one of `phrasings` appears, case-insensitively, commas ignored
+ * (τ²-Bench's normalisation), and as whole words, so "o1" does not match inside "o12".
  */
 export function mentions(reply: string, phrasings: readonly string[]): boolean {
   const text = normalise(reply);

@@ -1,5 +1,5 @@
-import type { JsonValue, Message, RewardVerdict, Task, Trajectory } from "@envace/protocol";
-import { canonicalJson } from "./canonical.js";
+import type { JsonValue, RewardVerdict, Task } from "@envace/protocol";
+import { canonicalJson, type DialogueSource, type RewardFunction } from "@envace/rewards";
 import { builtinMeta } from "./meta.js";
 import { Shop } from "./tools.js";
 import { mentions, transcriptOf, type Transcript } from "./transcript.js";
@@ -41,7 +41,23 @@ export function replayState(task: Task, transcript: Transcript): World {
  * a private copy of the task's world, then checking the outcome. This is an evaluation step,
  * like τ²-Bench's database check, and touches no environment the rollout used.
  */
-export function scoreTrajectory(task: Task, source: Trajectory | readonly Message[]): RewardVerdict {
+export function scoreTrajectory(task: Task, source: DialogueSource): RewardVerdict {
   const transcript = transcriptOf(source);
   return checkOutcome(task, { state: replayState(task, transcript), reply: transcript.reply });
 }
+
+/**
+ * The outcome check as an `@envace/rewards` `RewardFunction`. With `context.state` (the final
+ * state of a grounded episode) it checks that state; without, it replays the rollout's calls.
+ */
+export const outcomeReward: RewardFunction = (trajectory, task, context) => {
+  try {
+    const verdict =
+      context?.state === undefined
+        ? scoreTrajectory(task, trajectory)
+        : checkOutcome(task, { state: context.state, reply: transcriptOf(trajectory).reply });
+    return Promise.resolve(verdict);
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+};
