@@ -408,6 +408,18 @@ describe("the replay gate for the rollout engine", () => {
     expect(await judge().mayReplayNextTurn(flight.messages, task)).toMatchObject({ replay: false, reason: "no_more_reference_turns" });
   });
 
+  it("takes a trajectory still unfolding, before it has a termination", async () => {
+    script(FLIGHT_ANSWERS);
+    const unfolding = {
+      context: flight.messages.slice(0, 2),
+      steps: [
+        actStep("<think>search</think>", [{ name: "search_flights", arguments: { origin: "PAR", destination: "ROM", date: "2026-03-01" }, result: { flights: ["AF123"] } }]),
+        actStep("AF123 at 120 EUR. Book it?"),
+      ],
+    };
+    expect(await judge().mayReplayNextTurn(unfolding, cm2ToTask(flight))).toMatchObject({ replay: true, next: { content: "Yes, book it." } });
+  });
+
   it("asks nothing while the assistant has not replied yet", async () => {
     const verdicts = script(FLIGHT_ANSWERS);
     expect(await judge().mayReplayNextTurn(flight.messages.slice(0, 4), cm2ToTask(flight))).toEqual({ replay: false, reason: "turn_incomplete" });

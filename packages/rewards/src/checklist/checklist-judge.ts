@@ -8,7 +8,7 @@ import { type Dialogue, type DialogueSource, toDialogue, turnMessages } from "./
 import { callJudge, type JudgeCallResult, judgeRequestKey, type JudgeSampling } from "./judge-client.js";
 import { ConcurrencyLimiter } from "./limiter.js";
 import { type ChecklistStepView, decodeToolCall, predicateFor, type ProgrammaticItems } from "./predicates.js";
-import { buildJudgePrompt, type JudgePromptInput } from "./prompt.js";
+import { buildJudgePrompt, type JudgePromptInput, type RenderOptions } from "./prompt.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { VerdictCache, type VerdictStore } from "./verdict-cache.js";
 
@@ -42,6 +42,8 @@ export interface ChecklistJudgeOptions {
   programmatic?: ProgrammaticItems;
   /** Tool-error codes that mark a call as invalid (see `INVALID_CALL_CODES`). */
   invalidCallCodes?: readonly string[];
+  /** How messages are rendered in the prompt (e.g. `maxFieldChars`). Part of the cache key through the prompt. */
+  render?: RenderOptions;
   /** Replace the judge prompt. */
   buildPrompt?: (input: JudgePromptInput) => string;
 }
@@ -281,7 +283,13 @@ export class ChecklistJudge {
       };
       return { ok: true, passed: await predicate(view) };
     }
-    const prompt = (this.options.buildPrompt ?? buildJudgePrompt)({ item: where.item, dialogue, turn: where.turn, step: where.step });
+    const prompt = (this.options.buildPrompt ?? buildJudgePrompt)({
+      item: where.item,
+      dialogue,
+      turn: where.turn,
+      step: where.step,
+      ...(this.options.render ? { render: this.options.render } : {}),
+    });
     const request = { model: this.options.model, prompt, sampling: this.sampling };
     const key = judgeRequestKey(request);
     const base = {
@@ -373,7 +381,7 @@ function checklistsOf(task: Task) {
 }
 
 function trajectoryIdOf(source: DialogueSource): string | undefined {
-  return Array.isArray(source) ? undefined : (source as { id: string }).id;
+  return Array.isArray(source) ? undefined : (source as { id?: string }).id;
 }
 
 /** The user messages of the task's reference dialogue, one per reference turn. */

@@ -1,4 +1,4 @@
-import type { AssistantMessage, Message, ToolMessage, ToolOutcome, Trajectory, UserMessage } from "@envace/protocol";
+import type { AssistantMessage, Message, Step, Termination, ToolMessage, ToolOutcome, UserMessage } from "@envace/protocol";
 import { toWireToolCall } from "@envace/protocol";
 import { splitAssistant } from "./assistant-parts.js";
 
@@ -41,8 +41,19 @@ export interface DialogueOptions {
   invalidCallCodes?: readonly string[];
 }
 
+/**
+ * A protocol trajectory, finished or still unfolding (the rollout engine asks about the turn it
+ * just completed before the trajectory has a termination).
+ */
+export interface TrajectoryLike {
+  id?: string;
+  context: readonly Message[];
+  steps: readonly Step[];
+  termination?: Termination;
+}
+
 /** A plain OpenAI message list, or a protocol trajectory. */
-export type DialogueSource = Trajectory | readonly Message[];
+export type DialogueSource = TrajectoryLike | readonly Message[];
 
 export function toDialogue(source: DialogueSource, options: DialogueOptions = {}): Dialogue {
   const codes = options.invalidCallCodes ?? INVALID_CALL_CODES;
@@ -58,7 +69,7 @@ function fromMessages(messages: readonly Message[], codes: readonly string[]): D
   return build(messages, (tool) => toolContentMarksInvalid(tool.content, codes));
 }
 
-function fromTrajectory(trajectory: Trajectory, codes: readonly string[]): Dialogue {
+function fromTrajectory(trajectory: TrajectoryLike, codes: readonly string[]): Dialogue {
   const messages: Message[] = [...trajectory.context];
   const invalid = new Set<ToolMessage>();
   for (const step of trajectory.steps) {
@@ -77,7 +88,7 @@ function fromTrajectory(trajectory: Trajectory, codes: readonly string[]): Dialo
   const last = trajectory.steps.at(-1);
   const turn = dialogue.turns.at(-1);
   if (turn?.complete && last?.type === "act") {
-    turn.complete = last.generation.finishReason !== "length" && trajectory.termination.reason !== "parse_error";
+    turn.complete = last.generation.finishReason !== "length" && trajectory.termination?.reason !== "parse_error";
   }
   return dialogue;
 }

@@ -49,6 +49,13 @@ describe("renderMessages", () => {
     expect(text).not.toContain("### Step 1");
   });
 
+  it("cuts long fields when asked, marking the cut", () => {
+    const text = renderMessages([], dialogue.turns.slice(0, 1), undefined, { maxFieldChars: 8 });
+    expect(text).toContain('tool.content (search_flights): {"flight… [13 more characters cut]');
+    expect(text).toContain("user.content: Find a f… [14 more characters cut]");
+    expect(text).toContain("assistant.content.thinking: search f… [4 more characters cut]");
+  });
+
   it("renders nothing as (none)", () => {
     expect(renderMessages([], [])).toBe("(none)");
   });

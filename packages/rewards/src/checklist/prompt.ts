@@ -4,21 +4,41 @@ import type { Dialogue, DialogueTurn } from "./dialogue.js";
 
 const NONE = "(none)";
 
+/** How messages are rendered for the judge. */
+export interface RenderOptions {
+  /**
+   * Cut every rendered field (a user message, thinking, reply, tool arguments, a tool result)
+   * to this many characters, marking the cut, so long tool results cannot overflow the judge's
+   * context. Default: no limit.
+   */
+  maxFieldChars?: number;
+}
+
 /** Render messages as turns and steps, with thinking, visible reply and tool calls on separate labelled lines. */
-export function renderMessages(preamble: readonly Message[], turns: readonly DialogueTurn[], lastStep?: number): string {
-  const blocks: string[] = preamble.map(renderPreambleMessage);
+export function renderMessages(
+  preamble: readonly Message[],
+  turns: readonly DialogueTurn[],
+  lastStep?: number,
+  options: RenderOptions = {},
+): string {
+  const field = (text: string) => clip(text, options.maxFieldChars);
+  const blocks: string[] = preamble.map((message) =>
+    message.role === "assistant"
+      ? `assistant: ${field(splitAssistant(message).reply) || NONE}`
+      : `${message.role}.content: ${field(message.content)}`,
+  );
   turns.forEach((turn, t) => {
     const steps = t === turns.length - 1 && lastStep !== undefined ? turn.steps.slice(0, lastStep + 1) : turn.steps;
-    blocks.push(`## Turn ${turn.index}\nuser.content: ${turn.user.content}`);
+    blocks.push(`## Turn ${turn.index}\nuser.content: ${field(turn.user.content)}`);
     steps.forEach((step, s) => {
       const parts = splitAssistant(step.assistant);
-      const calls = parts.toolCalls.length === 0 ? ` ${NONE}` : parts.toolCalls.map((c) => `\n  - ${c.name} ${c.arguments}`).join("");
+      const calls = parts.toolCalls.length === 0 ? ` ${NONE}` : parts.toolCalls.map((c) => `\n  - ${c.name} ${field(c.arguments)}`).join("");
       const lines = [
         `### Step ${s}`,
-        `assistant.content.thinking: ${parts.thinking || NONE}`,
-        `assistant.content.user_visible_reply: ${parts.reply || NONE}`,
+        `assistant.content.thinking: ${field(parts.thinking) || NONE}`,
+        `assistant.content.user_visible_reply: ${field(parts.reply) || NONE}`,
         `assistant.tool_calls:${calls}`,
-        ...step.tools.map((tool) => `tool.content${tool.name ? ` (${tool.name})` : ""}: ${tool.content}`),
+        ...step.tools.map((tool) => `tool.content${tool.name ? ` (${tool.name})` : ""}: ${field(tool.content)}`),
       ];
       blocks.push(lines.join("\n"));
     });
@@ -26,9 +46,9 @@ export function renderMessages(preamble: readonly Message[], turns: readonly Dia
   return blocks.length === 0 ? NONE : blocks.join("\n\n");
 }
 
-function renderPreambleMessage(message: Message): string {
-  if (message.role === "assistant") return `${message.role}: ${splitAssistant(message).reply || NONE}`;
-  return `${message.role}.content: ${message.content}`;
+function clip(text: string, limit: number | undefined): string {
+  if (limit === undefined || text.length <= limit) return text;
+  return `${text.slice(0, limit)}… [${text.length - limit} more characters cut]`;
 }
 
 /** Everything a judge prompt is built from: one checklist item, judged at one step of one turn. */
@@ -39,13 +59,14 @@ export interface JudgePromptInput {
   turn: number;
   /** Index into that turn's steps: the messages under evaluation end with this step's tool results. */
   step: number;
+  render?: RenderOptions;
 }
 
 /**
  * The judge prompt: the item's criteria, the messages before the turn, and the turn so far. The
  * five numbered instructions line up with the fields of the verdict schema.
  */
-export function buildJudgePrompt({ item, dialogue, turn, step }: JudgePromptInput): string {
+export function buildJudgePrompt({ item, dialogue, turn, step, render = {} }: JudgePromptInput): string {
   const current = dialogue.turns[turn];
   if (!current) throw new RangeError(`turn ${turn} is not in the dialogue (${dialogue.turns.length} turns)`);
   const failures = item.failure_examples.length === 0 ? NONE : item.failure_examples.map((f) => `- ${f}`).join("\n");
@@ -66,10 +87,10 @@ Evidence from a reference dialogue (what a correct assistant did there; the conv
 ${evidence}
 
 # Previous messages
-${renderMessages(dialogue.preamble, dialogue.turns.slice(0, turn))}
+${renderMessages(dialogue.preamble, dialogue.turns.slice(0, turn), undefined, render)}
 
 # Messages under evaluation
-${renderMessages([], [current], step)}
+${renderMessages([], [current], step, render)}
 
 # How to read the messages
 - assistant.content.thinking is private reasoning that the user never sees.
