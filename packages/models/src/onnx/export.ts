@@ -1,7 +1,7 @@
 import { copyFile, mkdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { checkLlamaTensors, llamaShape, readLlamaConfig, type LlamaConfig } from "./llama-config.js";
-import { buildLlamaModel } from "./llama-graph.js";
+import { buildLlamaModel, type LlamaGraphOptions } from "./llama-graph.js";
 import { readSafetensors, type Float32Tensor } from "./safetensors.js";
 
 /** Protobuf cannot hold a message of 2 GiB or more; larger models need external data. */
@@ -19,13 +19,13 @@ export interface ExportResult {
 }
 
 /** The ONNX model of a Llama checkpoint held in memory (for weight sync without touching disk). */
-export function llamaOnnxBytes(config: LlamaConfig, weights: ReadonlyMap<string, Float32Tensor>, source = "weights"): Uint8Array {
+export function llamaOnnxBytes(config: LlamaConfig, weights: ReadonlyMap<string, Float32Tensor>, source = "weights", options: LlamaGraphOptions = {}): Uint8Array {
   const shape = llamaShape(config);
   checkLlamaTensors(shape, weights, source);
   let total = 0;
   for (const tensor of weights.values()) total += tensor.data.byteLength;
   if (total >= PROTOBUF_LIMIT) throw new Error(`${source}: ${total} bytes of weights exceed the 2 GiB a single ONNX file can hold`);
-  return buildLlamaModel(shape, weights);
+  return buildLlamaModel(shape, weights, options);
 }
 
 /**
@@ -34,13 +34,13 @@ export function llamaOnnxBytes(config: LlamaConfig, weights: ReadonlyMap<string,
  * interface, plus the config and tokenizer files, so `loadOnnxPolicy` and any Hugging Face ONNX
  * loader read it.
  */
-export async function exportLlamaCheckpoint(checkpointDir: string, outDir: string): Promise<ExportResult> {
+export async function exportLlamaCheckpoint(checkpointDir: string, outDir: string, options: LlamaGraphOptions = {}): Promise<ExportResult> {
   const info = await stat(checkpointDir).catch(() => undefined);
   if (!info?.isDirectory()) throw new Error(`checkpoint folder not found: ${checkpointDir}`);
   const config = await readLlamaConfig(join(checkpointDir, "config.json"));
   const weightsPath = join(checkpointDir, "model.safetensors");
   const weights = await readSafetensors(weightsPath);
-  const bytes = llamaOnnxBytes(config, weights, weightsPath);
+  const bytes = llamaOnnxBytes(config, weights, weightsPath, options);
   await mkdir(outDir, { recursive: true });
   const modelPath = join(outDir, "model.onnx");
   await writeFile(modelPath, bytes);

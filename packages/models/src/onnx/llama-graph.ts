@@ -96,8 +96,16 @@ function valueInfo(name: string, elemType: number, dims: (string | number)[]): V
  * repeated) → residual → RMSNorm → SwiGLU MLP → residual; final RMSNorm; logits from `lm_head`,
  * or from the transposed embedding when tied. `weights` holds Hugging Face names, `[out, in]`.
  */
-export function buildLlamaModel(shape: LlamaShape, weights: ReadonlyMap<string, Float32Tensor>, producer = "@envace/models"): Uint8Array {
+export interface LlamaGraphOptions {
+  /** Element type of the cache inputs and outputs; `float16` halves cache memory. Default `float32`. */
+  cacheType?: "float32" | "float16";
+  producer?: string;
+}
+
+export function buildLlamaModel(shape: LlamaShape, weights: ReadonlyMap<string, Float32Tensor>, options: LlamaGraphOptions = {}): Uint8Array {
   const g = new GraphBuilder();
+  const half16 = options.cacheType === "float16";
+  const cacheElem = half16 ? onnx.TensorProto.DataType.FLOAT16 : onnx.TensorProto.DataType.FLOAT;
   const { heads, kvHeads, headDim, layers, vocab } = shape;
   const weight = (name: string): Float32Tensor => {
     const tensor = weights.get(name);
@@ -172,17 +180,23 @@ export function buildLlamaModel(shape: LlamaShape, weights: ReadonlyMap<string, 
   for (let i = 0; i < layers; i++) {
     const pastKey = `past_key_values.${i}.key`;
     const pastValue = `past_key_values.${i}.value`;
-    inputs.push(valueInfo(pastKey, onnx.TensorProto.DataType.FLOAT, ["batch_size", kvHeads, "past_sequence_length", headDim]));
-    inputs.push(valueInfo(pastValue, onnx.TensorProto.DataType.FLOAT, ["batch_size", kvHeads, "past_sequence_length", headDim]));
-    outputs.push(valueInfo(`present.${i}.key`, onnx.TensorProto.DataType.FLOAT, ["batch_size", kvHeads, "total_sequence_length", headDim]));
-    outputs.push(valueInfo(`present.${i}.value`, onnx.TensorProto.DataType.FLOAT, ["batch_size", kvHeads, "total_sequence_length", headDim]));
+    inputs.push(valueInfo(pastKey, cacheElem, ["batch_size", kvHeads, "past_sequence_length", headDim]));
+    inputs.push(valueInfo(pastValue, cacheElem, ["batch_size", kvHeads, "past_sequence_length", headDim]));
+    outputs.push(valueInfo(`present.${i}.key`, cacheElem, ["batch_size", kvHeads, "total_sequence_length", headDim]));
+    outputs.push(valueInfo(`present.${i}.value`, cacheElem, ["batch_size", kvHeads, "total_sequence_length", headDim]));
 
     const x = rmsNorm(h, names.inputNorm(i));
     const q = rope(projectHeads(x, names.q(i), headsShape));
     const k = rope(projectHeads(x, names.k(i), kvShape));
     const v = projectHeads(x, names.v(i), kvShape);
-    const keys = g.one("Concat", [pastKey, k], { axis: 2 }, `present.${i}.key`);
-    const values = g.one("Concat", [pastValue, v], { axis: 2 }, `present.${i}.value`);
+    // A float16 cache is stored rounded; attention itself always runs in float32.
+    const toFloat = (x: string) => (half16 ? g.one("Cast", [x], { to: onnx.TensorProto.DataType.FLOAT }) : x);
+    const keys = g.one("Concat", [toFloat(pastKey), k], { axis: 2 }, half16 ? undefined : `present.${i}.key`);
+    const values = g.one("Concat", [toFloat(pastValue), v], { axis: 2 }, half16 ? undefined : `present.${i}.value`);
+    if (half16) {
+      g.one("Cast", [keys], { to: onnx.TensorProto.DataType.FLOAT16 }, `present.${i}.key`);
+      g.one("Cast", [values], { to: onnx.TensorProto.DataType.FLOAT16 }, `present.${i}.value`);
+    }
     const scores = g.one("Mul", [g.one("MatMul", [q, g.one("Transpose", [repeatKv(keys)], { perm: [0, 1, 3, 2] })]), scale]);
     const probs = g.one("Softmax", [g.one("Where", [allowed, scores, masked])], { axis: -1 });
     const context = g.one("Reshape", [g.one("Transpose", [g.one("MatMul", [probs, repeatKv(values)])], { perm: [0, 2, 1, 3] }), mergedShape]);
@@ -203,7 +217,7 @@ export function buildLlamaModel(shape: LlamaShape, weights: ReadonlyMap<string, 
   const model = onnx.ModelProto.create({
     irVersion: IR_VERSION,
     opsetImport: [{ domain: "", version: OPSET }],
-    producerName: producer,
+    producerName: options.producer ?? "@envace/models",
     graph: { name: "llama", node: g.nodes, initializer: g.initializers, input: inputs, output: outputs },
   });
   return onnx.ModelProto.encode(model).finish();

@@ -1,4 +1,5 @@
-import type { SampledTokens, Sampler, SamplingParams, Tokenizer } from "@envace/protocol";
+import type { SampledTokens, Sampler, SamplingParams, SamplingParamsInput, Tokenizer } from "@envace/protocol";
+import { parseSampling } from "../sampling-params.js";
 import type { KvCache, OnnxCausalLM } from "./causal-lm.js";
 import { sampleToken, seededRandom } from "./sampling.js";
 
@@ -42,8 +43,9 @@ export class OnnxSampler implements Sampler {
     this.#stops = new Set(options.stopTokenIds);
   }
 
-  async sample(promptTokens: readonly number[], params: SamplingParams, signal?: AbortSignal): Promise<SampledTokens> {
+  async sample(promptTokens: readonly number[], input: SamplingParams | SamplingParamsInput, signal?: AbortSignal): Promise<SampledTokens> {
     if (promptTokens.length === 0) throw new RangeError("sample needs at least one prompt token");
+    const params = parseSampling(input);
     const maxContext = this.#options.maxContext ?? Infinity;
     if (promptTokens.length >= maxContext) throw new RangeError(`prompt of ${promptTokens.length} tokens leaves no room in a context of ${maxContext}`);
     const random = seededRandom(params.seed ?? (Date.now() ^ (this.#seedCounter++ * 0x9e3779b9)));

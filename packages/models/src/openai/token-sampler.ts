@@ -1,10 +1,11 @@
-import type { SampledTokens, Sampler, SamplingParams } from "@envace/protocol";
+import type { SampledTokens, Sampler, SamplingParams, SamplingParamsInput } from "@envace/protocol";
 import type { CompletionCreateParamsNonStreaming } from "openai/resources/completions";
 import { z } from "zod";
 import { ModelServerError, TokenDataUnavailableError } from "../http/errors.js";
 import { requestJson } from "../http/request.js";
 import type { ServerCapabilities } from "./capabilities.js";
 import { requireTokenRoute, ServerConnection, type ServerConnectionOptions } from "./client.js";
+import { parseSampling } from "../sampling-params.js";
 import { idsFromLabels, samplingFields } from "./wire.js";
 
 export interface ServerTokenSamplerOptions extends ServerConnectionOptions {
@@ -32,8 +33,9 @@ export class ServerTokenSampler implements Sampler {
     this.connection = options.connection ?? new ServerConnection(options);
   }
 
-  async sample(promptTokens: readonly number[], params: SamplingParams, signal?: AbortSignal): Promise<SampledTokens> {
+  async sample(promptTokens: readonly number[], input: SamplingParams | SamplingParamsInput, signal?: AbortSignal): Promise<SampledTokens> {
     if (promptTokens.length === 0) throw new RangeError("sample needs at least one prompt token");
+    const params = parseSampling(input);
     const capabilities = await this.connection.capabilities(signal);
     const route = requireTokenRoute(capabilities, this.connection.baseURL);
     switch (route) {
