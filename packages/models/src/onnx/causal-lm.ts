@@ -10,6 +10,8 @@ export interface KvCache {
   length: number;
   /** Keyed by the input name they feed next: `past_key_values.{i}.key` / `.value`. */
   tensors: Record<string, ort.Tensor>;
+  /** The session (weights) that computed it; the sequence continues on it. Absent for an empty cache. */
+  session?: ort.InferenceSession;
 }
 
 export interface ForwardResult {
@@ -89,7 +91,8 @@ export class OnnxCausalLM {
 
   /**
    * Swap in new weights (the same graph interface, e.g. a re-export after an optimizer step).
-   * Calls already running finish on the old session; caches from before are invalidated.
+   * New sequences use them; a sequence under way finishes on the weights it started with, so
+   * every generation is drawn from one policy.
    */
   async replaceModel(model: Uint8Array | string): Promise<void> {
     const session = await createSession(model, this.#options);
@@ -100,7 +103,8 @@ export class OnnxCausalLM {
     if (layout.layers !== this.#layout.layers || layout.kvHeads !== this.#layout.kvHeads || layout.headDim !== this.#layout.headDim) {
       throw new Error("replaceModel: the new model's cache layout differs from the loaded one");
     }
-    // Runs in flight keep the old session alive until they finish; the collector frees it after.
+    // Sequences already under way keep the old session through their caches; the collector
+    // frees it once none refers to it.
     this.#session = session;
     this.#layout = layout;
     this.#generation++;
@@ -142,7 +146,9 @@ export class OnnxCausalLM {
     }
     if (layout.hasCacheBranch) feeds.use_cache_branch = new ort.Tensor("bool", [cache.length > 0], [1]);
     if (layout.logitsToKeep) feeds[layout.logitsToKeep] = new ort.Tensor("int64", BigInt64Array.from([BigInt(lastOnly ? 1 : tokens.length)]), []);
-    const outputs = await this.#session.run(feeds);
+    // A sequence stays on the weights it started with, even if they were replaced meanwhile.
+    const session = cache.session ?? this.#session;
+    const outputs = await session.run(feeds);
     const logitsTensor = outputs.logits;
     if (!logitsTensor) throw new Error("the model produced no `logits` output");
     const [, rows = 1, vocab = 0] = logitsTensor.dims;
@@ -156,7 +162,12 @@ export class OnnxCausalLM {
         tensors[`past_key_values.${i}.${kind}`] = present;
       }
     }
-    return { logits, cache: { length: total, tensors } };
+    return { logits, cache: { length: total, tensors, session } };
+  }
+
+  /** Release the native session now rather than at garbage collection. The model cannot run afterwards. */
+  async dispose(): Promise<void> {
+    await this.#session.release();
   }
 
   /** The first `length` positions of a cache (a shared prefix of another sequence). */
@@ -170,7 +181,7 @@ export class OnnxCausalLM {
       for (let h = 0; h < batch * heads; h++) out.set(source.subarray(h * positions * dim, h * positions * dim + length * dim), h * length * dim);
       tensors[name] = new ort.Tensor(tensor.type as KvType, out, [batch, heads, length, dim]);
     }
-    return { length, tensors };
+    return { length, tensors, ...(cache.session ? { session: cache.session } : {}) };
   }
 }
 

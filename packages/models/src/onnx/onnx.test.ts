@@ -259,6 +259,22 @@ describe("loadOnnxModel", () => {
     expect(sampler.stats.reusedTokens).toBe(reusedBefore);
   });
 
+  it("finishes a generation under way on the weights it started with", async () => {
+    const { config, weights } = randomLlama({ seed: 8 });
+    const changed = new Map([...weights].map(([name, t]) => [name, { shape: t.shape, data: t.data.map((v) => v * 0.7) }]));
+    const greedy = params({ temperature: 0, maxTokens: 24 });
+    const expectOld = await new OnnxSampler(await OnnxCausalLM.fromBytes(llamaOnnxBytes(config, weights)), { stopTokenIds: [] }).sample([1, 2], greedy);
+    const expectNew = await new OnnxSampler(await OnnxCausalLM.fromBytes(llamaOnnxBytes(config, changed)), { stopTokenIds: [] }).sample([1, 2], greedy);
+    expect(expectNew.tokens).not.toEqual(expectOld.tokens);
+
+    const model = await OnnxCausalLM.fromBytes(llamaOnnxBytes(config, weights));
+    const sampler = new OnnxSampler(model, { stopTokenIds: [] });
+    const underway = sampler.sample([1, 2], greedy);
+    await model.replaceModel(llamaOnnxBytes(config, changed));
+    expect((await underway).tokens).toEqual(expectOld.tokens);
+    expect((await sampler.sample([1, 2], greedy)).tokens).toEqual(expectNew.tokens);
+  });
+
   it("finds the model in the transformers.js layout (onnx/model.onnx) and under an explicit file name", async () => {
     const { config, weights } = randomLlama({ seed: 6 });
     const folder = join(root, "transformers-js-layout");

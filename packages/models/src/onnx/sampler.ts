@@ -26,7 +26,8 @@ interface CacheEntry {
  * Temperature, top-p, top-k and a seed apply as in `sampleToken`; each logprob is that of the
  * distribution the token was drawn from. Multi-turn rollouts re-send their whole conversation;
  * the caches of recent sequences are kept, so a prompt that extends one only prefills the new
- * tokens. An abort ends the generation with what was sampled and `finishReason: "abort"`.
+ * tokens. An abort ends the generation with what was sampled and `finishReason: "abort"`. A
+ * generation under way when the weights are replaced finishes on the weights it started with.
  */
 export class OnnxSampler implements Sampler {
   readonly model: OnnxCausalLM;
