@@ -5,5 +5,6 @@ export * from "./errors.js";
 export * from "./futures.js";
 export * from "./http.js";
 export * from "./loss-mapping.js";
+export * from "./server/checkpoints.js";
 export * from "./server/server.js";
 export * from "./wire.js";

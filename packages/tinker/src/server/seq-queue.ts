@@ -26,6 +26,7 @@ interface Waiting {
 export class SeqQueue {
   private next = 1;
   private busy = false;
+  private current: Promise<void> = Promise.resolve();
   private readonly waiting = new Map<number, Waiting>();
   private readonly replies = new Map<number, { fingerprint: string; reply: StoredReply }>();
 
@@ -85,7 +86,8 @@ export class SeqQueue {
         this.waiting.delete(this.next);
         this.next += 1;
         clearTimeout(entry.timer);
-        await entry.run();
+        this.current = entry.run();
+        await this.current;
       }
     } finally {
       this.busy = false;
@@ -101,8 +103,8 @@ export class SeqQueue {
     this.waiting.clear();
   }
 
-  /** Whether nothing is running or waiting. */
-  get idle(): boolean {
-    return !this.busy && this.waiting.size === 0;
+  /** Resolves once the request running now (if any) has finished. */
+  async drained(): Promise<void> {
+    while (this.busy) await this.current;
   }
 }

@@ -1,5 +1,9 @@
+import { mkdtemp, readFile, rm, writeFile, mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TableBackend } from "../test-support/table-backend.js";
+import { folderCheckpoints } from "./checkpoints.js";
 import { startTinkerServer, type TinkerServer } from "./server.js";
 
 /** Raw JSON over HTTP, as any client would send it. */
@@ -253,6 +257,56 @@ describe("long polls and sampling", () => {
       expect(big).toEqual({ status: 413, body: { detail: "create_session: body is larger than 64 bytes", code: "too_large" } });
     } finally {
       await small.close();
+    }
+  });
+});
+
+function asTable(backend: unknown): TableBackend {
+  if (!(backend instanceof TableBackend)) throw new Error("expected a TableBackend");
+  return backend;
+}
+
+describe("checkpoints", () => {
+  it("saves to a folder per model and name, and loads into a new model as its first request", async () => {
+    const root = await mkdtemp(join(tmpdir(), "tinker-checkpoints-"));
+    const store = folderCheckpoints(root, {
+      save: async (backend, dir) => {
+        await mkdir(dir, { recursive: true });
+        await writeFile(join(dir, "weights.json"), JSON.stringify(asTable(backend).exportWeights()));
+      },
+      load: async (dir, { previous }) => {
+        asTable(previous).importWeights(JSON.parse(await readFile(join(dir, "weights.json"), "utf8")) as number[]);
+        return previous;
+      },
+    });
+    let seed = 0;
+    const saving = await startTinkerServer({ createBackend: () => new TableBackend(8, ++seed), checkpoints: store });
+    try {
+      const sid = await session(saving);
+      const first = await model(saving, sid, 0);
+      const logprobs = async (id: string, seq: number) => {
+        const r = await call(saving, "forward", { model_id: id, seq_id: seq, forward_input: { loss_fn: "importance_sampling", data: [datum] } });
+        return ((await settle(saving, r.body.request_id)).loss_fn_outputs as { logprobs: { data: number[] } }[])[0]!.logprobs.data;
+      };
+      const before = await logprobs(first, 1);
+      const saved = await call(saving, "save_weights", { model_id: first, seq_id: 2, path: "ckpt-1" });
+      const path = `tinker://${first}/weights/ckpt-1`;
+      expect(await settle(saving, saved.body.request_id)).toEqual({ path, type: "save_weights" });
+      expect(JSON.parse(await readFile(join(root, first.replaceAll(":", "_"), "ckpt-1", "weights.json"), "utf8"))).toHaveLength(64);
+
+      // A second model starts from other weights until it loads the checkpoint.
+      const second = await model(saving, sid, 1);
+      const loaded = await call(saving, "load_weights", { model_id: second, seq_id: 1, path, optimizer: true });
+      expect(await settle(saving, loaded.body.request_id)).toEqual({ path, model_id: second, type: "load_weights" });
+      expect(await logprobs(second, 2)).toEqual(before);
+
+      const bad = await call(saving, "load_weights", { model_id: await model(saving, sid, 2), seq_id: 1, path: "s3://elsewhere" });
+      expect(bad.body.detail).toBe('load_weights: path: "s3://elsewhere" is not a tinker://<model>/weights/<name> path');
+      const missing = await call(saving, "load_weights", { model_id: await model(saving, sid, 3), seq_id: 1, path: `tinker://${first}/weights/none` });
+      expect((await settle(saving, missing.body.request_id)).error).toMatch(/^load_weights: ENOENT/);
+    } finally {
+      await saving.close();
+      await rm(root, { recursive: true, force: true });
     }
   });
 });

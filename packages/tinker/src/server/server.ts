@@ -36,15 +36,24 @@ export interface BackendRequest {
   seed?: number;
 }
 
+/** A checkpoint's address: `tinker://<modelId>/weights/<name>`. */
+export interface CheckpointKey {
+  modelId: string;
+  name: string;
+}
+
 /**
- * Saves and restores a backend's full training state (weights and optimizer) under a name.
+ * Saves and restores a backend's full training state (weights and optimizer) under a key.
  * `TrainingBackend` itself has no checkpoint methods, so `save_weights` and `load_weights` work
- * only when the server is given a store.
+ * only when the server is given a store (see `folderCheckpoints`).
  */
 export interface CheckpointStore {
-  save(backend: TrainingBackend, key: { modelId: string; name: string }): Promise<void>;
-  load(backend: TrainingBackend, key: { modelId: string; name: string }, options: { optimizer: boolean }): Promise<void>;
+  save(backend: TrainingBackend, key: CheckpointKey): Promise<void>;
+  /** Restore `key` and return the backend to use from now on: `backend` itself or a new one. */
+  load(backend: TrainingBackend, key: CheckpointKey, options: { optimizer: boolean }): Promise<TrainingBackend>;
 }
+
+const CHECKPOINT_PATH = /^tinker:\/\/([^/]+)\/weights\/([A-Za-z0-9_-]+)$/;
 
 export interface TinkerServerOptions {
   /** Serve this one backend: one model at a time, whatever `base_model` asks for. */
@@ -266,7 +275,6 @@ export class TinkerServerCore {
   private readonly models = new Map<string, Model>();
   private readonly samplingSessions = new Map<string, SamplingSession>();
   private readonly samplerPaths = new Map<string, SamplingSession>();
-  private readonly checkpointPaths = new Map<string, { modelId: string; name: string }>();
   private readonly futures: FutureStore;
   private readonly sweeper: NodeJS.Timeout;
   private samplingCounter = 0;
@@ -316,7 +324,13 @@ export class TinkerServerCore {
     }
     const sampler = /^samplers\/([^/]+)$/.exec(route);
     if (sampler && method === "GET") {
-      reply(res, 200, this.describeSampler(decodeURIComponent(sampler[1]!)));
+      let id: string;
+      try {
+        id = decodeURIComponent(sampler[1]!);
+      } catch {
+        throw new HttpError(400, "invalid_request", `samplers: "${sampler[1]!}" is not a valid URL component`);
+      }
+      reply(res, 200, this.describeSampler(id));
       return;
     }
     const known = ROUTES.find((r) => r.endsWith(` ${route}`));
@@ -485,6 +499,13 @@ export class TinkerServerCore {
     this.models.delete(modelId);
     model.session.models.delete(modelId);
     model.queue.cancel(reason);
+    // A backend built for this model alone can release its memory once its last request ran.
+    if (this.options.createBackend) {
+      void model.backend.then(async (backend) => {
+        await model.queue.drained();
+        (backend as { dispose?: () => void }).dispose?.();
+      }, () => undefined);
+    }
   }
 
   /**
@@ -595,9 +616,7 @@ export class TinkerServerCore {
         const name = request.path ?? `checkpoint-${seq}`;
         return async () => {
           await store.save(await backend(), { modelId: model.id, name });
-          const path = `tinker://${model.id}/weights/${name}`;
-          this.checkpointPaths.set(path, { modelId: model.id, name });
-          return { path, type: "save_weights" };
+          return { path: `tinker://${model.id}/weights/${name}`, type: "save_weights" };
         };
       }
       case "load_weights": {
@@ -606,10 +625,12 @@ export class TinkerServerCore {
           throw new HttpError(400, "seq_out_of_range", `${route}: load_weights is allowed only as a model's first request (seq_id 1), got seq_id ${seq}`);
         }
         const store = this.checkpointStore(route);
-        const key = this.checkpointPaths.get(request.path);
-        if (!key) throw new HttpError(404, "not_found", `${route}: path: no checkpoint "${request.path}" on this server`);
+        const match = CHECKPOINT_PATH.exec(request.path);
+        if (!match) throw new HttpError(400, "invalid_request", `${route}: path: "${request.path}" is not a tinker://<model>/weights/<name> path`);
+        const key = { modelId: match[1]!, name: match[2]! };
         return async () => {
-          await store.load(await backend(), key, { optimizer: request.optimizer });
+          const restored = await store.load(await backend(), key, { optimizer: request.optimizer });
+          model.backend = Promise.resolve(restored);
           return { path: request.path, model_id: model.id, type: "load_weights" };
         };
       }

@@ -32,6 +32,17 @@ export class TableBackend implements TrainingBackend {
     this.v = new Float64Array(this.weights.length);
   }
 
+  /** The weights, for checkpoint tests. */
+  exportWeights(): number[] {
+    return Array.from(this.weights);
+  }
+
+  /** Overwrite the weights (optimizer state starts fresh). */
+  importWeights(weights: readonly number[]): void {
+    if (weights.length !== this.weights.length) throw new Error(`expected ${this.weights.length} weights, got ${weights.length}`);
+    this.weights.set(weights);
+  }
+
   private async pause(): Promise<void> {
     if (this.options.delayMs) await new Promise((resolve) => setTimeout(resolve, this.options.delayMs));
   }
