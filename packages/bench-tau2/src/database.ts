@@ -1,0 +1,243 @@
+import { createHash } from "node:crypto";
+import type { z } from "zod";
+import { attributeError } from "./python/errors.js";
+import { encodeString, pyDumps, sortCodePoints, writeValue } from "./python/json.js";
+import { pyDeepCopy, type PyDict, type PyModel, type PyValue } from "./python/value.js";
+
+/** A τ² database root: named tables, each a dict of entities (orders, users, flights, …). */
+export type DbRoot = Record<string, Map<string, unknown>>;
+
+export type Entity<M> = M extends Map<string, infer V> ? V : never;
+
+/**
+ * One environment's database. Loaded databases are frozen and shared: a working copy starts
+ * with fresh tables that point at the frozen entities and copies an entity the first time a
+ * tool changes it. Fresh environments therefore cost a few table copies, not a deep copy of
+ * megabytes, and the hash of an unchanged entity is computed once.
+ */
+export class Database<T extends DbRoot> {
+  private constructor(
+    /** The upstream model class (`RetailDB`), which Python names in attribute errors. */
+    readonly className: string,
+    readonly schema: z.ZodType<T>,
+    private tablesValue: T,
+    /** The frozen database this copy started from, until `update` replaces everything. */
+    private pristine: T | undefined,
+  ) {}
+
+  /** A working copy of a loaded (frozen) database. */
+  static open<T extends DbRoot>(className: string, schema: z.ZodType<T>, pristine: T): Database<T> {
+    return new Database(className, schema, shallowTables(pristine), pristine);
+  }
+
+  /**
+   * `db.<name>` for code that may be handed another domain's database (upstream points the
+   * user toolkit at the agent's database after initialisation data is applied).
+   */
+  table(name: string): Map<string, unknown> {
+    const table = (this.tablesValue as DbRoot)[name];
+    if (table === undefined) throw attributeError(`'${this.className}' object has no attribute '${name}'`);
+    return table;
+  }
+
+  /** The tables; entities may be frozen (shared) until `mutable` copies them. */
+  get tables(): T {
+    return this.tablesValue;
+  }
+
+  /**
+   * The entity `key` of `table`, safe to change: copied on first write if it is shared.
+   * Returns undefined when the key is absent.
+   */
+  mutable<K extends keyof T & string>(table: K, key: string): Entity<T[K]> | undefined {
+    const map = this.tablesValue[table]!;
+    const entity = map.get(key);
+    if (entity === undefined || !isShared(entity)) return entity as Entity<T[K]> | undefined;
+    const copy = pyDeepCopy(entity as PyValue);
+    map.set(key, copy);
+    return copy as Entity<T[K]>;
+  }
+
+  /** pydantic's `model_dump()` of the database (shares structure; do not change it). */
+  dump(): PyModel {
+    return this.tablesValue as unknown as PyModel;
+  }
+
+  /** τ²'s `get_db_hash()`: sha256 of `json.dumps(model_dump(), sort_keys=True, default=str)`. */
+  hash(): string {
+    // Databases that started from the same pristine one and changed the same entities the same
+    // way have the same hash: remember it by the changes (a few kilobytes, not megabytes).
+    const changes = this.changes();
+    const known = changes === undefined ? undefined : hashesByChanges.get(this.pristine!)?.get(changes);
+    if (known !== undefined) return known;
+    const hash = this.fullHash();
+    if (changes !== undefined) {
+      let cache = hashesByChanges.get(this.pristine!);
+      if (cache === undefined || cache.size >= 512) {
+        cache = new Map<string, string>();
+        hashesByChanges.set(this.pristine!, cache);
+      }
+      cache.set(changes, hash);
+    }
+    return hash;
+  }
+
+  /** Every entity that is not the pristine one, as text; undefined once `update` replaced the tables. */
+  private changes(): string | undefined {
+    if (this.pristine === undefined) return undefined;
+    const parts: string[] = [];
+    for (const [name, table] of Object.entries(this.tablesValue as DbRoot)) {
+      const pristine = (this.pristine as DbRoot)[name];
+      parts.push(`${encodeString(name)}:${table.size}`);
+      for (const [key, entity] of table) {
+        if (pristine?.get(key) !== entity) parts.push(`${encodeString(key)}=${sortedDump(entity as PyValue)}`);
+      }
+      for (const key of pristine?.keys() ?? []) {
+        if (!table.has(key)) parts.push(`-${encodeString(key)}`);
+      }
+    }
+    return parts.join("\n");
+  }
+
+  private fullHash(): string {
+    const hash = createHash("sha256");
+    const root = this.tablesValue as DbRoot;
+    hash.update("{");
+    sortCodePoints(Object.keys(root)).forEach((name, i) => {
+      const table = root[name]!;
+      hash.update(`${i > 0 ? ", " : ""}${encodeString(name)}: {`);
+      this.sortedKeys(name, table).forEach((key, j) => {
+        hash.update(`${j > 0 ? ", " : ""}${encodeString(key)}: `);
+        hash.update(sortedDump(table.get(key) as PyValue));
+      });
+      hash.update("}");
+    });
+    hash.update("}");
+    return hash.digest("hex");
+  }
+
+  // Most tables keep the keys they were loaded with; their sorted order is computed once.
+  private sortedKeys(name: string, table: Map<string, unknown>): string[] {
+    const pristine = (this.pristine as DbRoot | undefined)?.[name];
+    if (pristine?.size !== table.size || ![...table.keys()].every((key) => pristine.has(key))) {
+      return sortCodePoints([...table.keys()]);
+    }
+    let keys = sortedTableKeys.get(pristine);
+    if (keys === undefined) {
+      keys = sortCodePoints([...pristine.keys()]);
+      sortedTableKeys.set(pristine, keys);
+    }
+    return keys;
+  }
+
+  /**
+   * τ²'s `update_db(data)`: merge `data` into the dump (dicts merge key by key, anything else
+   * replaces) and validate the result as a new database.
+   */
+  update(data: PyDict): void {
+    const merged = mergeInto(toDict(this.dump()), data);
+    this.tablesValue = this.schema.parse(merged);
+    this.pristine = undefined;
+  }
+}
+
+/** Freeze a loaded database so that any accidental in-place change throws. */
+export function freezeDatabase<T extends DbRoot>(root: T): T {
+  for (const table of Object.values(root)) {
+    for (const entity of table.values()) deepFreeze(entity);
+  }
+  return root;
+}
+
+function shallowTables<T extends DbRoot>(root: T): T {
+  const tables: DbRoot = {};
+  for (const [name, table] of Object.entries(root)) tables[name] = new Map(table);
+  return tables as T;
+}
+
+function isShared(value: unknown): boolean {
+  return typeof value === "object" && value !== null && Object.isFrozen(value);
+}
+
+function refuse(): never {
+  throw new TypeError("shared database entity changed in place; take it through Database.mutable first");
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
+  if (value instanceof Map) {
+    for (const item of value.values()) deepFreeze(item);
+    Object.defineProperties(value, { set: { value: refuse }, delete: { value: refuse }, clear: { value: refuse } });
+  } else {
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  Object.freeze(value);
+}
+
+const fragments = new WeakMap<object, string>();
+const sortedTableKeys = new WeakMap<Map<string, unknown>, string[]>();
+const hashesByChanges = new WeakMap<DbRoot, Map<string, string>>();
+
+/** `json.dumps(value, sort_keys=True)`, reusing the text of shared (frozen) entities. */
+export function sortedDump(value: PyValue): string {
+  const parts: string[] = [];
+  writeSorted(value, parts);
+  return parts.join("");
+}
+
+function writeSorted(value: PyValue, parts: string[]): void {
+  if (typeof value !== "object" || value === null) {
+    writeValue(value, true, parts);
+    return;
+  }
+  if (Object.isFrozen(value)) {
+    let text = fragments.get(value);
+    if (text === undefined) {
+      text = pyDumps(value, { sortKeys: true });
+      fragments.set(value, text);
+    }
+    parts.push(text);
+    return;
+  }
+  if (Array.isArray(value)) {
+    parts.push("[");
+    value.forEach((item, i) => {
+      if (i > 0) parts.push(", ");
+      writeSorted(item, parts);
+    });
+    parts.push("]");
+    return;
+  }
+  const keys = sortCodePoints(value instanceof Map ? [...value.keys()] : Object.keys(value));
+  parts.push("{");
+  keys.forEach((key, i) => {
+    if (i > 0) parts.push(", ");
+    writeValue(key, true, parts);
+    parts.push(": ");
+    writeSorted(value instanceof Map ? value.get(key)! : value[key]!, parts);
+  });
+  parts.push("}");
+}
+
+/** A model dump as nested dicts, as `AddictDict(model.model_dump())` sees it. */
+function toDict(value: PyValue): PyValue {
+  if (Array.isArray(value)) return value.map(toDict);
+  if (value instanceof Map || (typeof value === "object" && value !== null)) {
+    const dict: PyDict = new Map();
+    const entries = value instanceof Map ? value.entries() : Object.entries(value);
+    for (const [key, item] of entries) dict.set(key, toDict(item));
+    return dict;
+  }
+  return value;
+}
+
+// addict's recursive update: dict into dict merges, anything else replaces (new keys go last).
+function mergeInto(base: PyValue, update: PyDict): PyValue {
+  if (!(base instanceof Map)) return update;
+  for (const [key, value] of update) {
+    const current = base.get(key);
+    if (current instanceof Map && value instanceof Map) mergeInto(current, value);
+    else base.set(key, value instanceof Map ? toDict(value) : value);
+  }
+  return base;
+}

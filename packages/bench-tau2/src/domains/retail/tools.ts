@@ -1,0 +1,452 @@
+import type { Database } from "../../database.js";
+import { attributeError, PyException, valueError } from "../../python/errors.js";
+import { pyDumps } from "../../python/json.js";
+import { abs, add, count, getKey, hasKey, iterate, len, lessThan, sorted, sub } from "../../python/ops.js";
+import { construct, str } from "../../python/pydantic.js";
+import { pyRound } from "../../python/round.js";
+import { pyEquals, pyStr, pyTypeName, type PyDict, type PyModel, type PyValue } from "../../python/value.js";
+import { Toolkit, type ToolDefinition } from "../../toolkit.js";
+import { calculateTool, param, STRING, STRING_LIST, transferToHumanAgents } from "../common.js";
+import type { Order, OrderPayment, PaymentMethod, Product, RetailDb, User, Variant } from "./model.js";
+
+type Db = Database<RetailDb>;
+type Args = ReadonlyMap<string, PyValue>;
+
+const ORDER_ID = param(
+  "order_id",
+  STRING,
+  "The order id, such as '#W0000000'. Order ids start with a '#' symbol.",
+);
+const USER_ID = param("user_id", STRING, "The user id, such as 'sara_doe_496'.");
+const PAYMENT_METHOD_ID = param(
+  "payment_method_id",
+  STRING,
+  "The id of the payment method that pays or receives the price difference, such as 'gift_card_0000000' or 'credit_card_0000000'; find it in the user or order details.",
+);
+const ADDRESS_PARAMS = [
+  param("address1", STRING, "The first address line, such as '123 Main St'."),
+  param("address2", STRING, "The second address line, such as 'Apt 1', or ''."),
+  param("city", STRING, "The city, such as 'San Francisco'."),
+  param("state", STRING, "The state, such as 'CA'."),
+  param("country", STRING, "The country, such as 'USA'."),
+  param("zip", STRING, "The zip code, such as '12345'."),
+];
+
+const USER_ADDRESS = {
+  name: "UserAddress",
+  fields: ["address1", "address2", "city", "country", "state", "zip"].map((name) => ({ name, type: str })),
+};
+
+function getOrder(db: Db, orderId: PyValue): Order {
+  const order = getKey(db.tables.orders, orderId);
+  if (order === undefined) throw valueError("Order not found");
+  return order;
+}
+
+/** The order, copied for writing; call only after the checks that may reject the call. */
+function writableOrder(db: Db, orderId: PyValue): Order {
+  getOrder(db, orderId);
+  return db.mutable("orders", orderId as string)!;
+}
+
+function getUser(db: Db, userId: PyValue): User {
+  const user = getKey(db.tables.users, userId);
+  if (user === undefined) throw valueError("User not found");
+  return user;
+}
+
+function getProduct(db: Db, productId: PyValue): Product {
+  const product = getKey(db.tables.products, productId);
+  if (product === undefined) throw valueError("Product not found");
+  return product;
+}
+
+function getItem(db: Db, itemId: PyValue): Variant {
+  for (const product of db.tables.products.values()) {
+    if (hasKey(product.variants, itemId)) return product.variants.get(itemId as string)!;
+  }
+  throw valueError("Item not found");
+}
+
+function getVariant(db: Db, productId: PyValue, variantId: PyValue): Variant {
+  const product = getProduct(db, productId);
+  const variant = getKey(product.variants, variantId);
+  if (variant === undefined) throw valueError("Variant not found");
+  return variant;
+}
+
+function getPaymentMethod(db: Db, userId: PyValue, paymentMethodId: PyValue): PaymentMethod {
+  const user = getUser(db, userId);
+  const method = getKey(user.payment_methods, paymentMethodId);
+  if (method === undefined) throw valueError("Payment method not found");
+  return method;
+}
+
+/** The payment method inside a writable copy of its user. */
+function writablePaymentMethod(db: Db, userId: string, paymentMethodId: string): PaymentMethod {
+  return db.mutable("users", userId)!.payment_methods.get(paymentMethodId)!;
+}
+
+/** Credit a gift card and round its balance to cents, as upstream does after every change. */
+function changeGiftCardBalance(db: Db, userId: string, paymentMethodId: string, delta: number | bigint, sign: 1 | -1): void {
+  const method = writablePaymentMethod(db, userId, paymentMethodId);
+  if (method.source !== "gift_card") return;
+  const balance = sign === 1 ? add(method.balance, delta) : sub(method.balance, delta);
+  method.balance = pyRound(Number(balance), 2);
+}
+
+function isPendingOrder(order: Order): boolean {
+  return order.status.includes("pending");
+}
+
+function payment(transactionType: "payment" | "refund", amount: number | bigint, paymentMethodId: string): OrderPayment {
+  return { transaction_type: transactionType, amount: Number(amount), payment_method_id: paymentMethodId };
+}
+
+/** `item_ids.count(x) > all_item_ids.count(x)` for every requested id, in order. */
+function checkItemsExist(order: Order, itemIds: PyValue, message: (itemId: PyValue) => string): void {
+  const allItemIds = order.items.map((item) => item.item_id);
+  for (const itemId of iterate(itemIds)) {
+    if (count(itemIds, itemId) > count(allItemIds, itemId)) throw valueError(message(itemId));
+  }
+}
+
+function zip(a: PyValue, b: PyValue): [PyValue, PyValue][] {
+  const left = iterate(a);
+  const right = iterate(b);
+  return left.slice(0, Math.min(left.length, right.length)).map((item, i) => [item, right[i]!]);
+}
+
+function firstItem(order: Order, itemId: PyValue): Order["items"][number] | undefined {
+  return order.items.find((item) => pyEquals(item.item_id, itemId));
+}
+
+function lower(value: PyValue): string {
+  if (typeof value !== "string") throw attributeError(`'${pyTypeName(value)}' object has no attribute 'lower'`);
+  return value.toLowerCase();
+}
+
+function newAddress(args: Args): PyModel {
+  const kwargs: PyDict = new Map(["address1", "address2", "city", "state", "country", "zip"].map((name) => [name, args.get(name)!]));
+  return construct(USER_ADDRESS, kwargs);
+}
+
+const tools: ToolDefinition<RetailDb>[] = [
+  calculateTool(),
+  {
+    name: "cancel_pending_order",
+    kind: "write",
+    description:
+      "Cancel a pending order; processed or delivered orders cannot be cancelled. Explain the cancellation and get the user's explicit confirmation (yes/no) first. The order status becomes 'cancelled' and every payment is refunded: at once for gift cards, in 5-7 business days otherwise. Returns the order after the cancellation.",
+    params: [ORDER_ID, param("reason", STRING, "The reason for the cancellation: 'no longer needed' or 'ordered by mistake'.")],
+    run: (db, args) => {
+      const orderId = args.get("order_id")!;
+      const reason = args.get("reason")!;
+      const order = getOrder(db, orderId);
+      if (order.status !== "pending") throw valueError("Non-pending order cannot be cancelled");
+      if (!(hasKey(REASONS, reason))) throw valueError("Invalid reason");
+      const writable = writableOrder(db, orderId);
+      const refunds: OrderPayment[] = [];
+      for (const paid of writable.payment_history) {
+        refunds.push(payment("refund", paid.amount, paid.payment_method_id));
+        const user = getUser(db, writable.user_id);
+        const method = getPaymentMethod(db, user.user_id, paid.payment_method_id);
+        if (method.source === "gift_card") changeGiftCardBalance(db, user.user_id, paid.payment_method_id, paid.amount, 1);
+      }
+      writable.status = "cancelled";
+      writable.cancel_reason = reason as Order["cancel_reason"];
+      writable.payment_history.push(...refunds);
+      return writable;
+    },
+  },
+  {
+    name: "exchange_delivered_order_items",
+    kind: "write",
+    description:
+      "Exchange items of a delivered order for other items of the same product. A delivered order can be returned or exchanged only once. Explain the exchange and get the user's explicit confirmation (yes/no) first. Returns the order after the exchange request.",
+    params: [
+      ORDER_ID,
+      param("item_ids", STRING_LIST, "The ids of the items to exchange, such as '1008292230'. The list may repeat an id."),
+      param(
+        "new_item_ids",
+        STRING_LIST,
+        "The ids of the new items, such as '1008292230', in the same order as item_ids; each must be of the same product as the item it replaces. The list may repeat an id.",
+      ),
+      PAYMENT_METHOD_ID,
+    ],
+    run: (db, args) => {
+      const orderId = args.get("order_id")!;
+      const itemIds = args.get("item_ids")!;
+      const newItemIds = args.get("new_item_ids")!;
+      const paymentMethodId = args.get("payment_method_id")!;
+      const order = getOrder(db, orderId);
+      if (order.status !== "delivered") throw valueError("Non-delivered order cannot be exchanged");
+      checkItemsExist(order, itemIds, (itemId) => `Number of ${pyStr(itemId)} not found.`);
+      if (len(itemIds) !== len(newItemIds)) throw valueError("The number of items to be exchanged should match.");
+      let diffPrice: number | bigint = 0n;
+      for (const [itemId, newItemId] of zip(itemIds, newItemIds)) {
+        const item = firstItem(order, itemId);
+        if (item === undefined) throw valueError(`Item ${pyStr(itemId)} not found`);
+        const variant = getVariant(db, item.product_id, newItemId);
+        if (!variant.available) throw valueError(`New item ${pyStr(newItemId)} not found or available`);
+        diffPrice = add(diffPrice, variant.price - item.price);
+      }
+      diffPrice = typeof diffPrice === "bigint" ? diffPrice : pyRound(diffPrice, 2);
+      const method = getPaymentMethod(db, order.user_id, paymentMethodId);
+      if (method.source === "gift_card" && lessThan(method.balance, diffPrice)) {
+        throw valueError("Insufficient gift card balance to pay for the price difference");
+      }
+      const writable = writableOrder(db, orderId);
+      writable.status = "exchange requested";
+      writable.exchange_items = sorted(itemIds) as string[];
+      writable.exchange_new_items = sorted(newItemIds) as string[];
+      writable.exchange_payment_method_id = paymentMethodId as string;
+      // Upstream assigns without validation, so an exchange of no items stores the int 0.
+      (writable as unknown as PyModel).exchange_price_difference = diffPrice;
+      return writable;
+    },
+  },
+  {
+    name: "find_user_id_by_name_zip",
+    kind: "read",
+    description:
+      "Find a user id by first name, last name and zip code; fails when no user matches. Look users up by email first, and use this only when the email is unknown or not found.",
+    params: [
+      param("first_name", STRING, "The customer's first name, such as 'John'."),
+      param("last_name", STRING, "The customer's last name, such as 'Doe'."),
+      param("zip", STRING, "The customer's zip code, such as '12345'."),
+    ],
+    run: (db, args) => {
+      const firstName = args.get("first_name")!;
+      const lastName = args.get("last_name")!;
+      const zip = args.get("zip")!;
+      for (const [userId, user] of db.tables.users) {
+        if (
+          user.name.first_name.toLowerCase() === lower(firstName) &&
+          user.name.last_name.toLowerCase() === lower(lastName) &&
+          pyEquals(user.address.zip, zip)
+        ) {
+          return userId;
+        }
+      }
+      throw valueError("User not found");
+    },
+  },
+  {
+    name: "find_user_id_by_email",
+    kind: "read",
+    description: "Find a user id by email; fails when no user has that email.",
+    params: [param("email", STRING, "The user's email, such as 'something@example.com'.")],
+    run: (db, args) => {
+      const email = args.get("email")!;
+      for (const [userId, user] of db.tables.users) {
+        if (user.email.toLowerCase() === lower(email)) return userId;
+      }
+      throw valueError("User not found");
+    },
+  },
+  {
+    name: "get_order_details",
+    kind: "read",
+    description: "Get the status and details of an order.",
+    params: [ORDER_ID],
+    run: (db, args) => getOrder(db, args.get("order_id")!),
+  },
+  {
+    name: "get_product_details",
+    kind: "read",
+    description: "Get the inventory details of a product: its variants, their options, availability and prices.",
+    params: [param("product_id", STRING, "The product id, such as '6086499569'. A product id is not an item id.")],
+    run: (db, args) => getProduct(db, args.get("product_id")!),
+  },
+  {
+    name: "get_item_details",
+    kind: "read",
+    description: "Get the inventory details of an item (one variant of a product).",
+    params: [param("item_id", STRING, "The item id, such as '6086499569'. An item id is not a product id.")],
+    run: (db, args) => getItem(db, args.get("item_id")!),
+  },
+  {
+    name: "get_user_details",
+    kind: "read",
+    description: "Get the details of a user, including their payment methods and orders.",
+    params: [USER_ID],
+    run: (db, args) => getUser(db, args.get("user_id")!),
+  },
+  {
+    name: "list_all_product_types",
+    kind: "read",
+    description:
+      "List the name and product id of every product type (there are 50). Each product type has several items with their own item ids and options. Returns a JSON object from product name to product id, sorted by name.",
+    params: [],
+    run: (db) => {
+      const byName: PyDict = new Map();
+      for (const product of db.tables.products.values()) byName.set(product.name, product.product_id);
+      return pyDumps(byName, { sortKeys: true });
+    },
+  },
+  {
+    name: "modify_pending_order_address",
+    kind: "write",
+    description:
+      "Change the shipping address of a pending order. Explain the change and get the user's explicit confirmation (yes/no) first. Returns the order after the change.",
+    params: [ORDER_ID, ...ADDRESS_PARAMS],
+    run: (db, args) => {
+      const orderId = args.get("order_id")!;
+      const order = getOrder(db, orderId);
+      if (!isPendingOrder(order)) throw valueError("Non-pending order cannot be modified");
+      const address = newAddress(args) as Order["address"];
+      const writable = writableOrder(db, orderId);
+      writable.address = address;
+      return writable;
+    },
+  },
+  {
+    name: "modify_pending_order_items",
+    kind: "write",
+    description:
+      "Change items of a pending order to other items of the same product. This can be done only once per pending order. Explain the change and get the user's explicit confirmation (yes/no) first. Returns the order after the change.",
+    params: [
+      ORDER_ID,
+      param("item_ids", STRING_LIST, "The ids of the items to change, such as '1008292230'. The list may repeat an id."),
+      param(
+        "new_item_ids",
+        STRING_LIST,
+        "The ids of the new items, such as '1008292230', in the same order as item_ids; each must be of the same product as the item it replaces. The list may repeat an id.",
+      ),
+      PAYMENT_METHOD_ID,
+    ],
+    run: (db, args) => {
+      const orderId = args.get("order_id")!;
+      const itemIds = args.get("item_ids")!;
+      const newItemIds = args.get("new_item_ids")!;
+      const paymentMethodId = args.get("payment_method_id")!;
+      const order = getOrder(db, orderId);
+      if (order.status !== "pending") throw valueError("Non-pending order cannot be modified");
+      checkItemsExist(order, itemIds, (itemId) => `${pyStr(itemId)} not found`);
+      if (len(itemIds) !== len(newItemIds)) throw valueError("The number of items to be exchanged should match");
+      let diffPrice: number | bigint = 0n;
+      let variant: Variant | undefined;
+      const pairs = zip(itemIds, newItemIds);
+      for (const [itemId, newItemId] of pairs) {
+        if (pyEquals(itemId, newItemId)) throw valueError("The new item id should be different from the old item id");
+        const item = firstItem(order, itemId);
+        if (item === undefined) throw valueError(`Item ${pyStr(itemId)} not found`);
+        variant = getVariant(db, item.product_id, newItemId);
+        if (!variant.available) throw valueError(`New item ${pyStr(newItemId)} not found or available`);
+        diffPrice = add(diffPrice, variant.price - item.price);
+      }
+      const method = getPaymentMethod(db, order.user_id, paymentMethodId);
+      if (method.source === "gift_card" && lessThan(method.balance, diffPrice)) {
+        throw valueError("Insufficient gift card balance to pay for the new item");
+      }
+      const writable = writableOrder(db, orderId);
+      writable.payment_history.push(
+        payment(lessThan(0n, diffPrice) ? "payment" : "refund", abs(diffPrice), paymentMethodId as string),
+      );
+      if (method.source === "gift_card") changeGiftCardBalance(db, writable.user_id, paymentMethodId as string, diffPrice, -1);
+      for (const [itemId, newItemId] of pairs) {
+        const item = firstItem(writable, itemId)!;
+        // Upstream gives every changed item the price and options of the last new variant.
+        item.item_id = newItemId as string;
+        item.price = variant!.price;
+        item.options = variant!.options;
+      }
+      writable.status = "pending (item modified)";
+      return writable;
+    },
+  },
+  {
+    name: "modify_pending_order_payment",
+    kind: "write",
+    description:
+      "Change the payment method of a pending order. Explain the change and get the user's explicit confirmation (yes/no) first. Returns the order after the change.",
+    params: [ORDER_ID, PAYMENT_METHOD_ID],
+    run: (db, args) => {
+      const orderId = args.get("order_id")!;
+      const paymentMethodId = args.get("payment_method_id")!;
+      const order = getOrder(db, orderId);
+      if (!isPendingOrder(order)) throw valueError("Non-pending order cannot be modified");
+      const method = getPaymentMethod(db, order.user_id, paymentMethodId);
+      const first = order.payment_history[0];
+      if (order.payment_history.length !== 1 || first?.transaction_type !== "payment") {
+        throw valueError("There should be exactly one payment for a pending order");
+      }
+      if (pyEquals(first.payment_method_id, paymentMethodId)) {
+        throw valueError("The new payment method should be different from the current one");
+      }
+      const amount = first.amount;
+      if (method.source === "gift_card" && method.balance < amount) {
+        throw valueError("Insufficient gift card balance to pay for the order");
+      }
+      const writable = writableOrder(db, orderId);
+      const newMethodId = paymentMethodId as string;
+      writable.payment_history.push(payment("payment", amount, newMethodId), payment("refund", amount, first.payment_method_id));
+      if (method.source === "gift_card") changeGiftCardBalance(db, writable.user_id, newMethodId, amount, -1);
+      const oldMethod = getPaymentMethod(db, writable.user_id, first.payment_method_id);
+      if (oldMethod.source === "gift_card") changeGiftCardBalance(db, writable.user_id, first.payment_method_id, amount, 1);
+      return writable;
+    },
+  },
+  {
+    name: "modify_user_address",
+    kind: "write",
+    description:
+      "Change the default address of a user. Explain the change and get the user's explicit confirmation (yes/no) first. Returns the user after the change.",
+    params: [USER_ID, ...ADDRESS_PARAMS],
+    run: (db, args) => {
+      const userId = args.get("user_id")!;
+      getUser(db, userId);
+      const address = newAddress(args) as User["address"];
+      const user = db.mutable("users", userId as string)!;
+      user.address = address;
+      return user;
+    },
+  },
+  {
+    name: "return_delivered_order_items",
+    kind: "write",
+    description:
+      "Return items of a delivered order; the order status becomes 'return requested' and the user receives an email about how and where to send the items. Explain the return and get the user's explicit confirmation (yes/no) first. Returns the order after the return request.",
+    params: [
+      ORDER_ID,
+      param("item_ids", STRING_LIST, "The ids of the items to return, such as '1008292230'. The list may repeat an id."),
+      param(
+        "payment_method_id",
+        STRING,
+        "The id of the payment method that receives the refund, such as 'gift_card_0000000' or 'credit_card_0000000': the original payment method or a gift card.",
+      ),
+    ],
+    run: (db, args) => {
+      const orderId = args.get("order_id")!;
+      const itemIds = args.get("item_ids")!;
+      const paymentMethodId = args.get("payment_method_id")!;
+      const order = getOrder(db, orderId);
+      if (order.status !== "delivered") throw valueError("Non-delivered order cannot be returned");
+      const user = getUser(db, order.user_id);
+      const method = getPaymentMethod(db, user.user_id, paymentMethodId);
+      const original = order.payment_history[0];
+      if (method.source !== "gift_card") {
+        if (original === undefined) throw new PyException("IndexError", "list index out of range");
+        if (!pyEquals(paymentMethodId, original.payment_method_id)) {
+          throw valueError("Payment method should be the original payment method");
+        }
+      }
+      checkItemsExist(order, itemIds, () => "Some item not found");
+      const writable = writableOrder(db, orderId);
+      writable.status = "return requested";
+      writable.return_items = sorted(itemIds) as string[];
+      writable.return_payment_method_id = paymentMethodId as string;
+      return writable;
+    },
+  },
+  transferToHumanAgents(),
+];
+
+const REASONS: ReadonlyMap<string, true> = new Map([
+  ["no longer needed", true],
+  ["ordered by mistake", true],
+]);
+
+/** The 16 agent tools of the retail domain. */
+export const retailTools = new Toolkit<RetailDb>("RetailTools", tools);

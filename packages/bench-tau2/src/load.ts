@@ -1,0 +1,131 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { parseRecord, RecordError } from "@envace/protocol";
+import { freezeDatabase, type DbRoot } from "./database.js";
+import { DOMAINS, type DomainDefinition, type DomainSide } from "./domains/index.js";
+import { parsePyJson, PyJsonSyntaxError } from "./python/json.js";
+import type { PyValue } from "./python/value.js";
+import { Tau2Task } from "./task.js";
+
+/** A domain with its data: policy, tasks and the databases every episode starts from. */
+export interface Tau2Domain {
+  readonly definition: DomainDefinition;
+  /** The folder the files came from. */
+  readonly dir: string;
+  /** The domain policy (`policy.md`), the agent's system prompt. */
+  readonly policy: string;
+  readonly tasks: readonly Tau2Task[];
+  /** The agent-side database, frozen; environments copy what they change. */
+  readonly db: DbRoot;
+  /** The user-side database of a dual-control domain, frozen. */
+  readonly userDb?: DbRoot;
+}
+
+/** The user simulator's guidelines (`user_simulator/*.md`), read at run time. */
+export interface UserGuidelines {
+  /** For users without tools (`simulation_guidelines.md`). */
+  readonly plain: string;
+  /** For users with tools of their own (`simulation_guidelines_tools.md`). */
+  readonly tools: string;
+}
+
+/** Read a JSON file as Python reads it; syntax errors name the file and line. */
+export async function readPyJsonFile(file: string): Promise<PyValue> {
+  const text = await readText(file);
+  let syntax: PyJsonSyntaxError;
+  try {
+    return parsePyJson(text);
+  } catch (error) {
+    if (!(error instanceof PyJsonSyntaxError)) throw error;
+    syntax = error;
+  }
+  throw new RecordError({ file, line: syntax.line }, [{ path: "", message: `not JSON (${syntax.reason}, column ${syntax.column})` }]);
+}
+
+async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`${file}: no such file`, { cause: error });
+    throw error;
+  }
+}
+
+/** Load a `tasks.json`: a list of upstream tasks, each validated; errors name the task's index and field. */
+export async function loadTasks(file: string): Promise<Tau2Task[]> {
+  const value = await readPyJsonFile(file);
+  if (!Array.isArray(value)) throw new RecordError({ file }, [{ path: "", message: "expected a list of tasks" }]);
+  const tasks = value.map((item, index) => parseRecord(Tau2Task, item, { file, record: index }));
+  const seen = new Set<string>();
+  tasks.forEach((task, index) => {
+    if (seen.has(task.id)) throw new RecordError({ file, record: index }, [{ path: "id", message: `duplicate task id "${task.id}"` }]);
+    seen.add(task.id);
+  });
+  return tasks;
+}
+
+/** Load and validate one side's database file; the result is frozen. */
+export async function loadDatabase(file: string, side: DomainSide): Promise<DbRoot> {
+  const value = await readPyJsonFile(file);
+  return freezeDatabase(parseRecord(side.schema, value, { file }));
+}
+
+export interface LoadDomainOptions {
+  /** The τ² data folder (holding `<domain>/` and `user_simulator/`) or the domain's own folder. */
+  readonly data: string;
+  /** Override the tasks file, e.g. a split or a user's own tasks. */
+  readonly tasks?: string;
+  /** Override the agent-side database file. */
+  readonly db?: string;
+}
+
+/**
+ * Load a domain from upstream files: `<data>/<domain>/{policy.md,tasks.json,db.json}`
+ * (`user_db.json` too for the mock domain). `data` may also be the domain folder itself.
+ */
+export async function loadDomain(name: string, options: LoadDomainOptions): Promise<Tau2Domain> {
+  const definition = DOMAINS[name];
+  if (definition === undefined) {
+    throw new Error(`unknown τ² domain "${name}" (known: ${Object.keys(DOMAINS).join(", ")})`);
+  }
+  const dir = resolveDomainDir(name, options.data);
+  const dbFile = options.db ?? join(dir, definition.agent.file);
+  if (!existsSync(dbFile)) {
+    throw new Error(
+      `${dbFile}: no such file. The ${name} database is not in this folder; copy it from upstream tau2-bench (data/tau2/domains/${name}/${definition.agent.file}) or pass its path.`,
+    );
+  }
+  const [policy, tasks, db, userDb] = await Promise.all([
+    readText(join(dir, "policy.md")),
+    loadTasks(options.tasks ?? join(dir, "tasks.json")),
+    loadDatabase(dbFile, definition.agent),
+    definition.user === undefined ? undefined : loadDatabase(join(dir, definition.user.file), definition.user),
+  ]);
+  return { definition, dir, policy, tasks, db, ...(userDb === undefined ? {} : { userDb }) };
+}
+
+function resolveDomainDir(name: string, data: string): string {
+  const root = resolve(data);
+  const nested = join(root, name);
+  if (existsSync(join(nested, "tasks.json"))) return nested;
+  if (existsSync(join(root, "tasks.json"))) return root;
+  throw new Error(`no τ² ${name} data in ${root}: expected ${join(nested, "tasks.json")} or ${join(root, "tasks.json")}`);
+}
+
+/**
+ * Read the user simulator's guidelines from `<data>/user_simulator/` (or the folder next to a
+ * domain folder), as upstream reads them at run time.
+ */
+export async function loadUserGuidelines(data: string): Promise<UserGuidelines> {
+  const root = resolve(data);
+  const dir = [join(root, "user_simulator"), join(dirname(root), "user_simulator")].find((candidate) =>
+    existsSync(join(candidate, "simulation_guidelines.md")),
+  );
+  if (dir === undefined) throw new Error(`no user simulator guidelines in ${join(root, "user_simulator")}`);
+  const [plain, tools] = await Promise.all([
+    readText(join(dir, "simulation_guidelines.md")),
+    readText(join(dir, "simulation_guidelines_tools.md")),
+  ]);
+  return { plain, tools };
+}

@@ -1,0 +1,40 @@
+import { pyRepr, type PyValue } from "./value.js";
+
+/**
+ * A Python exception raised inside a tool. `text` is `str(exception)`, which is what the
+ * agent reads after `Error: `.
+ */
+export class PyException extends Error {
+  override readonly name = "PyException";
+  constructor(
+    /** The Python exception class: `ValueError`, `TypeError`, `KeyError`, … */
+    readonly pyType: string,
+    readonly text: string,
+  ) {
+    super(`${pyType}: ${text}`);
+  }
+}
+
+export function valueError(text: string): PyException {
+  return new PyException("ValueError", text);
+}
+
+export function typeError(text: string): PyException {
+  return new PyException("TypeError", text);
+}
+
+export function attributeError(text: string): PyException {
+  return new PyException("AttributeError", text);
+}
+
+/** `str(KeyError(key))` is the key's repr. */
+export function keyError(key: PyValue): PyException {
+  return new PyException("KeyError", pyRepr(key));
+}
+
+/** A machine-readable code for a Python exception class: `ValueError` → `VALUE_ERROR`. */
+export function errorCode(pyType: string): string {
+  return pyType
+    .replace(/([a-z])([A-Z])/g, "$1_$2")
+    .toUpperCase();
+}

@@ -1,0 +1,169 @@
+import { attributeError, typeError } from "./errors.js";
+import { compareCodePoints } from "./json.js";
+import { pyEquals, pyTypeName, type PyDict, type PyValue } from "./value.js";
+
+// The few Python operations τ²'s tools apply to arguments the agent wrote, with the errors
+// Python raises when the agent wrote the wrong type.
+
+/** `for item in value`: lists, strings (characters) and dicts (keys) iterate; others raise. */
+export function iterate(value: PyValue): PyValue[] {
+  if (Array.isArray(value)) return [...value];
+  if (typeof value === "string") return Array.from(value);
+  if (value instanceof Map) return [...value.keys()];
+  throw typeError(`'${pyTypeName(value)}' object is not iterable`);
+}
+
+/** `len(value)`. */
+export function len(value: PyValue): number {
+  if (Array.isArray(value)) return value.length;
+  if (typeof value === "string") return Array.from(value).length;
+  if (value instanceof Map) return value.size;
+  if (value !== null && typeof value === "object") return Object.keys(value).length;
+  throw typeError(`object of type '${pyTypeName(value)}' has no len()`);
+}
+
+/** `value.count(item)` on a list (by `==`) or a string (non-overlapping substrings). */
+export function count(value: PyValue, item: PyValue): number {
+  if (Array.isArray(value)) return value.filter((element) => pyEquals(element, item)).length;
+  if (typeof value === "string") {
+    if (typeof item !== "string") throw typeError(`must be str, not ${pyTypeName(item)}`);
+    if (item === "") return Array.from(value).length + 1;
+    return value.split(item).length - 1;
+  }
+  throw attributeError(`'${pyTypeName(value)}' object has no attribute 'count'`);
+}
+
+/** The dict key for `key in dict` / `dict[key]`: unhashable keys raise; non-strings never match. */
+export function dictKey(key: PyValue): string | undefined {
+  if (Array.isArray(key) || key instanceof Map || (key !== null && typeof key === "object")) {
+    throw typeError(`unhashable type: '${pyTypeName(key)}'`);
+  }
+  return typeof key === "string" ? key : undefined;
+}
+
+/** `key in dict`. */
+export function hasKey(dict: ReadonlyMap<string, unknown>, key: PyValue): boolean {
+  const k = dictKey(key);
+  return k !== undefined && dict.has(k);
+}
+
+/** `dict.get(key)` that honours Python's hashing rules. */
+export function getKey<V>(dict: ReadonlyMap<string, V>, key: PyValue): V | undefined {
+  const k = dictKey(key);
+  return k === undefined ? undefined : dict.get(k);
+}
+
+type Number = bigint | number;
+
+function asNumber(value: PyValue): Number | undefined {
+  if (typeof value === "boolean") return value ? 1n : 0n;
+  if (typeof value === "bigint" || typeof value === "number") return value;
+  return undefined;
+}
+
+function operands(symbol: string, a: PyValue, b: PyValue): [Number, Number] {
+  const x = asNumber(a);
+  const y = asNumber(b);
+  if (x === undefined || y === undefined) {
+    throw typeError(`unsupported operand type(s) for ${symbol}: '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
+  }
+  return [x, y];
+}
+
+/** `a + b` for numbers (int + int stays int; anything with a float is a float). */
+export function add(a: PyValue, b: PyValue, symbol = "+"): Number {
+  const [x, y] = operands(symbol, a, b);
+  return typeof x === "bigint" && typeof y === "bigint" ? x + y : Number(x) + Number(y);
+}
+
+/** `a - b` for numbers. */
+export function sub(a: PyValue, b: PyValue, symbol = "-"): Number {
+  const [x, y] = operands(symbol, a, b);
+  return typeof x === "bigint" && typeof y === "bigint" ? x - y : Number(x) - Number(y);
+}
+
+/** `a * b` for numbers; an int times a string or list repeats it, as in Python. */
+export function mul(a: PyValue, b: PyValue): PyValue {
+  const times = typeof a === "bigint" || typeof a === "boolean" ? asNumber(a) : typeof b === "bigint" || typeof b === "boolean" ? asNumber(b) : undefined;
+  const sequence = typeof a === "string" || Array.isArray(a) ? a : typeof b === "string" || Array.isArray(b) ? b : undefined;
+  if (times !== undefined && sequence !== undefined) {
+    const n = Math.max(0, Number(times));
+    return typeof sequence === "string" ? sequence.repeat(n) : Array.from({ length: n }, () => sequence).flat();
+  }
+  const [x, y] = operands("*", a, b);
+  return typeof x === "bigint" && typeof y === "bigint" ? x * y : Number(x) * Number(y);
+}
+
+/** `a < b` for numbers or strings. */
+export function lessThan(a: PyValue, b: PyValue): boolean {
+  return compare("<", a, b) < 0;
+}
+
+/** `a > b` for numbers or strings. */
+export function greaterThan(a: PyValue, b: PyValue): boolean {
+  return compare(">", a, b) > 0;
+}
+
+function compare(symbol: string, a: PyValue, b: PyValue): number {
+  if (typeof a === "string" && typeof b === "string") return compareCodePoints(a, b);
+  const x = asNumber(a);
+  const y = asNumber(b);
+  if (x === undefined || y === undefined) {
+    throw typeError(`'${symbol}' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
+  }
+  if (typeof x === "bigint" && typeof y === "bigint") return x < y ? -1 : x > y ? 1 : 0;
+  return compareMixed(x, y);
+}
+
+function compareMixed(x: Number, y: Number): number {
+  if (typeof x === "number" && typeof y === "number") return x < y ? -1 : x > y ? 1 : 0;
+  // Exact comparison of an int with a float, as Python does.
+  const float = typeof x === "number" ? x : (y as number);
+  const int = typeof x === "bigint" ? x : (y as bigint);
+  let order: number;
+  if (Number.isNaN(float)) return NaN;
+  if (!Number.isFinite(float)) order = float > 0 ? 1 : -1;
+  else {
+    const floor = BigInt(Math.floor(float));
+    order = floor > int ? 1 : floor < int ? -1 : float > Math.floor(float) ? 1 : 0;
+  }
+  return typeof x === "number" ? order : -order;
+}
+
+/** `max(a, b)`: `b` replaces `a` only when `b > a`, so the first of equal values wins. */
+export function max(a: PyValue, b: PyValue): PyValue {
+  return greaterThan(b, a) ? b : a;
+}
+
+/** `sorted(value)` for lists of strings or numbers. */
+export function sorted(value: PyValue): PyValue[] {
+  const items = iterate(value);
+  return items.sort((a, b) => {
+    if (lessThan(b, a)) return 1;
+    if (lessThan(a, b)) return -1;
+    return 0;
+  });
+}
+
+/** `abs(x)` for numbers. */
+export function abs(value: Number): Number {
+  if (typeof value === "bigint") return value < 0n ? -value : value;
+  return Math.abs(value);
+}
+
+/** Truth value (`if x:`) of a Python value. */
+export function truthy(value: PyValue): boolean {
+  if (value === null || value === false) return false;
+  if (value === true) return true;
+  if (typeof value === "string") return value.length > 0;
+  if (typeof value === "bigint") return value !== 0n;
+  if (typeof value === "number") return value !== 0;
+  if (Array.isArray(value)) return value.length > 0;
+  if (value instanceof Map) return value.size > 0;
+  return true;
+}
+
+/** A dict argument as a `Map`, or undefined when it is not a dict. */
+export function asDict(value: PyValue): PyDict | undefined {
+  return value instanceof Map ? value : undefined;
+}

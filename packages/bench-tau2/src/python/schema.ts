@@ -1,0 +1,53 @@
+import { z } from "zod";
+
+// Zod schemas over Python values (see `parsePyJson`): they validate a database file the way
+// pydantic's lax mode does and produce typed models whose dicts are `Map`s, ints `bigint`s
+// and floats `number`s, with model fields in declaration order.
+
+export const pyStr = z.string();
+
+export const pyBool = z.boolean();
+
+/** pydantic `int`: ints, and floats without a fractional part. */
+export const pyInt = z.union([
+  z.bigint(),
+  z
+    .number()
+    .int()
+    .transform((value) => BigInt(value)),
+]);
+
+/** pydantic `float`: floats, and ints (which become floats, so `5` is dumped as `5.0`). */
+export const pyFloat = z.union([z.number(), z.bigint().transform((value) => Number(value))]);
+
+/** pydantic `Dict[str, V]`, order kept. */
+export function pyDict<V extends z.ZodType>(value: V): z.ZodMap<z.ZodString, V> {
+  return z.map(z.string(), value);
+}
+
+function mapToObject(value: unknown): unknown {
+  return value instanceof Map ? Object.fromEntries(value) : value;
+}
+
+/** A pydantic model: unknown keys are ignored and the output keeps the declaration order. */
+export function pyModel<S extends z.ZodRawShape>(shape: S) {
+  return z.preprocess(mapToObject, z.object(shape));
+}
+
+/** A pydantic model with `extra="forbid"` (τ²'s database roots). */
+export function pyStrictModel<S extends z.ZodRawShape>(shape: S) {
+  return z.preprocess(mapToObject, z.strictObject(shape));
+}
+
+/** A union of models told apart by a literal field, such as payment methods by `source`. */
+export function pyTaggedUnion<
+  const K extends string,
+  const Members extends readonly [z.ZodObject, ...z.ZodObject[]],
+>(key: K, members: Members) {
+  return z.preprocess(mapToObject, z.discriminatedUnion(key, members));
+}
+
+/** `Optional[T] = None`. */
+export function pyOptional<T extends z.ZodType>(inner: T) {
+  return inner.nullable().default(null);
+}

@@ -1,0 +1,96 @@
+import { readFile } from "node:fs/promises";
+import { parseRecord, RecordError } from "@envace/protocol";
+import { z } from "zod";
+import type { Tau2Environment } from "./environment.js";
+import { Tau2Evaluator, type NlAssertionJudge } from "./evaluate.js";
+import type { Tau2Domain } from "./load.js";
+import { parsePyJson, PyJsonSyntaxError } from "./python/json.js";
+import { pyModel, pyOptional } from "./python/schema.js";
+import type { PyValue } from "./python/value.js";
+import { summarize, toEntry, type Tau2RunResult } from "./run.js";
+import { Tau2Message } from "./task.js";
+
+/** A saved conversation: a line of our `simulations.jsonl`, or a simulation of upstream's `results.json`. */
+export const SavedSimulation = pyModel({
+  id: z.string(),
+  task_id: z.string(),
+  trial: pyOptional(z.union([z.bigint().transform(Number), z.number().int()])),
+  termination_reason: z.string(),
+  messages: z.array(Tau2Message),
+});
+export type SavedSimulation = z.infer<typeof SavedSimulation>;
+
+/**
+ * Read saved conversations: JSON Lines of simulations (this package's `simulations.jsonl`) or
+ * an upstream results file (`{"simulations": [...]}`). Errors name the file, line and field.
+ */
+export async function loadSimulations(file: string): Promise<SavedSimulation[]> {
+  const text = await readFile(file, "utf8");
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith("{") && !trimmed.includes("\n{")) {
+    const value = parse(trimmed, file);
+    const simulations = value instanceof Map ? value.get("simulations") : undefined;
+    if (!Array.isArray(simulations)) {
+      if (value instanceof Map && value.has("messages")) return [parseRecord(SavedSimulation, value, { file })];
+      throw new RecordError({ file }, [{ path: "simulations", message: "expected a list of simulations" }]);
+    }
+    return simulations.map((item, index) => parseRecord(SavedSimulation, item, { file, record: index }));
+  }
+  const simulations: SavedSimulation[] = [];
+  text.split("\n").forEach((line, index) => {
+    if (line.trim() === "") return;
+    simulations.push(parseRecord(SavedSimulation, parse(line, file, index + 1), { file, line: index + 1 }));
+  });
+  return simulations;
+}
+
+function parse(text: string, file: string, line?: number): PyValue {
+  let syntax: PyJsonSyntaxError;
+  try {
+    return parsePyJson(text);
+  } catch (error) {
+    if (!(error instanceof PyJsonSyntaxError)) throw error;
+    syntax = error;
+  }
+  throw new RecordError({ file, line: line ?? syntax.line }, [{ path: "", message: `not JSON (${syntax.reason}, column ${syntax.column})` }]);
+}
+
+export interface RescoreOptions {
+  readonly judge?: NlAssertionJudge;
+  /** Throw when a replayed write answers differently than recorded. Default false, as upstream re-grades. */
+  readonly strictReplay?: boolean;
+  readonly agent?: string;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Score saved conversations again with this evaluator: each conversation's writes are replayed
+ * on a fresh environment, so a run made here or upstream gets the reward this package gives.
+ */
+export async function rescore(domain: Tau2Domain, simulations: readonly SavedSimulation[], options: RescoreOptions = {}): Promise<Tau2RunResult> {
+  const evaluator = new Tau2Evaluator(domain, {
+    ...(options.judge === undefined ? {} : { judge: options.judge }),
+    strictReplay: options.strictReplay ?? false,
+  });
+  const tasks = new Map(domain.tasks.map((task) => [task.id, task]));
+  const entries = [];
+  for (const simulation of simulations) {
+    const task = tasks.get(simulation.task_id);
+    if (task === undefined) throw new Error(`simulation ${simulation.id}: no task "${simulation.task_id}" in the ${domain.definition.name} tasks`);
+    const termination = simulation.termination_reason;
+    const reward = termination === "infrastructure_error" ? undefined : await evaluator.evaluate(task, simulation.messages, termination, options.signal);
+    const replayed: Tau2Environment = evaluator.replay(task, simulation.messages);
+    entries.push(
+      toEntry(task, { trial: simulation.trial ?? 0, termination_reason: termination, messages: simulation.messages, db_hash: replayed.dbHash() }, reward),
+    );
+  }
+  const trials = Math.max(0, ...[...countBy(entries.map((entry) => entry.id)).values()]);
+  const summary = summarize(entries, { domain: domain.definition.name, agent: options.agent ?? "saved", tasks: new Set(entries.map((e) => e.id)).size, trials });
+  return { entries, summary };
+}
+
+function countBy(values: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+  return counts;
+}

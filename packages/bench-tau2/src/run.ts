@@ -1,0 +1,276 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Policy, SamplingParamsInput } from "@envace/protocol";
+import { z } from "zod";
+import { Tau2Environment } from "./environment.js";
+import { isSuccess, Tau2Evaluator, type NlAssertionJudge, type Tau2RewardInfo } from "./evaluate.js";
+import type { Tau2Domain, UserGuidelines } from "./load.js";
+import { passHatKs } from "./metrics.js";
+import { oracle } from "./oracle.js";
+import { pyDumps } from "./python/json.js";
+import { simulate, type Tau2Simulation } from "./simulate.js";
+import type { Tau2Message, Tau2Task } from "./task.js";
+
+/** One line of a run's `entries.jsonl`: one trial of one task. */
+export const Tau2Entry = z.object({
+  id: z.string(),
+  trial: z.number().int().nonnegative(),
+  /** The task's reward, or null when it could not be scored (masked, infrastructure error). */
+  reward: z.number().nullable(),
+  success: z.boolean(),
+  termination: z.string(),
+  /** The final `get_db_hash()` of the conversation's environment. */
+  db_hash: z.string(),
+  /** The agent's tool calls in order, with the exact response and whether it was an error. */
+  calls: z.array(z.object({ name: z.string(), content: z.string(), error: z.boolean() })),
+  /** The user's own tool calls (dual-control domains), when there were any. */
+  user_calls: z.array(z.object({ name: z.string(), content: z.string(), error: z.boolean() })).optional(),
+  /** The reward of each component of the task's reward basis. */
+  components: z.record(z.string(), z.number()),
+  masked: z.string().optional(),
+  error: z.string().optional(),
+});
+export type Tau2Entry = z.infer<typeof Tau2Entry>;
+
+/** A run's `summary.json`. */
+export interface Tau2Summary {
+  readonly domain: string;
+  readonly agent: string;
+  readonly tasks: number;
+  readonly trials: number;
+  /** Trials scored (masked and infrastructure failures excluded). */
+  readonly scored: number;
+  readonly successes: number;
+  readonly avg_reward: number;
+  /** pass^1 … pass^k averaged over tasks. */
+  readonly pass_hat_k: Record<string, number>;
+  /** Scored trials whose DB component was 1 (among those with a DB check). */
+  readonly db_match: { readonly matched: number; readonly checked: number };
+  readonly masked: number;
+  readonly infrastructure_errors: number;
+  readonly terminations: Record<string, number>;
+}
+
+/** Who plays a task: the agent and the user simulator (policies), or the oracle. */
+export type Participants = "oracle" | { readonly agent: Policy; readonly user: Policy };
+
+export interface RunTau2Options {
+  readonly domain: Tau2Domain;
+  readonly guidelines: UserGuidelines;
+  readonly participants: Participants;
+  /** Trials per task (k of pass^k). Default 1. */
+  readonly trials?: number;
+  /** Run only these tasks (default: every task of the domain). */
+  readonly taskIds?: readonly string[];
+  /** Conversations in flight at once. Default 1. */
+  readonly concurrency?: number;
+  readonly judge?: NlAssertionJudge;
+  readonly sampling?: { readonly agent?: SamplingParamsInput; readonly user?: SamplingParamsInput };
+  /** Trial t samples with seed `seed + t` (when given). */
+  readonly seed?: number;
+  readonly maxSteps?: number;
+  readonly maxErrors?: number;
+  readonly agentInstruction?: string;
+  /**
+   * The run directory: `config.json`, `entries.jsonl` and `simulations.jsonl` (one line per
+   * trial as it finishes), `summary.json` at the end. Trials already in `entries.jsonl` are
+   * not run again, so a killed run resumes where it stopped.
+   */
+  readonly out?: string;
+  readonly onProgress?: (progress: { done: number; total: number; entry: Tau2Entry }) => void;
+  readonly signal?: AbortSignal;
+}
+
+export interface Tau2RunResult {
+  readonly entries: Tau2Entry[];
+  readonly summary: Tau2Summary;
+}
+
+/** Run every (task, trial) of a domain, score it, and write the run directory. */
+export async function runTau2(options: RunTau2Options): Promise<Tau2RunResult> {
+  const { domain } = options;
+  const trials = options.trials ?? 1;
+  const tasks = selectTasks(domain, options.taskIds);
+  const evaluator = new Tau2Evaluator(domain, { ...(options.judge === undefined ? {} : { judge: options.judge }), strictReplay: true });
+  const agentId = options.participants === "oracle" ? "oracle" : options.participants.agent.id;
+
+  const entries: Tau2Entry[] = options.out === undefined ? [] : prepareRunDir(options.out, { domain: domain.definition.name, agent: agentId, trials, tasks: tasks.map((t) => t.id) });
+  const done = new Set(entries.map((entry) => `${entry.id}\u0000${entry.trial}`));
+  const queue = tasks.flatMap((task) => Array.from({ length: trials }, (_, trial) => ({ task, trial }))).filter(({ task, trial }) => !done.has(`${task.id}\u0000${trial}`));
+  const total = tasks.length * trials;
+
+  const worker = async (): Promise<void> => {
+    for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
+      options.signal?.throwIfAborted();
+      const { task, trial } = job;
+      const players = options.participants === "oracle" ? oracle(task) : options.participants;
+      const seed = options.seed === undefined ? {} : { seed: options.seed + trial };
+      const simulation = await simulate({
+        environment: new Tau2Environment(domain),
+        task,
+        agent: players.agent,
+        user: players.user,
+        guidelines: options.guidelines,
+        trial,
+        sampling: { agent: { ...options.sampling?.agent, ...seed }, user: { ...options.sampling?.user, ...seed } },
+        ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps }),
+        ...(options.maxErrors === undefined ? {} : { maxErrors: options.maxErrors }),
+        ...(options.agentInstruction === undefined ? {} : { agentInstruction: options.agentInstruction }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+      const reward = simulation.termination_reason === "infrastructure_error" ? undefined : await evaluator.evaluate(task, simulation.messages, simulation.termination_reason, options.signal);
+      const entry = toEntry(task, simulation, reward);
+      entries.push(entry);
+      if (options.out !== undefined) {
+        appendFileSync(join(options.out, "entries.jsonl"), `${JSON.stringify(entry)}\n`);
+        appendFileSync(join(options.out, "simulations.jsonl"), `${saveSimulation(simulation, reward)}\n`);
+      }
+      options.onProgress?.({ done: entries.length, total, entry });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => worker()));
+
+  const taskIds = new Set(tasks.map((task) => task.id));
+  const ordered = entries.filter((entry) => taskIds.has(entry.id)).sort((a, b) => order(tasks, a) - order(tasks, b) || a.trial - b.trial);
+  const summary = summarize(ordered, { domain: domain.definition.name, agent: agentId, tasks: tasks.length, trials });
+  if (options.out !== undefined) writeFileSync(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  return { entries: ordered, summary };
+}
+
+function order(tasks: readonly Tau2Task[], entry: Tau2Entry): number {
+  return tasks.findIndex((task) => task.id === entry.id);
+}
+
+function selectTasks(domain: Tau2Domain, ids: readonly string[] | undefined): Tau2Task[] {
+  if (ids === undefined) return [...domain.tasks];
+  return ids.map((id) => {
+    const task = domain.tasks.find((candidate) => candidate.id === id);
+    if (task === undefined) throw new Error(`no task "${id}" in the ${domain.definition.name} tasks`);
+    return task;
+  });
+}
+
+/** Create the run directory, or read back what an earlier run of the same setup wrote. */
+function prepareRunDir(out: string, config: { domain: string; agent: string; trials: number; tasks: string[] }): Tau2Entry[] {
+  mkdirSync(out, { recursive: true });
+  const configFile = join(out, "config.json");
+  if (existsSync(configFile)) {
+    const previous = JSON.parse(readFileSync(configFile, "utf8")) as { domain?: string; agent?: string };
+    if (previous.domain !== config.domain || previous.agent !== config.agent) {
+      throw new Error(`${out} holds a run of ${String(previous.agent)} on ${String(previous.domain)}; choose another --out to run ${config.agent} on ${config.domain}`);
+    }
+  }
+  writeFileSync(configFile, `${JSON.stringify({ ...config, started: new Date().toISOString() }, null, 2)}\n`);
+  return readEntries(join(out, "entries.jsonl"));
+}
+
+/** Read `entries.jsonl`; a line torn by a crash (the last one) is dropped and its trial run again. */
+export function readEntries(file: string): Tau2Entry[] {
+  if (!existsSync(file)) return [];
+  const entries: Tau2Entry[] = [];
+  const lines = readFileSync(file, "utf8").split("\n");
+  lines.forEach((line, index) => {
+    if (line.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      if (index >= lines.length - 2) return;
+      throw new Error(`${file}:${index + 1}: not JSON`);
+    }
+    const parsed = Tau2Entry.safeParse(value);
+    if (!parsed.success) throw new Error(`${file}:${index + 1}: not a τ² entry (${parsed.error.issues[0]?.message ?? "invalid"})`);
+    entries.push(parsed.data);
+  });
+  if (lines.length > 0 && lines[lines.length - 1] !== "") appendFileSync(file, "\n");
+  return entries;
+}
+
+/** The entry of one scored (or unscorable) trial; `calls` are those made after the task's message history. */
+export function toEntry(
+  task: Tau2Task,
+  simulation: Pick<Tau2Simulation, "trial" | "messages" | "db_hash" | "error"> & { termination_reason: string },
+  reward: Tau2RewardInfo | undefined,
+): Tau2Entry {
+  const skip = task.initial_state?.message_history?.length ?? 0;
+  const calls = callsOf(simulation.messages, skip, "assistant");
+  const userCalls = callsOf(simulation.messages, skip, "user");
+  const value = reward === undefined || reward.masked !== undefined ? null : reward.reward;
+  return {
+    id: task.id,
+    trial: simulation.trial,
+    reward: value,
+    success: value !== null && isSuccess(value),
+    termination: simulation.termination_reason,
+    db_hash: simulation.db_hash,
+    calls,
+    ...(userCalls.length > 0 ? { user_calls: userCalls } : {}),
+    components: { ...(reward?.breakdown ?? {}) },
+    ...(reward?.masked === undefined ? {} : { masked: reward.masked }),
+    ...(simulation.error === undefined ? {} : { error: simulation.error }),
+  };
+}
+
+function callsOf(messages: readonly Tau2Message[], skip: number, requestor: "assistant" | "user"): Tau2Entry["calls"] {
+  const names = new Map<string, string>();
+  const calls: Tau2Entry["calls"] = [];
+  for (const [index, message] of messages.entries()) {
+    if ((message.role === "assistant" || message.role === "user") && message.tool_calls !== null) {
+      for (const call of message.tool_calls) names.set(call.id, call.name);
+    }
+    if (index >= skip && message.role === "tool" && message.requestor === requestor) {
+      calls.push({ name: names.get(message.id) ?? "", content: message.content ?? "", error: message.error });
+    }
+  }
+  return calls;
+}
+
+/** One line of `simulations.jsonl`: upstream's `SimulationRun` fields, arguments exactly as written. */
+export function saveSimulation(simulation: Tau2Simulation, reward: Tau2RewardInfo | undefined): string {
+  const record = new Map<string, unknown>([
+    ["id", simulation.id],
+    ["task_id", simulation.task_id],
+    ["trial", BigInt(simulation.trial)],
+    ["termination_reason", simulation.termination_reason],
+    ["db_hash", simulation.db_hash],
+    ["messages", simulation.messages],
+  ]);
+  if (simulation.error !== undefined) record.set("error", simulation.error);
+  if (reward !== undefined) record.set("reward", reward.masked === undefined ? reward.reward : null);
+  return pyDumps(record as Parameters<typeof pyDumps>[0]);
+}
+
+/** Averages and pass^k over the scored trials (masked and infrastructure failures left out). */
+export function summarize(entries: readonly Tau2Entry[], run: { domain: string; agent: string; tasks: number; trials: number }): Tau2Summary {
+  const scored = entries.filter((entry) => entry.reward !== null);
+  const terminations: Record<string, number> = {};
+  for (const entry of entries) terminations[entry.termination] = (terminations[entry.termination] ?? 0) + 1;
+  const passes = passHatKs(scored.map((entry) => ({ taskId: entry.id, success: entry.success })));
+  const checked = scored.filter((entry) => entry.components.DB !== undefined);
+  return {
+    ...run,
+    scored: scored.length,
+    successes: scored.filter((entry) => entry.success).length,
+    avg_reward: scored.length === 0 ? 0 : scored.reduce((sum, entry) => sum + entry.reward!, 0) / scored.length,
+    pass_hat_k: Object.fromEntries(Object.entries(passes).map(([k, value]) => [`pass^${k}`, value])),
+    db_match: { matched: checked.filter((entry) => entry.components.DB === 1).length, checked: checked.length },
+    masked: entries.filter((entry) => entry.masked !== undefined).length,
+    infrastructure_errors: entries.filter((entry) => entry.termination === "infrastructure_error").length,
+    terminations,
+  };
+}
+
+/** The summary as a few lines for a terminal. */
+export function formatSummary(summary: Tau2Summary): string {
+  const percent = (x: number): string => `${(100 * x).toFixed(1)}%`;
+  const lines = [
+    `τ² ${summary.domain} · ${summary.agent} · ${summary.tasks} tasks × ${summary.trials} trials`,
+    `  scored ${summary.scored}, succeeded ${summary.successes}, average reward ${summary.avg_reward.toFixed(4)}`,
+    `  ${Object.entries(summary.pass_hat_k).map(([k, value]) => `${k} ${percent(value)}`).join("  ")}`,
+    `  DB match ${summary.db_match.matched}/${summary.db_match.checked}`,
+    `  endings: ${Object.entries(summary.terminations).map(([reason, count]) => `${reason} ${count}`).join(", ")}`,
+  ];
+  if (summary.masked > 0) lines.push(`  masked (judge failed): ${summary.masked}`);
+  if (summary.infrastructure_errors > 0) lines.push(`  infrastructure errors (not scored): ${summary.infrastructure_errors}`);
+  return lines.join("\n");
+}
