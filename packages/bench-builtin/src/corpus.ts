@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { toolExamples } from "./examples.js";
 import { generateTasks } from "./generate.js";
 import { renderPlain } from "./gold.js";
 import { ITEM_NAMES, USER_NAMES, orderId } from "./names.js";
@@ -73,6 +74,7 @@ export function domainCorpus(options: CorpusOptionsInput = {}): string[] {
     ...TOOL_SPECS.map((spec) => JSON.stringify(spec)),
     ...lexicon(),
     ...errorMessages(),
+    ...toolExamples().map((example) => JSON.stringify(example)),
     ...generateTasks({ seed, count: tasks, split: "train" }).map((task) => renderPlain(task.reference ?? task.messages)),
   ];
 }

@@ -67,11 +67,12 @@ describe("gold records", () => {
       const calls = task.goldActions!.length;
       expect(examples.map((e) => e.role)).toEqual([...Array.from({ length: calls }, () => ["act", "rehearse"]).flat(), "act"]);
       for (const example of examples) expect(SftExample.parse(example)).toEqual(example);
-      // Each example sees exactly the dialogue before its own output.
+      // Each example sees exactly the dialogue before its turn; a rehearsal also sees the calling turn.
       examples.forEach((example, i) => {
-        const before = task.messages.length + i;
-        expect(example.messages).toEqual(messages.slice(0, before));
-        if (example.role === "act") expect(messages[before]).toEqual(example.target);
+        const before = task.messages.length + 2 * Math.floor(i / 2);
+        expect(example.history).toEqual(messages.slice(0, before));
+        expect(messages[before]).toEqual(example.role === "act" ? example.target : example.latestAct);
+        if (example.role === "rehearse") expect(messages[before + 1]).toMatchObject({ role: "tool", tool_call_id: example.call.id });
       });
     }
   });
@@ -87,7 +88,7 @@ describe("gold records", () => {
       if (example.role === "rehearse") {
         const inner = /^<execution_result>(.*)<\/execution_result>$/.exec(example.text)![1]!;
         expect(JSON.parse(inner)).toEqual(toolContent(example.result));
-        expect(example.messages.at(-1)!.role).toBe("assistant");
+        expect(example.latestAct.tool_calls![0]!.id).toBe(example.call.id);
       }
     }
     expect(examples.at(-1)!.text).toMatch(/^(Done|Sorry)/);

@@ -58,19 +58,21 @@ export function goldDialogue(context: readonly Message[], run: GoldRun): Message
 }
 
 /**
- * One supervised example for warm-start SFT. `messages` is the history the generation sees;
- * the trainer renders it with the model's own chat template (Act) or its Rehearse prompt builder.
+ * One supervised example for warm-start SFT. `history` is the dialogue before the turn; the
+ * trainer renders it with the model's own chat template (Act) or its Rehearse prompt builder.
  *
  * - `act`: the target is the assistant message `target`; `text` is its plain-text form
  *   (a `<tool_call>{…}</tool_call>` block, or the final reply).
- * - `rehearse`: `messages` ends with the assistant message that made `call`; the target is the
- *   real answer `result`, as text `<execution_result>{…}</execution_result>`.
+ * - `rehearse`: `latestAct` is the assistant message that made `call` (the shape of a Rehearse
+ *   request: history, latest Act turn, call); the target is the real answer `result`, as text
+ *   `<execution_result>{…}</execution_result>`.
  */
 export const SftExample = z.discriminatedUnion("role", [
-  z.object({ role: z.literal("act"), messages: z.array(Message), target: AssistantMessage, text: z.string() }),
+  z.object({ role: z.literal("act"), history: z.array(Message), target: AssistantMessage, text: z.string() }),
   z.object({
     role: z.literal("rehearse"),
-    messages: z.array(Message),
+    history: z.array(Message),
+    latestAct: AssistantMessage,
     call: ToolCall,
     result: ToolResult,
     text: z.string(),
@@ -105,14 +107,13 @@ export function goldTrajectory(task: Task): GoldTrajectory {
   for (const { call, result } of run.calls) {
     const target: AssistantMessage = { role: "assistant", content: null, tool_calls: [toWireToolCall(call)] };
     const text = toolCallText(call);
-    examples.push({ role: "act", messages: history, target, text });
-    history = [...history, target];
-    examples.push({ role: "rehearse", messages: history, call, result, text: executionResultText(result) });
-    history = [...history, { role: "tool", tool_call_id: call.id, name: call.name, content: toolMessageText(result) }];
+    examples.push({ role: "act", history, target, text });
+    examples.push({ role: "rehearse", history, latestAct: target, call, result, text: executionResultText(result) });
+    history = [...history, target, { role: "tool", tool_call_id: call.id, name: call.name, content: toolMessageText(result) }];
     steps.push({ type: "act", generation: goldGeneration(text), message: target, outcomes: [{ provenance: "grounded", call, result }] });
   }
   const reply: AssistantMessage = { role: "assistant", content: run.solution.reply };
-  examples.push({ role: "act", messages: history, target: reply, text: run.solution.reply });
+  examples.push({ role: "act", history, target: reply, text: run.solution.reply });
   steps.push({ type: "act", generation: goldGeneration(run.solution.reply), message: reply, outcomes: [] });
   const trajectory: Trajectory = {
     id: `${task.id}/gold`,

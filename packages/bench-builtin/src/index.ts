@@ -10,6 +10,7 @@ export {
 export { toCm2Record } from "./cm2.js";
 export { CorpusOptions, LEXICON_MAX_NUMBER, domainCorpus, vocabulary, wordsOf, type CorpusOptionsInput } from "./corpus.js";
 export { BuiltinEnvironment, toToolResult } from "./environment.js";
+export { toolExamples, type ToolExample } from "./examples.js";
 export { executionResultText, toolCallText, toolContent, toolMessageText } from "./format.js";
 export { GenerateOptions, generateTasks, randomWorld, worldSplit, type GenerateOptionsInput } from "./generate.js";
 export { SftExample, goldTrajectory, renderPlain, type GoldTrajectory } from "./gold.js";
