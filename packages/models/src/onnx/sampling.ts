@@ -26,8 +26,8 @@ export interface SampledToken {
   token: number;
   /**
    * log π(token) under the distribution the token was drawn from: softmax(logits / temperature)
-   * restricted to the top-k / top-p set and renormalised. With temperature 0 (greedy) it is the
-   * untempered log-softmax of the chosen token.
+   * restricted to the top-k / top-p set and renormalised. Temperature 0 is greedy decoding, a
+   * point mass: the logprob is 0 (as the training package's sampler reports it).
    */
   logprob: number;
 }
@@ -51,11 +51,6 @@ export function argmax(values: ArrayLike<number>): number {
   let best = 0;
   for (let i = 1; i < values.length; i++) if (values[i]! > values[best]!) best = i;
   return best;
-}
-
-/** Log-softmax of one entry. */
-export function logSoftmaxAt(logits: ArrayLike<number>, index: number): number {
-  return logits[index]! - logSumExp(logits, 1);
 }
 
 /**
@@ -83,10 +78,7 @@ export function candidateSet(logits: ArrayLike<number>, params: TokenSamplingPar
 
 /** Draw one token from `logits` (one vocabulary row). */
 export function sampleToken(logits: ArrayLike<number>, params: TokenSamplingParams, random: () => number): SampledToken {
-  if (params.temperature === 0) {
-    const token = argmax(logits);
-    return { token, logprob: logSoftmaxAt(logits, token) };
-  }
+  if (params.temperature === 0) return { token: argmax(logits), logprob: 0 };
   const scale = 1 / params.temperature;
   const candidates = candidateSet(logits, params);
   const total = logSumExp(logits, scale, candidates);
