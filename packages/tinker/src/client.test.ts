@@ -137,6 +137,8 @@ describe("objectives the server cannot express", () => {
     const { client } = await pair({ useServerExtensions: false });
     await expect(client.forwardBackward(batch(), grpo())).rejects.toThrow(TinkerLossError);
     await expect(client.forwardBackward(batch(), grpo({ dualClip: null, entropyCoef: 0.01 }))).rejects.toThrow(/entropy bonus/);
+    await expect(client.forwardBackward([], grpo())).rejects.toThrow("no datums: a request needs at least one");
+    await expect(client.forward([{ ...batch()[0]!, mask: [1] }])).rejects.toThrow("datum 0: mask has 1 entries, tokens has 5");
     const ok = await client.forwardBackward(batch(), grpo({ dualClip: null }));
     expect(Number.isFinite(ok.loss)).toBe(true);
   });

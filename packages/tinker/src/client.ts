@@ -346,7 +346,7 @@ export class TinkerTrainingClient implements TrainingBackend {
   }
 
   async forwardBackward(data: Datum[], loss: LossFn): Promise<ForwardBackwardResult> {
-    data.forEach(checkDatum);
+    checkData(data);
     const plan = planLoss(data, loss, { reduction: this.reduction, strategy: this.strategy, drop: this.drop, serverLosses: this.serverLosses });
     if (plan.kind !== "extension") this.warnDropped(plan);
     if (this.reduction === "datum-token-mean" && plan.kind !== "extension") {
@@ -412,7 +412,7 @@ export class TinkerTrainingClient implements TrainingBackend {
   }
 
   async forward(data: Datum[]): Promise<number[][]> {
-    data.forEach(checkDatum);
+    checkData(data);
     const ranges = this.ranges(data);
     return this.forwardRanges(data, ranges, this.reserve(ranges.length));
   }
@@ -489,6 +489,11 @@ export class TinkerTrainingClient implements TrainingBackend {
     const submitted = await this.submit("unload_model", { model_id: this.modelId, type: "unload_model" });
     this.http.parse(`${API}/unload_model`, await this.result(submitted, "UnloadModel"), UnloadModelResponse);
   }
+}
+
+function checkData(data: readonly Datum[]): void {
+  if (data.length === 0) throw new Error("no datums: a request needs at least one");
+  data.forEach(checkDatum);
 }
 
 function checkName(name: string): void {
