@@ -1,1 +1,13 @@
 export * from "./backend.js";
+export { adamwStep, freshAdamState, globalNorm, type AdamState } from "./adamw.js";
+export { loadCheckpoint, saveCheckpoint, TrainingStateFile, type CheckpointContents, type LoadOptions } from "./checkpoint.js";
+export { fromHfConfig, headDim, HfLlamaConfig, TinyModelConfig, toHfConfig, type TinyModelConfigInput } from "./config.js";
+export { datumFromRow } from "./datum.js";
+export { createTinyModel, InProcessBackend, type CheckpointTokenizer, type InProcessBackendOptions } from "./in-process.js";
+export { evaluateObjective, type Objective } from "./objective.js";
+export { countParameters, initParameters, parameterSpecs, type ParameterSpec, type Parameters } from "./parameters.js";
+export { Rng } from "./rng.js";
+export { decodeSafetensors, encodeSafetensors, SafetensorsError, type NamedTensor } from "./safetensors.js";
+export { TinySampler, type TinySamplerOptions } from "./sampler.js";
+export { sampleToken } from "./sampling.js";
+export { initWasmBackend } from "./wasm.js";

@@ -1,0 +1,130 @@
+import { z } from "zod";
+
+/**
+ * The safetensors format: an 8-byte little-endian header length, a JSON header mapping each tensor
+ * name to its dtype, shape and byte range, then the raw little-endian data. Tensors are written
+ * as float32 and read from float32, float16 or bfloat16 (converted to float32).
+ */
+export interface NamedTensor {
+  shape: number[];
+  data: Float32Array;
+}
+
+export class SafetensorsError extends Error {
+  override readonly name = "SafetensorsError";
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
+    super(`${file}: ${message}`);
+  }
+}
+
+const TensorEntry = z.object({
+  dtype: z.string(),
+  shape: z.array(z.number().int().nonnegative()),
+  data_offsets: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]),
+});
+
+const BYTES_PER_ELEMENT: Record<string, number> = { F32: 4, F16: 2, BF16: 2 };
+
+assertLittleEndian();
+
+/** Serialise tensors (in the order given) with optional string metadata. */
+export function encodeSafetensors(tensors: ReadonlyMap<string, NamedTensor>, metadata: Record<string, string> = {}): Uint8Array {
+  const header: Record<string, unknown> = {};
+  if (Object.keys(metadata).length > 0) header.__metadata__ = metadata;
+  let offset = 0;
+  for (const [name, tensor] of tensors) {
+    const size = tensor.shape.reduce((a, b) => a * b, 1);
+    if (size !== tensor.data.length) {
+      throw new Error(`tensor ${name}: shape [${tensor.shape.join(", ")}] holds ${size} values but data has ${tensor.data.length}`);
+    }
+    header[name] = { dtype: "F32", shape: tensor.shape, data_offsets: [offset, offset + size * 4] };
+    offset += size * 4;
+  }
+  const json = new TextEncoder().encode(JSON.stringify(header));
+  // Pad the header with spaces so the data starts 8-byte aligned, as the reference writer does.
+  const headerBytes = new Uint8Array(json.length + ((8 - (json.length % 8)) % 8)).fill(0x20);
+  headerBytes.set(json);
+  const out = new Uint8Array(8 + headerBytes.length + offset);
+  new DataView(out.buffer).setBigUint64(0, BigInt(headerBytes.length), true);
+  out.set(headerBytes, 8);
+  let at = 8 + headerBytes.length;
+  for (const tensor of tensors.values()) {
+    out.set(new Uint8Array(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength), at);
+    at += tensor.data.byteLength;
+  }
+  return out;
+}
+
+/** Parse a safetensors file; `file` names it in errors. */
+export function decodeSafetensors(bytes: Uint8Array, file: string): { tensors: Map<string, NamedTensor>; metadata: Record<string, string> } {
+  if (bytes.length < 8) throw new SafetensorsError(file, `too short to be a safetensors file (${bytes.length} bytes)`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLength = Number(view.getBigUint64(0, true));
+  if (headerLength > bytes.length - 8) {
+    throw new SafetensorsError(file, `header length ${headerLength} exceeds the file size (${bytes.length} bytes); the file is truncated or not safetensors`);
+  }
+  let header: unknown;
+  try {
+    header = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(8, 8 + headerLength)));
+  } catch (error) {
+    throw new SafetensorsError(file, `header is not JSON (${(error as Error).message})`);
+  }
+  if (typeof header !== "object" || header === null || Array.isArray(header)) throw new SafetensorsError(file, "header is not a JSON object");
+  const dataStart = 8 + headerLength;
+  const dataLength = bytes.length - dataStart;
+  const tensors = new Map<string, NamedTensor>();
+  let metadata: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(header)) {
+    if (name === "__metadata__") {
+      const parsed = z.record(z.string(), z.string()).safeParse(raw);
+      if (!parsed.success) throw new SafetensorsError(file, "__metadata__ must map strings to strings");
+      metadata = parsed.data;
+      continue;
+    }
+    const parsed = TensorEntry.safeParse(raw);
+    if (!parsed.success) throw new SafetensorsError(file, `tensor ${name}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    const { dtype, shape, data_offsets: [begin, end] } = parsed.data;
+    const width = BYTES_PER_ELEMENT[dtype];
+    if (width === undefined) throw new SafetensorsError(file, `tensor ${name}: dtype ${dtype} is not supported (F32, F16, BF16)`);
+    const size = shape.reduce((a, b) => a * b, 1);
+    if (end < begin || end > dataLength || end - begin !== size * width) {
+      throw new SafetensorsError(file, `tensor ${name}: data_offsets [${begin}, ${end}] do not fit shape [${shape.join(", ")}] of ${dtype} within ${dataLength} data bytes`);
+    }
+    tensors.set(name, { shape, data: toFloat32(bytes, dataStart + begin, size, dtype) });
+  }
+  return { tensors, metadata };
+}
+
+function toFloat32(bytes: Uint8Array, at: number, size: number, dtype: string): Float32Array {
+  const out = new Float32Array(size);
+  if (dtype === "F32") {
+    new Uint8Array(out.buffer).set(bytes.subarray(at, at + size * 4));
+    return out;
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset + at, size * 2);
+  const bits = new Uint32Array(out.buffer);
+  for (let i = 0; i < size; i++) {
+    const h = view.getUint16(i * 2, true);
+    if (dtype === "BF16") bits[i] = h << 16;
+    else out[i] = halfToFloat(h);
+  }
+  return out;
+}
+
+function halfToFloat(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exponent = (h >> 10) & 0x1f;
+  const fraction = h & 0x3ff;
+  if (exponent === 0) return sign * 2 ** -14 * (fraction / 1024);
+  if (exponent === 0x1f) return fraction ? Number.NaN : sign * Infinity;
+  return sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
+}
+
+function assertLittleEndian(): void {
+  if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) {
+    throw new Error("safetensors I/O here assumes a little-endian machine");
+  }
+}

@@ -1,0 +1,283 @@
+import * as tf from "@tensorflow/tfjs-core";
+import { SamplingParams, type SampledTokens, type Sampler, type SamplingParamsInput, type Tokenizer } from "@envace/protocol";
+import { headDim, type TinyModelConfig } from "./config.js";
+import { disposeWeights, uploadWeights, type DeviceWeights } from "./device-weights.js";
+import type { Parameters } from "./parameters.js";
+import { Rng } from "./rng.js";
+import { sampleToken } from "./sampling.js";
+import { rotaryTables, Transformer } from "./transformer.js";
+import { initWasmBackend, tensorFrom } from "./wasm.js";
+
+export interface TinySamplerOptions {
+  /** Token ids that end a generation (included in the output). Defaults to the config's eos token. */
+  stopTokenIds?: readonly number[];
+  /** Needed only for `stop` strings in the sampling parameters. */
+  tokenizer?: Pick<Tokenizer, "decode">;
+  /** Seed of the generator used by requests without their own seed. */
+  seed?: number;
+  /** Most sequences decoded together; later requests wait for a free slot. */
+  maxBatch?: number;
+  /** Name of the weights, e.g. the step they were saved at. */
+  name?: string;
+}
+
+interface Stream {
+  prompt: readonly number[];
+  params: SamplingParams;
+  rng: Rng;
+  tokens: number[];
+  logprobs: number[];
+  /** Per layer, [heads, capacity, dh]: rotated keys and values of every position so far. */
+  keys: Float32Array[];
+  values: Float32Array[];
+  capacity: number;
+  /** Positions held in the cache. */
+  length: number;
+  signal: AbortSignal | undefined;
+  resolve: (result: SampledTokens) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Generation from a snapshot of the tiny model's weights. Requests made while others are
+ * running join them: prompts are processed together, then every live sequence advances one token
+ * per step (the dense layers as one matMul over all sequences, attention over each sequence's
+ * key/value cache on the host). Results do not depend on which requests run together: each row
+ * of a tfjs-wasm matMul is computed independently of the others.
+ */
+export class TinySampler implements Sampler {
+  readonly name: string;
+  readonly config: TinyModelConfig;
+  private readonly params: Parameters;
+  private readonly stopTokenIds: ReadonlySet<number>;
+  private readonly tokenizer: Pick<Tokenizer, "decode"> | undefined;
+  private readonly rng: Rng;
+  private readonly maxBatch: number;
+  private readonly pending: Stream[] = [];
+  private active: Stream[] = [];
+  private running: Promise<void> | null = null;
+  private rotary: { cos: Float32Array; sin: Float32Array } | null = null;
+
+  /** `params` is used as is: pass a copy if the caller keeps training it. */
+  constructor(config: TinyModelConfig, params: Parameters, options: TinySamplerOptions = {}) {
+    this.config = config;
+    this.params = params;
+    this.name = options.name ?? "tiny";
+    const stops = options.stopTokenIds ?? (config.eosTokenId !== null ? [config.eosTokenId] : []);
+    for (const id of stops) {
+      if (!Number.isInteger(id) || id < 0 || id >= config.vocabSize) throw new Error(`stop token id ${id} is outside the vocabulary (0..${config.vocabSize - 1})`);
+    }
+    this.stopTokenIds = new Set(stops);
+    this.tokenizer = options.tokenizer;
+    this.rng = Rng.fromSeed(options.seed ?? 0);
+    this.maxBatch = options.maxBatch ?? 32;
+  }
+
+  sample(promptTokens: readonly number[], params: SamplingParamsInput, signal?: AbortSignal): Promise<SampledTokens> {
+    const parsed = SamplingParams.safeParse(params);
+    if (!parsed.success) {
+      return Promise.reject(new Error(`sampling parameters: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`));
+    }
+    const p = parsed.data;
+    const { vocabSize, maxPositionEmbeddings } = this.config;
+    if (promptTokens.length === 0) return Promise.reject(new Error("promptTokens is empty: the model needs at least one token to condition on"));
+    const bad = promptTokens.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= vocabSize);
+    if (bad >= 0) return Promise.reject(new Error(`promptTokens[${bad}] = ${promptTokens[bad]} is not a token id of this model (0..${vocabSize - 1})`));
+    if (promptTokens.length >= maxPositionEmbeddings) {
+      return Promise.reject(new Error(`the prompt has ${promptTokens.length} tokens; this model's context is ${maxPositionEmbeddings} positions`));
+    }
+    if (p.stop.length > 0 && !this.tokenizer) return Promise.reject(new Error("stop strings need a tokenizer: pass one to the sampler"));
+    return new Promise<SampledTokens>((resolve, reject) => {
+      const capacity = Math.min(maxPositionEmbeddings, promptTokens.length + p.maxTokens);
+      this.pending.push({
+        prompt: [...promptTokens],
+        params: p,
+        rng: p.seed !== undefined ? Rng.fromSeed(p.seed) : this.rng.fork(),
+        tokens: [],
+        logprobs: [],
+        keys: [],
+        values: [],
+        capacity,
+        length: 0,
+        signal,
+        resolve,
+        reject,
+      });
+      this.running ??= this.run().finally(() => {
+        this.running = null;
+      });
+    });
+  }
+
+  private async run(): Promise<void> {
+    await initWasmBackend();
+    const model = new Transformer(this.config);
+    const weights = uploadWeights(this.config, this.params);
+    try {
+      while (this.pending.length > 0 || this.active.length > 0) {
+        const admitted = this.pending.splice(0, Math.max(0, this.maxBatch - this.active.length));
+        if (admitted.length > 0) this.prefill(model, weights, admitted);
+        if (this.active.length > 0) this.decode(weights);
+        // Let new requests and aborts arrive between steps.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } catch (error) {
+      for (const s of [...this.active, ...this.pending.splice(0)]) s.reject(error);
+      this.active = [];
+    } finally {
+      disposeWeights(weights);
+      model.dispose();
+    }
+  }
+
+  private prefill(model: Transformer, weights: DeviceWeights, streams: Stream[]): void {
+    const H = this.config.numHeads;
+    const dh = headDim(this.config);
+    const longest = Math.max(...streams.map((s) => s.prompt.length));
+    const length = Math.min(this.config.maxPositionEmbeddings, Math.ceil(longest / 8) * 8);
+    const tokens = new Int32Array(streams.length * length);
+    streams.forEach((s, r) => tokens.set(s.prompt, r * length));
+    const { keys, values, logits } = model.prefill(
+      weights,
+      tokens,
+      streams.length,
+      length,
+      streams.map((s) => s.prompt.length - 1),
+    );
+    const V = this.config.vocabSize;
+    streams.forEach((s, r) => {
+      for (let l = 0; l < this.config.numLayers; l++) {
+        const k = new Float32Array(H * s.capacity * dh);
+        const v = new Float32Array(H * s.capacity * dh);
+        for (let h = 0; h < H; h++) {
+          const from = ((r * H + h) * length) * dh;
+          k.set(keys[l]!.subarray(from, from + s.prompt.length * dh), h * s.capacity * dh);
+          v.set(values[l]!.subarray(from, from + s.prompt.length * dh), h * s.capacity * dh);
+        }
+        s.keys.push(k);
+        s.values.push(v);
+      }
+      s.length = s.prompt.length;
+      this.active.push(s);
+      this.advance(s, logits.subarray(r * V, (r + 1) * V));
+    });
+    this.active = this.active.filter((s) => !this.finishIfDone(s));
+  }
+
+  /** Sample the next token of `s` from its logits. */
+  private advance(s: Stream, logits: Float32Array): void {
+    const { token, logprob } = sampleToken(logits, s.params, s.rng);
+    s.tokens.push(token);
+    s.logprobs.push(logprob);
+  }
+
+  private finishIfDone(s: Stream): boolean {
+    const last = s.tokens[s.tokens.length - 1];
+    let reason: SampledTokens["finishReason"] | null = null;
+    if (s.signal?.aborted) reason = "abort";
+    else if (last !== undefined && this.stopTokenIds.has(last)) reason = "stop";
+    else if (s.params.stop.length > 0 && this.endsWithStop(s)) reason = "stop";
+    else if (s.tokens.length >= s.params.maxTokens || s.prompt.length + s.tokens.length >= s.capacity) reason = "length";
+    if (reason === null) return false;
+    s.keys = [];
+    s.values = [];
+    s.resolve({ tokens: s.tokens, logprobs: s.logprobs, finishReason: reason });
+    return true;
+  }
+
+  /** Whether a stop string appears in the text of the latest tokens (it can span several tokens). */
+  private endsWithStop(s: Stream): boolean {
+    const longest = Math.max(...s.params.stop.map((x) => x.length));
+    const window = s.tokens.slice(-(4 * longest + 4));
+    const text = this.tokenizer!.decode(window);
+    return s.params.stop.some((x) => text.includes(x));
+  }
+
+  /** One decoding step for every active stream: feed its last token, sample the next. */
+  private decode(weights: DeviceWeights): void {
+    const streams = this.active;
+    const S = streams.length;
+    const { hiddenSize: D, numHeads: H, rmsNormEps: eps, vocabSize: V } = this.config;
+    const dh = headDim(this.config);
+    const table = weights.embedHost;
+    const xHost = new Float32Array(S * D);
+    streams.forEach((s, i) => {
+      const t = s.tokens[s.tokens.length - 1]!;
+      xHost.set(table.subarray(t * D, (t + 1) * D), i * D);
+    });
+    let x = tensorFrom(xHost, [S, D]);
+    const rotary = (this.rotary ??= rotaryTables(this.config, this.config.maxPositionEmbeddings));
+    const scale = 1 / Math.sqrt(dh);
+    const half = dh / 2;
+    for (let l = 0; l < this.config.numLayers; l++) {
+      const w = weights.layers[l]!;
+      const qkvT = tf.tidy(() => tf.matMul(rmsNormRows(x, w.inputNorm, eps), w.qkvF));
+      const qkv = qkvT.dataSync();
+      qkvT.dispose();
+      const attn = new Float32Array(S * D);
+      const q = new Float32Array(dh);
+      const scores = new Float64Array(this.config.maxPositionEmbeddings);
+      streams.forEach((s, i) => {
+        const pos = s.length;
+        const keys = s.keys[l]!;
+        const values = s.values[l]!;
+        const base = i * 3 * D;
+        for (let h = 0; h < H; h++) {
+          // Rotate q and k at position `pos` (rotate_half convention), store k and v in the cache.
+          const cacheAt = (h * s.capacity + pos) * dh;
+          for (let j = 0; j < dh; j++) {
+            const c = rotary.cos[pos * dh + j]!;
+            const sn = rotary.sin[pos * dh + j]!;
+            const partner = j < half ? -qkv[base + h * dh + j + half]! : qkv[base + h * dh + j - half]!;
+            q[j] = (qkv[base + h * dh + j]! * c + partner * sn) * scale;
+            const kPartner = j < half ? -qkv[base + D + h * dh + j + half]! : qkv[base + D + h * dh + j - half]!;
+            keys[cacheAt + j] = qkv[base + D + h * dh + j]! * c + kPartner * sn;
+            values[cacheAt + j] = qkv[base + 2 * D + h * dh + j]!;
+          }
+          let max = -Infinity;
+          for (let t = 0; t <= pos; t++) {
+            const k0 = (h * s.capacity + t) * dh;
+            let dot = 0;
+            for (let j = 0; j < dh; j++) dot += q[j]! * keys[k0 + j]!;
+            scores[t] = dot;
+            if (dot > max) max = dot;
+          }
+          let total = 0;
+          for (let t = 0; t <= pos; t++) {
+            const e = Math.exp(scores[t]! - max);
+            scores[t] = e;
+            total += e;
+          }
+          const out = i * D + h * dh;
+          for (let t = 0; t <= pos; t++) {
+            const p = scores[t]! / total;
+            const v0 = (h * s.capacity + t) * dh;
+            for (let j = 0; j < dh; j++) attn[out + j]! += p * values[v0 + j]!;
+          }
+        }
+      });
+      const next = tf.tidy(() => {
+        const x1 = tf.add(x, tf.matMul(tensorFrom(attn, [S, D]), w.oF));
+        const h2 = rmsNormRows(x1, w.postNorm, eps);
+        const gate = tf.matMul(h2, w.gateF);
+        const act = tf.mul(tf.mul(gate, tf.sigmoid(gate)), tf.matMul(h2, w.upF));
+        return tf.add(x1, tf.matMul(act, w.downF));
+      });
+      x.dispose();
+      x = next;
+    }
+    const logitsT = tf.tidy(() => tf.matMul(rmsNormRows(x, weights.finalNorm, eps), weights.embedT));
+    x.dispose();
+    const logits = logitsT.dataSync() as Float32Array;
+    logitsT.dispose();
+    streams.forEach((s, i) => {
+      s.length += 1;
+      this.advance(s, logits.subarray(i * V, (i + 1) * V));
+    });
+    this.active = streams.filter((s) => !this.finishIfDone(s));
+  }
+}
+
+function rmsNormRows(x: tf.Tensor, weight: tf.Tensor, eps: number): tf.Tensor {
+  return tf.mul(tf.mul(x, tf.rsqrt(tf.add(tf.mean(tf.square(x), 1, true), eps))), weight);
+}

@@ -1,0 +1,489 @@
+import * as tf from "@tensorflow/tfjs-core";
+import { headDim, type TinyModelConfig } from "./config.js";
+import type { DeviceWeights, LayerWeights } from "./device-weights.js";
+import { columnSum, heapView, scoped, sliceRows, tensorFrom, transpose2d } from "./wasm.js";
+
+/**
+ * The tiny transformer's forward and backward passes, written out by hand on tfjs-wasm kernels.
+ *
+ * tfjs's automatic differentiation is not used: its matMul gradient multiplies with transpose
+ * flags, which tfjs-wasm runs about ten times slower than a plain matMul, and the attention would
+ * go through batched matMuls, which run slower still. Here every multiplication is a plain 2-D
+ * matMul (attention is one pair per sequence and head), every transpose keeps the innermost axis
+ * or uses `transpose2d`, and the gradient of each block is derived explicitly (the finite-difference
+ * test checks them all). Activations are [N, D] with N = rows·length; heads are [rows·heads, length, headDim].
+ */
+
+/** A padded batch of token sequences: `rows` sequences of `length` tokens, row-major. */
+export interface SequenceBatch {
+  rows: number;
+  length: number;
+  tokens: Int32Array;
+  /** Target token of each position (what it predicts); used for log-probabilities. */
+  targets: Int32Array;
+}
+
+interface LayerCache {
+  u1: tf.Tensor;
+  r1: tf.Tensor;
+  xn1: tf.Tensor;
+  qr: tf.Tensor;
+  kr: tf.Tensor;
+  v: tf.Tensor;
+  probs: tf.Tensor[];
+  o: tf.Tensor;
+  u2: tf.Tensor;
+  r2: tf.Tensor;
+  xn2: tf.Tensor;
+  up: tf.Tensor;
+  sig: tf.Tensor;
+  silu: tf.Tensor;
+  act: tf.Tensor;
+}
+
+interface HeadCache {
+  uf: tf.Tensor;
+  rf: tf.Tensor;
+  hf: tf.Tensor;
+  logits: tf.Tensor;
+  probs: tf.Tensor;
+  meanLogit: tf.Tensor;
+}
+
+/** Log-probability of each target and entropy of each position's next-token distribution. */
+export interface TokenScores {
+  logprobs: Float32Array;
+  entropies: Float32Array;
+}
+
+/** Gradients of one backward pass, in the layouts the passes produce them (see `GradientAccumulator`). */
+export type RawGradients = Map<string, tf.Tensor>;
+
+/** Attention probabilities are kept for the backward pass up to this many floats, else recomputed. */
+const KEEP_PROBS_MAX_FLOATS = 48 * 1024 * 1024;
+
+interface Tables {
+  cos: tf.Tensor;
+  sin: tf.Tensor;
+  /** cos and sin times 1/√headDim: the attention scale folded into the query rotation. */
+  cosQ: tf.Tensor;
+  sinQ: tf.Tensor;
+  mask: tf.Tensor;
+}
+
+export class Transformer {
+  readonly config: TinyModelConfig;
+  private readonly D: number;
+  private readonly H: number;
+  private readonly dh: number;
+  private readonly tables = new Map<number, Tables>();
+  /** rotate_half as a [dh, dh] matrix: (x·R) = [−x₂, x₁] for the halves x₁, x₂ of a head. */
+  private readonly rotate: tf.Tensor;
+  private readonly rotateT: tf.Tensor;
+
+  constructor(config: TinyModelConfig) {
+    this.config = config;
+    this.D = config.hiddenSize;
+    this.H = config.numHeads;
+    this.dh = headDim(config);
+    const dh = this.dh;
+    const half = dh / 2;
+    const r = new Float32Array(dh * dh);
+    for (let j = 0; j < half; j++) {
+      r[(j + half) * dh + j] = -1;
+      r[j * dh + j + half] = 1;
+    }
+    this.rotate = tensorFrom(r, [dh, dh]);
+    this.rotateT = transpose2d(this.rotate);
+  }
+
+  dispose(): void {
+    this.rotate.dispose();
+    this.rotateT.dispose();
+    for (const t of this.tables.values()) for (const x of Object.values(t) as tf.Tensor[]) x.dispose();
+    this.tables.clear();
+  }
+
+  /** Rotary tables for positions 0..length−1, computed in float32 as Hugging Face Llama does. */
+  private tablesFor(length: number): Tables {
+    const cached = this.tables.get(length);
+    if (cached) return cached;
+    if (this.tables.size >= 8) {
+      const [oldest, t] = this.tables.entries().next().value!;
+      for (const x of Object.values(t) as tf.Tensor[]) x.dispose();
+      this.tables.delete(oldest);
+    }
+    const { cos, sin } = rotaryTables(this.config, length);
+    const scale = 1 / Math.sqrt(this.dh);
+    const mask = new Float32Array(length * length);
+    for (let i = 0; i < length; i++) mask.fill(-Infinity, i * length + i + 1, (i + 1) * length);
+    const tables: Tables = {
+      cos: tensorFrom(cos, [length, this.dh]),
+      sin: tensorFrom(sin, [length, this.dh]),
+      cosQ: tensorFrom(cos.map((c) => c * scale), [length, this.dh]),
+      sinQ: tensorFrom(sin.map((s) => s * scale), [length, this.dh]),
+      mask: tensorFrom(mask, [length, length]),
+    };
+    this.tables.set(length, tables);
+    return tables;
+  }
+
+  /** The embedding rows of `tokens`, looked up on the host. */
+  private embed(weights: DeviceWeights, tokens: Int32Array): tf.Tensor {
+    const D = this.D;
+    const x = new Float32Array(tokens.length * D);
+    const table = weights.embedHost;
+    for (let i = 0; i < tokens.length; i++) {
+      const t = tokens[i]!;
+      x.set(table.subarray(t * D, (t + 1) * D), i * D);
+    }
+    return tensorFrom(x, [tokens.length, D]);
+  }
+
+  private rope(x: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor): tf.Tensor {
+    return tf.tidy(() => {
+      const rotated = tf.reshape(tf.matMul(tf.reshape(x, [-1, this.dh]), this.rotate), x.shape);
+      return tf.add(tf.mul(x, cos), tf.mul(rotated, sin));
+    });
+  }
+
+  private ropeBackward(dy: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor): tf.Tensor {
+    return tf.tidy(() => {
+      const rotated = tf.reshape(tf.matMul(tf.reshape(tf.mul(dy, sin), [-1, this.dh]), this.rotateT), dy.shape);
+      return tf.add(tf.mul(dy, cos), rotated);
+    });
+  }
+
+  /** Split [N, 3D] projections into q, k, v of shape [rows·heads, length, dh]. */
+  private splitHeads(qkv: tf.Tensor, rows: number, length: number): [tf.Tensor, tf.Tensor, tf.Tensor] {
+    const { D, H, dh } = this;
+    const BH = rows * H;
+    const heads = tf.tidy(() => {
+      const grouped = tf.reshape(tf.transpose(tf.reshape(qkv, [rows, length, 3, D]), [2, 0, 1, 3]), [3 * rows, length, H, dh]);
+      return tf.reshape(tf.transpose(grouped, [0, 2, 1, 3]), [3 * BH, length, dh]);
+    });
+    const parts = [sliceRows(heads, 0, BH), sliceRows(heads, BH, BH), sliceRows(heads, 2 * BH, BH)] as const;
+    heads.dispose();
+    return [...parts];
+  }
+
+  private attentionProbs(qr: tf.Tensor, kT: tf.Tensor, i: number, mask: tf.Tensor): tf.Tensor {
+    return tf.tidy(() => {
+      const length = qr.shape[1]!;
+      const q = tf.reshape(sliceRows(qr, i, 1), [length, this.dh]);
+      const k = tf.reshape(sliceRows(kT, i, 1), [this.dh, length]);
+      return tf.softmax(tf.add(tf.matMul(q, k), mask));
+    });
+  }
+
+  private layerForward(
+    w: LayerWeights,
+    x: tf.Tensor,
+    rows: number,
+    length: number,
+    keep: boolean,
+  ): { out: tf.Tensor; cache: LayerCache | null; k: tf.Tensor; v: tf.Tensor } {
+    const { H, D } = this;
+    const eps = this.config.rmsNormEps;
+    const tables = this.tablesFor(length);
+    const BH = rows * H;
+    const keepProbs = keep && BH * length * length * this.config.numLayers <= KEEP_PROBS_MAX_FLOATS;
+    return scoped(() => {
+      const n1 = rmsNorm(x, w.inputNorm, eps);
+      const [q, k, v] = this.splitHeads(tf.matMul(n1.y, w.qkvF), rows, length);
+      const qr = this.rope(q, tables.cosQ, tables.sinQ);
+      const kr = this.rope(k, tables.cos, tables.sin);
+      const kT = tf.transpose(kr, [0, 2, 1]);
+      const heads: tf.Tensor[] = [];
+      const probs: tf.Tensor[] = [];
+      for (let i = 0; i < BH; i++) {
+        const p = this.attentionProbs(qr, kT, i, tables.mask);
+        heads.push(tf.tidy(() => tf.matMul(p, tf.reshape(sliceRows(v, i, 1), [length, this.dh]))));
+        if (keepProbs) probs.push(p);
+        else p.dispose();
+      }
+      const o = tf.reshape(tf.transpose(tf.reshape(tf.stack(heads), [rows, H, length, this.dh]), [0, 2, 1, 3]), [rows * length, D]);
+      const x1 = tf.add(x, tf.matMul(o, w.oF));
+      const n2 = rmsNorm(x1, w.postNorm, eps);
+      const gate = tf.matMul(n2.y, w.gateF);
+      const up = tf.matMul(n2.y, w.upF);
+      const sig = tf.sigmoid(gate);
+      const silu = tf.mul(gate, sig);
+      const act = tf.mul(silu, up);
+      const out = tf.add(x1, tf.matMul(act, w.downF));
+      const cache: LayerCache | null = keep
+        ? { u1: n1.u, r1: n1.r, xn1: n1.y, qr, kr, v, probs, o, u2: n2.u, r2: n2.r, xn2: n2.y, up, sig, silu, act }
+        : null;
+      return { out, cache, k: kr, v };
+    });
+  }
+
+  private layerBackward(
+    w: LayerWeights,
+    c: LayerCache,
+    dOut: tf.Tensor,
+    rows: number,
+    length: number,
+    prefix: string,
+    grads: RawGradients,
+  ): tf.Tensor {
+    const { H, D, dh } = this;
+    const BH = rows * H;
+    const N = rows * length;
+    const tables = this.tablesFor(length);
+    const result = tf.tidy(() => {
+      // MLP: out = x1 + act·downF, act = silu(gate) ⊙ up.
+      const dAct = tf.matMul(dOut, w.downB);
+      const gDown = tf.matMul(transpose2d(dOut), c.act);
+      const dUp = tf.mul(dAct, c.silu);
+      // silu'(g) = σ(g) + silu(g)·(1 − σ(g))
+      const dGate = tf.mul(tf.mul(dAct, c.up), tf.add(c.sig, tf.mul(c.silu, tf.sub(1, c.sig))));
+      const dXn2 = tf.add(tf.matMul(dGate, w.gateB), tf.matMul(dUp, w.upB));
+      const xn2T = transpose2d(c.xn2);
+      const gGate = tf.matMul(xn2T, dGate);
+      const gUp = tf.matMul(xn2T, dUp);
+      const n2 = rmsNormBackward(dXn2, c.u2, c.r2, w.postNorm);
+      const dX1 = tf.add(dOut, n2.dx);
+
+      // Attention output projection.
+      const dO = tf.matMul(dX1, w.oB);
+      const gO = tf.matMul(transpose2d(dX1), c.o);
+      const dHeads = tf.reshape(tf.transpose(tf.reshape(dO, [rows, length, H, dh]), [0, 2, 1, 3]), [BH, length, dh]);
+      const dHeadsT = tf.transpose(dHeads, [0, 2, 1]);
+      const vT = tf.transpose(c.v, [0, 2, 1]);
+      const qrT = tf.transpose(c.qr, [0, 2, 1]);
+      const kT = c.probs.length > 0 ? null : tf.transpose(c.kr, [0, 2, 1]);
+      const dq: tf.Tensor[] = [];
+      const dkT: tf.Tensor[] = [];
+      const dvT: tf.Tensor[] = [];
+      for (let i = 0; i < BH; i++) {
+        const [a, b, d] = scoped((): [tf.Tensor, tf.Tensor, tf.Tensor] => {
+          const p = c.probs[i] ?? this.attentionProbs(c.qr, kT!, i, tables.mask);
+          const row = (t: tf.Tensor, r: number, cols: number) => tf.reshape(sliceRows(t, i, 1), [r, cols]);
+          const dP = tf.matMul(row(dHeads, length, dh), row(vT, dh, length));
+          // softmax backward: dS = P ⊙ (dP − rowsum(dP ⊙ P))
+          const dS = tf.mul(p, tf.sub(dP, tf.sum(tf.mul(dP, p), 1, true)));
+          return [
+            tf.matMul(dS, row(c.kr, length, dh)),
+            tf.matMul(row(qrT, dh, length), dS),
+            tf.matMul(row(dHeadsT, dh, length), p),
+          ];
+        });
+        dq.push(a);
+        dkT.push(b);
+        dvT.push(d);
+      }
+      const dQ = this.ropeBackward(tf.stack(dq), tables.cosQ, tables.sinQ);
+      const dK = this.ropeBackward(tf.transpose(tf.stack(dkT), [0, 2, 1]), tables.cos, tables.sin);
+      const dV = tf.transpose(tf.stack(dvT), [0, 2, 1]);
+      const dQkvHeads = tf.reshape(tf.concat([dQ, dK, dV], 0), [3 * rows, H, length, dh]);
+      const dQkv = tf.reshape(tf.transpose(tf.reshape(tf.transpose(dQkvHeads, [0, 2, 1, 3]), [3, rows, length, D]), [1, 2, 0, 3]), [N, 3 * D]);
+      const dXn1 = tf.matMul(dQkv, w.qkvB);
+      const gQkv = tf.matMul(transpose2d(c.xn1), dQkv);
+      const n1 = rmsNormBackward(dXn1, c.u1, c.r1, w.inputNorm);
+      const dX = tf.add(dX1, n1.dx);
+      return { dX, gDown, gGate, gUp, gO, gQkv, gPost: n2.dw, gInput: n1.dw };
+    });
+    grads.set(`${prefix}.qkvF`, result.gQkv);
+    grads.set(`${prefix}.o`, result.gO);
+    grads.set(`${prefix}.gateF`, result.gGate);
+    grads.set(`${prefix}.upF`, result.gUp);
+    grads.set(`${prefix}.down`, result.gDown);
+    grads.set(`${prefix}.inputNorm`, result.gInput);
+    grads.set(`${prefix}.postNorm`, result.gPost);
+    return result.dX;
+  }
+
+  /** Scores of every position of `batch`, without keeping anything for a backward pass. */
+  score(weights: DeviceWeights, batch: SequenceBatch): TokenScores {
+    const pass = this.forward(weights, batch, false);
+    const scores = pass.scores;
+    pass.dispose();
+    return scores;
+  }
+
+  /** Forward pass that keeps the activations the backward pass needs. */
+  forwardTrain(weights: DeviceWeights, batch: SequenceBatch): TrainPass {
+    return this.forward(weights, batch, true);
+  }
+
+  private forward(weights: DeviceWeights, batch: SequenceBatch, keep: boolean): TrainPass {
+    const { rows, length } = batch;
+    const layers: LayerCache[] = [];
+    let x = this.embed(weights, batch.tokens);
+    for (const w of weights.layers) {
+      const { out, cache, k, v } = this.layerForward(w, x, rows, length, keep);
+      if (cache) layers.push(cache);
+      else {
+        k.dispose();
+        v.dispose();
+      }
+      x.dispose();
+      x = out;
+    }
+    const head = tf.tidy(() => {
+      const n = rmsNorm(x, weights.finalNorm, this.config.rmsNormEps);
+      const logits = tf.matMul(n.y, weights.embedT);
+      const probs = tf.softmax(logits);
+      return { uf: n.u, rf: n.r, hf: n.y, logits, probs, meanLogit: tf.sum(tf.mul(probs, logits), 1) };
+    });
+    x.dispose();
+    const scores = readScores(head, batch.targets, this.config.vocabSize);
+    return new TrainPass(this, weights, batch, layers, head, scores);
+  }
+
+  /** @internal Run the backward pass of `pass` given ∂L/∂logprob and ∂L/∂entropy per position. */
+  backward(pass: TrainPass, dLogprob: Float32Array, dEntropy: Float32Array | null): RawGradients {
+    const { weights, batch, head } = pass;
+    const { rows, length } = batch;
+    const V = this.config.vocabSize;
+    const N = rows * length;
+    const grads: RawGradients = new Map();
+    // ∂L/∂z_j = gLp·(δ_jt − p_j) − gH·p_j·(z_j − Σ p z): a scaled softmax plus a one-hot term.
+    const dLogits = tf.tidy(() => {
+      const gLp = tensorFrom(dLogprob, [N, 1]);
+      if (!dEntropy || dEntropy.every((g) => g === 0)) return tf.mul(head.probs, tf.neg(gLp));
+      const gH = tensorFrom(dEntropy, [N, 1]);
+      const offset = tf.sub(tf.mul(gH, tf.reshape(head.meanLogit, [N, 1])), gLp);
+      return tf.mul(head.probs, tf.sub(offset, tf.mul(head.logits, gH)));
+    });
+    const view = heapView(dLogits);
+    for (let i = 0; i < N; i++) view[i * V + batch.targets[i]!]! += dLogprob[i]!;
+    let dX = tf.tidy(() => {
+      grads.set("embedT", tf.keep(tf.matMul(transpose2d(head.hf), dLogits)));
+      const n = rmsNormBackward(tf.matMul(dLogits, weights.embed), head.uf, head.rf, weights.finalNorm);
+      grads.set("finalNorm", tf.keep(n.dw));
+      return n.dx;
+    });
+    dLogits.dispose();
+    for (let l = this.config.numLayers - 1; l >= 0; l--) {
+      const next = this.layerBackward(weights.layers[l]!, pass.layers[l]!, dX, rows, length, `layer${l}`, grads);
+      dX.dispose();
+      dX = next;
+    }
+    grads.set("embedRows", dX);
+    return grads;
+  }
+
+  /**
+   * Prompt processing for generation: the rotated keys and values of every layer, laid out
+   * [rows, heads, length, dh], and the next-token logits at `positions[r]` of each row.
+   */
+  prefill(weights: DeviceWeights, tokens: Int32Array, rows: number, length: number, positions: readonly number[]): { keys: Float32Array[]; values: Float32Array[]; logits: Float32Array } {
+    const keys: Float32Array[] = [];
+    const values: Float32Array[] = [];
+    let x = this.embed(weights, tokens);
+    for (const w of weights.layers) {
+      const { out, k, v } = this.layerForward(w, x, rows, length, false);
+      keys.push(k.dataSync() as Float32Array);
+      values.push(v.dataSync() as Float32Array);
+      k.dispose();
+      v.dispose();
+      x.dispose();
+      x = out;
+    }
+    const D = this.D;
+    const last = new Float32Array(rows * D);
+    const hidden = heapView(x);
+    positions.forEach((p, r) => last.set(hidden.subarray((r * length + p) * D, (r * length + p + 1) * D), r * D));
+    x.dispose();
+    const logits = tf.tidy(() => {
+      const h = rmsNorm(tensorFrom(last, [rows, D]), weights.finalNorm, this.config.rmsNormEps).y;
+      return tf.matMul(h, weights.embedT);
+    });
+    const out = logits.dataSync() as Float32Array;
+    logits.dispose();
+    return { keys, values, logits: out };
+  }
+}
+
+/** The activations of one forward pass, released by `dispose()` (or by `backward`). */
+export class TrainPass {
+  constructor(
+    private readonly model: Transformer,
+    readonly weights: DeviceWeights,
+    readonly batch: SequenceBatch,
+    readonly layers: LayerCache[],
+    readonly head: HeadCache,
+    readonly scores: TokenScores,
+  ) {}
+
+  /** Backpropagate ∂L/∂logprob (and ∂L/∂entropy) per position; releases the activations. */
+  backward(dLogprob: Float32Array, dEntropy: Float32Array | null): RawGradients {
+    try {
+      return this.model.backward(this, dLogprob, dEntropy);
+    } finally {
+      this.dispose();
+    }
+  }
+
+  dispose(): void {
+    for (const layer of this.layers) {
+      for (const value of Object.values(layer) as (tf.Tensor | tf.Tensor[])[]) {
+        if (Array.isArray(value)) for (const t of value) t.dispose();
+        else value.dispose();
+      }
+    }
+    this.layers.length = 0;
+    for (const t of Object.values(this.head) as tf.Tensor[]) t.dispose();
+  }
+}
+
+function rmsNorm(x: tf.Tensor, weight: tf.Tensor, eps: number): { u: tf.Tensor; r: tf.Tensor; y: tf.Tensor } {
+  const r = tf.rsqrt(tf.add(tf.mean(tf.square(x), 1, true), eps));
+  const u = tf.mul(x, r);
+  return { u, r, y: tf.mul(u, weight) };
+}
+
+/** With u = x·r and r = (mean(x²) + ε)^−½: dx = r·(du − u·mean(du ⊙ u)), du = dy ⊙ w. */
+function rmsNormBackward(dy: tf.Tensor, u: tf.Tensor, r: tf.Tensor, weight: tf.Tensor): { dx: tf.Tensor; dw: tf.Tensor } {
+  const dw = columnSum(tf.mul(dy, u));
+  const du = tf.mul(dy, weight);
+  const dx = tf.mul(r, tf.sub(du, tf.mul(u, tf.mean(tf.mul(du, u), 1, true))));
+  return { dx, dw };
+}
+
+/**
+ * log p(target) = z_t − logsumexp(z) and entropy = logsumexp(z) − Σ p z, from the softmax kernel
+ * (tfjs-wasm's softmax is vectorised, its exp and logSoftmax are not): logsumexp(z) = max z − log max p.
+ */
+function readScores(head: HeadCache, targets: Int32Array, V: number): TokenScores {
+  const maxLogit = tf.max(head.logits, 1);
+  const maxProb = tf.max(head.probs, 1);
+  const zMax = maxLogit.dataSync();
+  const pMax = maxProb.dataSync();
+  maxLogit.dispose();
+  maxProb.dispose();
+  const mean = head.meanLogit.dataSync();
+  const N = targets.length;
+  const logprobs = new Float32Array(N);
+  const entropies = new Float32Array(N);
+  const logits = heapView(head.logits);
+  for (let i = 0; i < N; i++) {
+    const lse = zMax[i]! - Math.log(pMax[i]!);
+    logprobs[i] = logits[i * V + targets[i]!]! - lse;
+    entropies[i] = lse - mean[i]!;
+  }
+  return { logprobs, entropies };
+}
+
+/**
+ * cos and sin of the rotary angles, [length, dh]: angle(t, j) = t / θ^(2(j mod dh/2)/dh), evaluated
+ * in float32 like Hugging Face Llama so an exported model agrees with this one.
+ */
+export function rotaryTables(config: TinyModelConfig, length: number): { cos: Float32Array; sin: Float32Array } {
+  const dh = headDim(config);
+  const half = dh / 2;
+  const invFreq = new Float32Array(half);
+  for (let i = 0; i < half; i++) invFreq[i] = 1 / Math.fround(config.ropeTheta ** Math.fround((2 * i) / dh));
+  const cos = new Float32Array(length * dh);
+  const sin = new Float32Array(length * dh);
+  for (let t = 0; t < length; t++) {
+    for (let j = 0; j < dh; j++) {
+      const angle = Math.fround(t * invFreq[j % half]!);
+      cos[t * dh + j] = Math.cos(angle);
+      sin[t * dh + j] = Math.sin(angle);
+    }
+  }
+  return { cos, sin };
+}
