@@ -1,6 +1,6 @@
 import type { Environment, Trajectory } from "@envace/protocol";
 import type { RehearsalEnvironment } from "./rehearsal-environment.js";
-import { unfold, type UnfoldOptions } from "./unfold.js";
+import { unfoldRollout, type SharedRolloutOptions } from "./unfold.js";
 import type { UserTurnSource } from "./user-turns.js";
 
 /**
@@ -67,7 +67,7 @@ export class ConcurrencyLimit {
 
 type EnvironmentLike = Environment | RehearsalEnvironment;
 
-export interface UnfoldGroupOptions extends Omit<UnfoldOptions, "environment" | "users" | "rollout" | "id" | "signal"> {
+export interface UnfoldGroupOptions extends SharedRolloutOptions {
   /** G: rollouts of the task. */
   size: number;
   /**
@@ -87,7 +87,7 @@ export interface UnfoldGroupOptions extends Omit<UnfoldOptions, "environment" | 
  * rollout fails, the others are cancelled and the group rejects with that failure.
  */
 export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajectory[]> {
-  const { size, environment, users, limit, signal, ...shared } = options;
+  const { size, environment, users, limit, signal } = options;
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`group size must be a positive integer, got ${size}`);
   const controller = new AbortController();
   const cancel = (): void => {
@@ -98,13 +98,14 @@ export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajecto
 
   const one = (rollout: number): Promise<Trajectory> => {
     const run = (): Promise<Trajectory> =>
-      unfold({
-        ...shared,
-        environment: typeof environment === "function" ? environment(rollout) : environment,
-        ...(users === undefined ? {} : { users: typeof users === "function" ? users(rollout) : users }),
+      unfoldRollout(
+        options,
+        typeof environment === "function" ? environment(rollout) : environment,
+        typeof users === "function" ? users(rollout) : users,
         rollout,
-        signal: controller.signal,
-      });
+        undefined,
+        controller.signal,
+      );
     return limit === undefined ? run() : limit.run(run, controller.signal);
   };
 

@@ -13,5 +13,5 @@ export * from "./rows.js";
 export * from "./sampler-policy.js";
 export * from "./scripted-policy.js";
 export * from "./settings.js";
-export * from "./unfold.js";
+export { unfold, type UnfoldOptions, type SharedRolloutOptions } from "./unfold.js";
 export * from "./user-turns.js";

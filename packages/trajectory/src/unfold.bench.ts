@@ -3,6 +3,8 @@
 // (policy.generate, parseActOutput, environment.call, toolMessage; for self-unfolded rollouts also
 // the call check, buildRehearsePrompt and parseRehearseOutput). Goal: unfold ≤ 1.2× the bare loop.
 import { performance } from "node:perf_hooks";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import {
   SamplingParams,
   type Environment,
@@ -12,6 +14,8 @@ import {
   type Policy,
   type Task,
   type ToolCall,
+  type Step,
+  type ToolOutcome,
   type ToolResult,
   type ToolSpec,
 } from "@envace/protocol";
@@ -27,7 +31,7 @@ import { singleTurn } from "./user-turns.js";
 const TRAJECTORIES = 256;
 const GROUP = 4;
 const TOOL_TURNS = 20;
-const REPEATS = 15;
+const REPEATS = 21;
 
 const tools: ToolSpec[] = [
   {
@@ -87,97 +91,137 @@ class InstantEnvironment implements Environment {
 
 const sampling = SamplingParams.parse({});
 
-async function bareGrounded(task: Task): Promise<number> {
+/**
+ * The bare loops call the same functions as the engine and keep only the conversation. With
+ * `record`, they also build the trajectory's steps and outcomes exactly as the engine does, which
+ * separates the price of recording a trajectory from the engine's own logic.
+ */
+async function bareGrounded(task: Task, record: boolean): Promise<Step[]> {
   const environment = new InstantEnvironment();
   await environment.reset();
   const messages: Message[] = [...task.messages];
-  let steps = 0;
+  const steps: Step[] = [];
   for (;;) {
-    const output = parseActOutput(await policy.generate({ role: "act", messages, tools, sampling }), { tools });
-    steps += 1;
+    const generated = await policy.generate({ role: "act", messages, tools, sampling });
+    const output = parseActOutput(generated, { tools });
+    const outcomes: ToolOutcome[] = [];
+    steps.push(record ? { type: "act", generation: generated, message: { role: "assistant", content: "" }, outcomes } : PLACEHOLDER);
     if (output.kind !== "tool_calls") return steps;
     messages.push(output.message);
-    for (const call of output.calls) messages.push(toolMessage(await environment.call(call)));
+    for (const call of output.calls) {
+      const result = await environment.call(call);
+      if (record) outcomes.push({ provenance: "grounded", call, result });
+      messages.push(toolMessage(result));
+    }
   }
 }
 
-async function bareRehearsed(task: Task): Promise<number> {
+async function bareRehearsed(task: Task, record: boolean): Promise<Step[]> {
   const validator = new ToolCallValidator(task.tools);
   const messages: Message[] = [...task.messages];
-  let steps = 0;
+  const steps: Step[] = [];
   for (;;) {
-    const output = parseActOutput(await policy.generate({ role: "act", messages, tools, sampling }), { tools });
-    steps += 1;
+    const generated = await policy.generate({ role: "act", messages, tools, sampling });
+    const output = parseActOutput(generated, { tools });
+    const outcomes: ToolOutcome[] = [];
+    steps.push(record ? { type: "act", generation: generated, message: { role: "assistant", content: "" }, outcomes } : PLACEHOLDER);
     if (output.kind !== "tool_calls") return steps;
     const results: Message[] = [];
     for (const call of output.calls) {
       if (!validator.check(call).ok) throw new Error("unexpected refusal");
       const prompt = buildRehearsePrompt({ tools, history: messages, latestAct: output.message, call });
-      const parsed = parseRehearseOutput((await policy.generate({ role: "rehearse", messages: prompt, tools: [], sampling })).text);
+      const rehearsed = await policy.generate({ role: "rehearse", messages: prompt, tools: [], sampling });
+      const parsed = parseRehearseOutput(rehearsed.text);
       if (parsed.kind !== "result") throw new Error("unexpected rehearse output");
-      results.push(toolMessage({ status: "ok", callId: call.id, name: call.name, content: parsed.content }));
+      const result: ToolResult = { status: "ok", callId: call.id, name: call.name, content: parsed.content };
+      if (record) outcomes.push({ provenance: "rehearsed", call, result, generation: rehearsed });
+      results.push(toolMessage(result));
     }
     messages.push(output.message, ...results);
   }
 }
 
-async function engine(mode: "grounded" | "rehearsed"): Promise<number> {
-  const limit = new ConcurrencyLimit(TRAJECTORIES);
-  const groups = await Promise.all(
-    tasks.map((task) =>
-      unfoldGroup({
-        task,
-        size: GROUP,
-        actor: policy,
-        environment: mode === "grounded" ? () => new InstantEnvironment() : () => rehearsal(policy),
-        users: singleTurn,
-        limit,
-      }),
-    ),
-  );
-  return groups.flat().reduce((sum, t) => sum + t.steps.length, 0);
-}
+const PLACEHOLDER: Step = { type: "user", source: "replay", message: { role: "user", content: "" } };
 
-async function bare(mode: "grounded" | "rehearsed"): Promise<number> {
+type Variant = "bare" | "recording" | "unfold";
+
+async function rollouts(variant: Variant, mode: "grounded" | "rehearsed"): Promise<number> {
+  if (variant === "unfold") {
+    const limit = new ConcurrencyLimit(TRAJECTORIES);
+    const groups = await Promise.all(
+      tasks.map((task) =>
+        unfoldGroup({
+          task,
+          size: GROUP,
+          actor: policy,
+          environment: mode === "grounded" ? () => new InstantEnvironment() : () => rehearsal(policy),
+          users: singleTurn,
+          limit,
+        }),
+      ),
+    );
+    return groups.flat().reduce((sum, t) => sum + t.steps.length, 0);
+  }
   const run = mode === "grounded" ? bareGrounded : bareRehearsed;
-  const counts = await Promise.all(tasks.flatMap((task) => Array.from({ length: GROUP }, () => run(task))));
-  return counts.reduce((a, b) => a + b, 0);
+  const record = variant === "recording";
+  const all = await Promise.all(tasks.flatMap((task) => Array.from({ length: GROUP }, () => run(task, record))));
+  return all.reduce((sum, steps) => sum + steps.length, 0);
 }
 
-async function time(fn: () => Promise<number>): Promise<{ ms: number; steps: number }> {
+interface Timing {
+  /** Wall-clock milliseconds. */
+  wall: number;
+  /** CPU milliseconds of this process (user + system): what the other processes sharing the machine cannot inflate. */
+  cpu: number;
+  steps: number;
+}
+
+// A full collection before each timed run, so no run pays for the garbage of the one before it.
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
+
+async function time(fn: () => Promise<number>): Promise<Timing> {
+  collectGarbage();
+  const cpu = process.cpuUsage();
   const start = performance.now();
   const steps = await fn();
-  return { ms: performance.now() - start, steps };
+  const wall = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  return { wall, cpu: (used.user + used.system) / 1000, steps };
 }
 
 const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const ms = (values: readonly number[]): string => `${median(values).toFixed(1)} ms`;
 
+console.log(
+  `rollout engine overhead: ${TRAJECTORIES} concurrent trajectories (${TRAJECTORIES / GROUP} groups of ${GROUP}), ` +
+    `${TOOL_TURNS} tool turns and a reply each, instant policy and environment; ${REPEATS} interleaved runs of each`,
+);
+const variants: readonly Variant[] = ["bare", "recording", "unfold"];
+const LABELS: Record<Variant, string> = { bare: "bare loop", recording: "bare loop + recording", unfold: "unfold" };
 for (const mode of ["grounded", "rehearsed"] as const) {
-  for (let i = 0; i < 3; i += 1) {
-    await time(() => bare(mode));
-    await time(() => engine(mode));
-  }
-  const bareMs: number[] = [];
-  const engineMs: number[] = [];
-  const ratios: number[] = [];
-  let steps = 0;
-  // Interleaved pairs, so drift in machine load falls on both sides alike; the ratio reported is
-  // the median of the per-pair ratios.
+  for (let i = 0; i < 3; i += 1) for (const variant of variants) await time(() => rollouts(variant, mode));
+  const runs: Record<Variant, Timing[]> = { bare: [], recording: [], unfold: [] };
+  // Interleaved, so drift in machine load falls on every variant alike. On a shared machine the
+  // best run of each is the least disturbed estimate of its own cost; paired medians are printed too.
   for (let i = 0; i < REPEATS; i += 1) {
-    const b = await time(() => bare(mode));
-    const e = await time(() => engine(mode));
-    if (b.steps !== e.steps) throw new Error(`the two loops disagree: ${b.steps} vs ${e.steps} steps`);
-    steps = e.steps;
-    bareMs.push(b.ms);
-    engineMs.push(e.ms);
-    ratios.push(e.ms / b.ms);
+    for (const variant of variants) runs[variant].push(await time(() => rollouts(variant, mode)));
+    const counts = variants.map((v) => runs[v].at(-1)!.steps);
+    if (new Set(counts).size !== 1) throw new Error(`the loops disagree on the number of steps: ${counts.join(", ")}`);
   }
-  const b = median(bareMs);
-  const e = median(engineMs);
+  const steps = runs.unfold[0]!.steps;
+  const min = (v: Variant, key: "wall" | "cpu"): number => Math.min(...runs[v].map((r) => r[key]));
+  const pairRatio = (over: Variant, key: "wall" | "cpu"): number => median(runs.unfold.map((e, i) => e[key] / runs[over][i]![key]));
+  const line = (key: "wall" | "cpu"): string =>
+    `    ${key === "cpu" ? "CPU " : "wall"}  ` +
+    variants.map((v) => `${LABELS[v]} ${min(v, key).toFixed(1)} ms (median ${ms(runs[v].map((r) => r[key]))})`).join(", ");
+  console.log(`  ${mode}: ${steps} Act steps; best of ${REPEATS} (median)`);
+  console.log(line("cpu"));
+  console.log(line("wall"));
   console.log(
-    `${mode.padEnd(9)} ${TRAJECTORIES} concurrent trajectories, ${steps} Act steps, ${REPEATS} interleaved runs: ` +
-      `bare loop median ${b.toFixed(1)} ms (min ${Math.min(...bareMs).toFixed(1)}), ` +
-      `unfold median ${e.toFixed(1)} ms (min ${Math.min(...engineMs).toFixed(1)}), ` +
-      `ratio ${median(ratios).toFixed(2)}× (goal ≤ 1.2×); unfold ${((e * 1000) / steps).toFixed(1)} µs per Act step`,
+    `    unfold / bare loop: ${(min("unfold", "cpu") / min("bare", "cpu")).toFixed(2)}× CPU best-to-best ` +
+      `(median of paired runs ${pairRatio("bare", "cpu").toFixed(2)}×), goal ≤ 1.2×; ` +
+      `unfold / bare loop + recording: ${(min("unfold", "cpu") / min("recording", "cpu")).toFixed(2)}× ` +
+      `(median ${pairRatio("recording", "cpu").toFixed(2)}×); unfold ${((min("unfold", "cpu") * 1000) / steps).toFixed(1)} µs CPU per Act step`,
   );
 }

@@ -65,12 +65,28 @@ export interface UnfoldOptions {
  *   stays in the trajectory, so it still becomes a (penalised) training row.
  * - Errors of the policy itself (a server down) reject: they say nothing about the agent.
  */
-export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
-  const { task, actor, environment, signal } = options;
-  const limits = UnfoldLimits.parse(options.limits ?? {});
-  const sampling = resolveSampling(options, limits);
-  const users = options.users ?? replayReference();
-  const rollout = options.rollout ?? 0;
+export function unfold(options: UnfoldOptions): Promise<Trajectory> {
+  return unfoldRollout(options, options.environment, options.users, options.rollout ?? 0, options.id, options.signal);
+}
+
+/** What every rollout of a group shares. */
+export type SharedRolloutOptions = Omit<UnfoldOptions, "environment" | "users" | "rollout" | "id" | "signal">;
+
+/**
+ * `unfold` with the per-rollout options as arguments, so a group passes its shared options
+ * through without copying them for every rollout.
+ */
+export async function unfoldRollout(
+  options: SharedRolloutOptions,
+  environment: Environment | RehearsalEnvironment,
+  userTurns: UserTurnSource | undefined,
+  rollout: number,
+  id: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Trajectory> {
+  const { task, actor } = options;
+  const { limits, sampling } = resolveSettings(options);
+  const users = userTurns ?? replayReference();
   const world =
     environment instanceof RehearsalEnvironment
       ? ({ kind: "rehearsed", rehearser: environment } as const)
@@ -88,20 +104,20 @@ export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
   const steps: Step[] = [];
   let toolErrors = 0;
   let previous: Generation | undefined;
+  // Messages added since the previous Act generation; tracked only for token continuation.
   let appended: Message[] = [];
 
   const finish = (termination: Termination): Trajectory => ({
-    id: options.id ?? `${task.id}/${rollout}`,
+    id: id ?? `${task.id}/${rollout}`,
     taskId: task.id,
     rollout,
     context,
     steps,
     termination,
-    metadata: {
-      actor: actor.id,
-      environment: world.kind,
-      ...(world.kind === "rehearsed" ? { rehearser: world.rehearser.policy.id } : {}),
-    },
+    metadata:
+      world.kind === "rehearsed"
+        ? { actor: actor.id, environment: world.kind, rehearser: world.rehearser.policy.id }
+        : { actor: actor.id, environment: world.kind },
   });
   const record = (step: Step): void => {
     steps.push(step);
@@ -137,8 +153,10 @@ export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
       record({ type: "act", generation, message, outcomes: [] });
       return finish({ reason: "parse_error", code: parsed.code, detail: parsed.detail });
     }
-    previous = generation;
-    appended = [];
+    if (continuable !== undefined) {
+      previous = generation;
+      appended = [];
+    }
 
     if (parsed.kind === "reply") {
       record({ type: "act", generation, message: parsed.message, outcomes: [] });
@@ -147,7 +165,7 @@ export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
       if (next.kind === "end") return finish({ reason: "agent_stop" });
       record(next.step);
       messages.push(next.step.message);
-      appended.push(next.step.message);
+      if (continuable !== undefined) appended.push(next.step.message);
       if (next.kind === "stop") return finish({ reason: "user_stop", marker: next.marker });
       continue;
     }
@@ -202,7 +220,7 @@ export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
     for (const outcome of outcomes) {
       const message = toolMessage(outcome.result);
       messages.push(message);
-      appended.push(message);
+      if (continuable !== undefined) appended.push(message);
     }
   }
 }
@@ -216,12 +234,25 @@ function promptTooLong(length: number, limits: UnfoldLimits, role: string): Term
   return { reason: "max_tokens", limit: limits.maxPromptTokens, detail: `${role} prompt of ${length} tokens` };
 }
 
-/** Preset, then per-role overrides; `maxTokens` never above the response limit. */
-function resolveSampling(options: UnfoldOptions, limits: UnfoldLimits): Record<keyof RoleSampling, SamplingParams> {
+interface Settings {
+  limits: UnfoldLimits;
+  sampling: Record<keyof RoleSampling, SamplingParams>;
+}
+
+let defaultSettings: Settings | undefined;
+
+/** Limits, then the preset and per-role sampling overrides; `maxTokens` never above the response limit. */
+function resolveSettings(options: SharedRolloutOptions): Settings {
+  const defaults = options.limits === undefined && options.sampling === undefined && (options.preset ?? "training") === "training";
+  // Validating the same defaults for every rollout would be a measurable part of a rollout's cost.
+  if (defaults && defaultSettings !== undefined) return defaultSettings;
+  const limits = UnfoldLimits.parse(options.limits ?? {});
   const preset = SAMPLING_PRESETS[options.preset ?? "training"];
   const resolve = (role: keyof RoleSampling): SamplingParams => {
     const params = SamplingParams.parse({ ...preset[role], ...options.sampling?.[role] });
     return { ...params, maxTokens: Math.min(params.maxTokens, limits.maxResponseTokens) };
   };
-  return { act: resolve("act"), rehearse: resolve("rehearse"), user: resolve("user") };
+  const settings = { limits, sampling: { act: resolve("act"), rehearse: resolve("rehearse"), user: resolve("user") } };
+  if (defaults) defaultSettings = settings;
+  return settings;
 }
