@@ -56,6 +56,8 @@ export interface SingleTurnEntry {
   readonly category: string;
   readonly question: readonly ChatMessage[];
   readonly functions: readonly FunctionDoc[];
+  /** The same function docs as parsed Python values, key order and float literals kept (for prompts). */
+  readonly rawFunctions: readonly PyDict[];
   /** Absent for relevance and irrelevance categories, which are scored on whether any call is made. */
   readonly answer?: readonly AnswerCall[];
   readonly source: RecordSource;
@@ -72,14 +74,27 @@ export interface MultiTurnEntry {
   readonly involvedClasses: readonly string[];
   /** The functions offered from the first turn. */
   readonly functions: readonly FunctionDoc[];
+  /** The same function docs as parsed Python values, key order and float literals kept (for prompts). */
+  readonly rawFunctions: readonly PyDict[];
   /** miss_func: functions held back, re-offered at the start of the given turn. */
-  readonly heldOut: ReadonlyMap<number, readonly FunctionDoc[]>;
+  readonly heldOut: ReadonlyMap<number, HeldOutFunctions>;
   readonly groundTruth: readonly (readonly string[])[];
   readonly longContext: boolean;
   readonly source: RecordSource;
 }
 
 export type Entry = SingleTurnEntry | MultiTurnEntry;
+
+export interface HeldOutFunctions {
+  readonly functions: readonly FunctionDoc[];
+  readonly rawFunctions: readonly PyDict[];
+}
+
+/** A function doc both validated and as parsed Python values. */
+interface LoadedDoc {
+  readonly doc: FunctionDoc;
+  readonly raw: PyDict;
+}
 
 /** The function-doc file of each multi-turn environment class, inside `multi_turn_func_doc/`. */
 export const FUNC_DOC_FILES: Readonly<Record<string, string>> = {
@@ -174,7 +189,17 @@ function singleTurnEntry(line: Line, category: string, answerLine: Line | undefi
   const record = parseRecord(SingleTurnRecord, parseJson(line), line.source);
   const question = record.question[0];
   if (question === undefined) throw new RecordError(line.source, [{ path: "question", message: "has no turn" }]);
-  const entry: SingleTurnEntry = { kind: "single_turn", id: record.id, category: categoryOfId(record.id) || category, question, functions: record.function, source: line.source };
+  const raw = parsePy(line).get("function");
+  const rawFunctions = Array.isArray(raw) ? raw.filter((doc): doc is PyDict => doc instanceof PyDict) : [];
+  const entry: SingleTurnEntry = {
+    kind: "single_turn",
+    id: record.id,
+    category: categoryOfId(record.id) || category,
+    question,
+    functions: record.function,
+    rawFunctions,
+    source: line.source,
+  };
   if (answerLine === undefined) return entry;
   return { ...entry, answer: parseSingleTurnAnswer(answerLine) };
 }
@@ -204,24 +229,24 @@ function parseSingleTurnAnswer(line: Line): AnswerCall[] {
 }
 
 /** Every multi-turn function doc file present in the data folder, by environment class. */
-export async function loadFunctionDocs(dataDir: string): Promise<Map<string, FunctionDoc[]>> {
-  const docs = new Map<string, FunctionDoc[]>();
+async function loadFunctionDocs(dataDir: string): Promise<Map<string, LoadedDoc[]>> {
+  const docs = new Map<string, LoadedDoc[]>();
   for (const [className, fileName] of Object.entries(FUNC_DOC_FILES)) {
     const file = join(dataDir, "multi_turn_func_doc", fileName);
     if (!existsSync(file)) continue;
     docs.set(
       className,
-      (await readLines(file)).map((line) => parseRecord(FunctionDoc, parseJson(line), line.source)),
+      (await readLines(file)).map((line) => ({ doc: parseRecord(FunctionDoc, parseJson(line), line.source), raw: parsePy(line) })),
     );
   }
   return docs;
 }
 
-function multiTurnEntry(line: Line, answerLine: Line, category: string, docs: ReadonlyMap<string, FunctionDoc[]>): MultiTurnEntry {
+function multiTurnEntry(line: Line, answerLine: Line, category: string, docs: ReadonlyMap<string, LoadedDoc[]>): MultiTurnEntry {
   const record = parseRecord(MultiTurnRecord, parseJson(line), line.source);
   const config = parsePy(line).get("initial_config") ?? new PyDict();
   if (!(config instanceof PyDict)) throw new RecordError(line.source, [{ path: "initial_config", message: "expected an object" }]);
-  const functions: FunctionDoc[] = [];
+  const functions: LoadedDoc[] = [];
   for (const [index, className] of record.involved_classes.entries()) {
     const classDocs = docs.get(className);
     if (classDocs === undefined) {
@@ -229,14 +254,14 @@ function multiTurnEntry(line: Line, answerLine: Line, category: string, docs: Re
     }
     functions.push(...classDocs);
   }
-  const heldOut = new Map<number, FunctionDoc[]>();
+  const heldOut = new Map<number, HeldOutFunctions>();
   for (const [turn, names] of Object.entries(record.missed_function ?? {})) {
-    const removed: FunctionDoc[] = [];
+    const removed: LoadedDoc[] = [];
     for (const name of names) {
-      const index = functions.findIndex((doc) => doc.name === name);
+      const index = functions.findIndex((loaded) => loaded.doc.name === name);
       if (index >= 0) removed.push(...functions.splice(index, 1));
     }
-    heldOut.set(Number(turn), removed);
+    heldOut.set(Number(turn), { functions: removed.map((l) => l.doc), rawFunctions: removed.map((l) => l.raw) });
   }
   const truth = groundTruthOf(answerLine);
   const groundTruth = Array.isArray(truth) ? truth.map((turn) => (Array.isArray(turn) && turn.every((c) => typeof c === "string") ? (turn) : undefined)) : undefined;
@@ -255,7 +280,8 @@ function multiTurnEntry(line: Line, answerLine: Line, category: string, docs: Re
     turns: record.question,
     initialConfig: config,
     involvedClasses: record.involved_classes,
-    functions,
+    functions: functions.map((l) => l.doc),
+    rawFunctions: functions.map((l) => l.raw),
     heldOut,
     groundTruth: groundTruth as string[][],
     longContext: isLongContext(entryCategory),

@@ -195,14 +195,10 @@ export class OutputFormatError extends DecodeError {}
 /**
  * Decode a saved single-turn result in any of upstream's forms: a prompting model's text
  * (Python call syntax), a function-calling model's `[{name: "<JSON arguments>"}]`, or the
- * decoded `[{name: {args}}]`. Java and JavaScript text needs upstream's tree-sitter grammars
- * and is refused with a `DecodeError`; their function-calling and decoded forms work.
+ * decoded `[{name: {args}}]`. Java and JavaScript text is read by `decodeJavaLikeCalls`.
  */
 export function decodeSingleTurnResult(result: Py, language: "python" | "java" | "javascript"): DecodedCall[] {
-  if (typeof result === "string") {
-    if (language !== "python") throw new DecodeError(`raw ${language} text is not supported; save decoded calls ([{"name": {"arg": value}}]) instead`);
-    return decodePythonCalls(result);
-  }
+  if (typeof result === "string") return language === "python" ? decodePythonCalls(result) : decodeJavaLikeCalls(result, language);
   if (!Array.isArray(result)) throw new OutputFormatError(`expected a list of calls, got ${pyRepr(result)}`);
   return result.map(decodeCallObject);
 }
@@ -238,4 +234,101 @@ export function decodeMultiTurnStep(step: Py): string[] {
   const items = step instanceof PyDict ? [step] : step;
   if (!Array.isArray(items)) throw new OutputFormatError(`expected model text or a list of calls, got ${pyRepr(step)}`);
   return functionCallExecutionList(items.map(decodeCallObject));
+}
+
+/**
+ * Java or JavaScript call text (`[Foo.bar(a="x", b=new int[]{1, 2})]`) as upstream's
+ * tree-sitter decoders read it: only the first call counts, every argument value is its source
+ * text with the quotes of a top-level string literal removed, and a repeated argument name is an
+ * error. Bracket matching stands in for the grammars, so unusual code may decode where
+ * tree-sitter would not (or the reverse).
+ */
+export function decodeJavaLikeCalls(text: string, language: "java" | "javascript"): DecodedCall[] {
+  let body = strip(text, "`\n ");
+  if (!body.startsWith("[")) body = `[${body}`;
+  if (!body.endsWith("]")) body = `${body}]`;
+  body = body.slice(1, -1).trim();
+  const call = /^([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)\s*\(/.exec(body);
+  if (!call) throw new DecodeError(`Error parsing ${language} source code: no call found`);
+  const close = matchingParen(body, call[0].length - 1);
+  const args = new Map<string, Py>();
+  for (const part of splitTopLevel(body.slice(call[0].length, close))) {
+    const assignment = /^([A-Za-z_$][\w$]*)\s*=(?!=)\s*([\s\S]*)$/.exec(part);
+    if (!assignment) continue;
+    const [, name, raw] = assignment as unknown as [string, string, string];
+    if (args.has(name)) throw new DecodeError("Error: Multiple arguments with the same name are not supported.");
+    args.set(name, unquote(raw.trim(), language));
+  }
+  return [{ name: call[1]!.replace(/\s+/g, ""), args }];
+}
+
+function unquote(value: string, language: "java" | "javascript"): string {
+  const quotes = language === "java" ? ['"', "'"] : ['"', "'", "`"];
+  if (value.length >= 2 && quotes.includes(value[0]!) && value.endsWith(value[0]!) && closesAtEnd(value)) return value.slice(1, -1);
+  return value;
+}
+
+/** Whether the string literal opening `value` ends at its last character. */
+function closesAtEnd(value: string): boolean {
+  const quote = value[0]!;
+  for (let i = 1; i < value.length; i++) {
+    if (value[i] === "\\") i++;
+    else if (value[i] === quote) return i === value.length - 1;
+  }
+  return false;
+}
+
+const OPENERS: Readonly<Record<string, string>> = { "(": ")", "[": "]", "{": "}" };
+
+function matchingParen(text: string, open: number): number {
+  const stack: string[] = [];
+  for (let i = open; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === '"' || ch === "'" || ch === "`") {
+      i = skipString(text, i);
+      continue;
+    }
+    if (OPENERS[ch]) stack.push(OPENERS[ch]);
+    else if (ch === ")" || ch === "]" || ch === "}") {
+      if (stack.pop() !== ch) throw new DecodeError(`Error parsing source code: unbalanced '${ch}'`);
+      if (stack.length === 0) {
+        if (text.slice(i + 1).trim().replace(/^;/, "").trim() !== "" && !/^[,;\s]/.test(text.slice(i + 1))) throw new DecodeError("Error parsing source code: text after the call");
+        return i;
+      }
+    }
+  }
+  throw new DecodeError("Error parsing source code: unclosed '('");
+}
+
+function skipString(text: string, start: number): number {
+  const quote = text[start]!;
+  for (let i = start + 1; i < text.length; i++) {
+    if (text[i] === "\\") i++;
+    else if (text[i] === quote) return i;
+  }
+  throw new DecodeError("Error parsing source code: unterminated string");
+}
+
+/** Split at commas outside brackets, strings and generic type arguments. */
+function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let angle = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === '"' || ch === "'" || ch === "`") i = skipString(text, i);
+    else if (ch === "(" || ch === "[" || ch === "{") depth++;
+    else if (ch === ")" || ch === "]" || ch === "}") depth--;
+    // `<` right after a type name opens generic arguments (`HashMap<String, Integer>`).
+    else if (ch === "<" && /[\w$]$/.test(text.slice(0, i)) && /^[\s\w$?<>,.[\]]*>/.test(text.slice(i + 1))) angle++;
+    else if (ch === ">" && angle > 0) angle--;
+    else if (ch === "," && depth === 0 && angle === 0) {
+      parts.push(text.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  const last = text.slice(start).trim();
+  if (last !== "") parts.push(last);
+  return parts;
 }

@@ -2,7 +2,9 @@
 
 type Runner = (argv: string[]) => Promise<number>;
 
-const benchmarks: Record<string, { summary: string; load: () => Promise<{ run: Runner }> }> = {};
+const benchmarks: Record<string, { summary: string; load: () => Promise<{ run: Runner }> }> = {
+  bfcl: { summary: "BFCL v4: AST checker and multi-turn environments", load: () => import("./eval-bfcl.js") },
+};
 
 export async function run(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

@@ -60,7 +60,8 @@ export function mul(a: Py, b: Py): Py {
     return float(toDouble(a) * toDouble(b));
   }
   const repeat = (seq: Py, count: Py): Py | undefined => {
-    if (!isIntLike(count)) return undefined;
+    if (typeof seq !== "string" && !Array.isArray(seq)) return undefined;
+    if (!isIntLike(count)) throw typeError(`can't multiply sequence by non-int of type '${typeName(count)}'`);
     const n = Math.max(0, Number(big(count)));
     if (typeof seq === "string") return seq.repeat(n);
     if (Array.isArray(seq)) return Array.from({ length: n }, () => seq).flat();

@@ -141,3 +141,26 @@ export function jsonString(s: string): string {
   }
   return out + '"';
 }
+
+/** `json.dumps(value, indent=n)`: one item per line, `": "` after keys, `","` at line ends. */
+export function jsonDumpsIndented(value: Py, indent: number, depth = 0): string {
+  const pad = (level: number): string => " ".repeat(indent * level);
+  const items = (entries: string[], open: string, close: string): string =>
+    entries.length === 0 ? `${open}${close}` : `${open}\n${entries.map((e) => pad(depth + 1) + e).join(",\n")}\n${pad(depth)}${close}`;
+  if (Array.isArray(value) || value instanceof PyTuple) {
+    const list = Array.isArray(value) ? value : value.items;
+    return items(
+      list.map((item) => jsonDumpsIndented(item, indent, depth + 1)),
+      "[",
+      "]",
+    );
+  }
+  if (value instanceof PyDict) {
+    return items(
+      [...value].map(([k, v]) => `${jsonString(jsonKey(k))}: ${jsonDumpsIndented(v, indent, depth + 1)}`),
+      "{",
+      "}",
+    );
+  }
+  return jsonDumps(value);
+}

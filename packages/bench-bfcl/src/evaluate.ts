@@ -1,0 +1,266 @@
+import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { RecordError } from "@envace/protocol";
+import type { Policy, SamplingParamsInput } from "@envace/protocol";
+import { isAgentic } from "./categories.js";
+import type { AstCheckOptions } from "./checker/ast.js";
+import { countEntries, hasCategory, loadCategory } from "./data.js";
+import type { Entry, MultiTurnEntry } from "./data.js";
+import { DecodeError, decodeMultiTurnStep } from "./decode.js";
+import { inferMultiTurn, inferSingleTurn } from "./inference.js";
+import type { InferenceMode } from "./inference.js";
+import type { LongContextFiller } from "./multi-turn/environment.js";
+import { checkMultiTurn, oracleMultiTurnCalls } from "./multi-turn/checker.js";
+import type { MultiTurnCalls } from "./multi-turn/checker.js";
+import { defaultLongContextSource, loadLongContextFiller } from "./multi-turn/long-context.js";
+import { oracleCalls } from "./oracle.js";
+import { JsonSyntaxError, parsePyJson } from "./py/json.js";
+import { jsonDumps } from "./py/repr.js";
+import { PyDict } from "./py/value.js";
+import type { Py } from "./py/value.js";
+import { decodeSingleTurnOutput, scoreSingleTurn } from "./score.js";
+import type { EntryVerdict } from "./score.js";
+import { categoryScore, summarize, summaryTable } from "./summary.js";
+import type { CategoryScore, Summary } from "./summary.js";
+
+/** Where the outputs come from. */
+export type OutputSource =
+  /** Replay the reference answers (a harness self-test). */
+  | { readonly kind: "oracle" }
+  /** Saved outputs: JSON Lines `{"id", "result"}` in upstream's raw form or as decoded calls. */
+  | { readonly kind: "results"; readonly file: string }
+  /** Ask a policy. */
+  | { readonly kind: "policy"; readonly policy: Policy; readonly mode: InferenceMode; readonly sampling?: SamplingParamsInput; readonly concurrency?: number };
+
+export interface BfclEvalOptions {
+  /** An upstream BFCL data folder (`bfcl_eval/data` or a copy). */
+  readonly dataDir: string;
+  /** Categories to run (see `resolveCategories`). */
+  readonly categories: readonly string[];
+  readonly source: OutputSource;
+  /** The run directory: `entries.jsonl`, `summary.json`, `summary.md` (and `results.jsonl` for policies). */
+  readonly outDir: string;
+  /** Upstream's `long_context.py`, for `multi_turn_long_context`. Default: found next to the data folder. */
+  readonly longContextSource?: string;
+  readonly astOptions?: AstCheckOptions;
+  /** Only the first `limit` entries of each category (a quick look, not a score). */
+  readonly limit?: number;
+  readonly signal?: AbortSignal;
+  /** Called after each entry is scored. */
+  readonly onEntry?: (verdict: EntryVerdict, category: string, done: number, total: number) => void;
+}
+
+export interface BfclEvalReport {
+  readonly summary: Summary;
+  readonly scores: readonly CategoryScore[];
+  /** Categories skipped, with the reason (agentic categories, files missing from the data folder). */
+  readonly skipped: readonly { category: string; reason: string }[];
+  readonly entriesFile: string;
+  readonly summaryFile: string;
+}
+
+/**
+ * Evaluate BFCL v4 categories and write the run directory. Each entry's verdict is appended to
+ * `entries.jsonl` as soon as it is known, so an interrupted run keeps what it finished.
+ */
+export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalReport> {
+  await mkdir(options.outDir, { recursive: true });
+  const entriesFile = join(options.outDir, "entries.jsonl");
+  const resultsFile = join(options.outDir, "results.jsonl");
+  await writeFile(entriesFile, "");
+  if (options.source.kind === "policy") await writeFile(resultsFile, "");
+  const saved = options.source.kind === "results" ? await readResults(options.source.file) : undefined;
+  const skipped: { category: string; reason: string }[] = [];
+  const scores: CategoryScore[] = [];
+  let filler: LongContextFiller | undefined;
+
+  for (const category of options.categories) {
+    if (isAgentic(category)) {
+      skipped.push({ category, reason: "agentic categories (web search, memory) need live backends and are not run" });
+      continue;
+    }
+    if (!hasCategory(options.dataDir, category)) {
+      skipped.push({ category, reason: "not in the data folder" });
+      continue;
+    }
+    let entries = await loadCategory(options.dataDir, category);
+    if (options.limit !== undefined) entries = entries.slice(0, options.limit);
+    if (saved !== undefined && !entries.some((entry) => saved.has(entry.id))) {
+      skipped.push({ category, reason: "no results for this category" });
+      continue;
+    }
+    if (entries.some((e) => e.kind === "multi_turn" && e.longContext) && filler === undefined) filler = await longContextFiller(options);
+    const verdicts = await scoreAll(entries, options, saved, filler, async (verdict, done) => {
+      await appendFile(entriesFile, `${entryLine(verdict)}\n`);
+      options.onEntry?.(verdict, category, done, entries.length);
+    });
+    scores.push(categoryScore(category, verdicts.map((v) => v.verdict)));
+    if (options.source.kind === "policy") {
+      await appendFile(resultsFile, verdicts.map((v) => `${jsonDumps(PyDict.of({ id: v.verdict.id, result: v.raw ?? null }))}\n`).join(""));
+    }
+  }
+
+  const sizes: Record<string, number> = {};
+  for (const category of ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]) {
+    if (!scores.some((s) => s.category === category) && hasCategory(options.dataDir, category)) sizes[category] = await countEntries(options.dataDir, category);
+  }
+  const summary = summarize(scores, sizes);
+  const summaryFile = join(options.outDir, "summary.json");
+  await writeFile(summaryFile, `${JSON.stringify({ ...summary, skipped }, null, 2)}\n`);
+  await writeFile(join(options.outDir, "summary.md"), `${summaryTable(summary)}\n`);
+  return { summary, scores, skipped, entriesFile, summaryFile };
+}
+
+async function longContextFiller(options: BfclEvalOptions): Promise<LongContextFiller> {
+  const file = options.longContextSource ?? defaultLongContextSource(options.dataDir);
+  if (file === undefined) {
+    throw new Error(
+      "multi_turn_long_context needs upstream's long_context.py (bfcl_eval/eval_checker/multi_turn_eval/func_source_code/long_context.py); " +
+        "point --data at an upstream bfcl_eval/data folder or pass --long-context <file>",
+    );
+  }
+  return loadLongContextFiller(file);
+}
+
+function entryLine(verdict: EntryVerdict): string {
+  return JSON.stringify({ id: verdict.id, valid: verdict.valid, error: verdict.error, ...(verdict.turns ? { turns: verdict.turns } : {}) });
+}
+
+interface Scored {
+  readonly verdict: EntryVerdict;
+  /** The policy's raw output, for `results.jsonl`. */
+  readonly raw?: Py;
+}
+
+/** Score entries (concurrently for policies), reporting each in entry order. */
+async function scoreAll(
+  entries: readonly Entry[],
+  options: BfclEvalOptions,
+  saved: ReadonlyMap<string, Py> | undefined,
+  filler: LongContextFiller | undefined,
+  report: (verdict: EntryVerdict, done: number) => Promise<void>,
+): Promise<Scored[]> {
+  const concurrency = options.source.kind === "policy" ? Math.max(1, options.source.concurrency ?? 8) : 1;
+  const results: (Scored | undefined)[] = new Array<Scored | undefined>(entries.length);
+  let next = 0;
+  let reported = 0;
+  let flushing = Promise.resolve();
+  const flush = (): Promise<void> => {
+    flushing = flushing.then(async () => {
+      while (reported < entries.length && results[reported] !== undefined) {
+        const scored = results[reported]!;
+        reported++;
+        await report(scored.verdict, reported);
+      }
+    });
+    return flushing;
+  };
+  const worker = async (): Promise<void> => {
+    while (next < entries.length) {
+      const index = next++;
+      if (options.signal?.aborted) throw options.signal.reason;
+      results[index] = await scoreEntry(entries[index]!, options, saved, filler);
+      await flush();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, entries.length) }, worker));
+  await flush();
+  return results as Scored[];
+}
+
+async function scoreEntry(entry: Entry, options: BfclEvalOptions, saved: ReadonlyMap<string, Py> | undefined, filler: LongContextFiller | undefined): Promise<Scored> {
+  const source = options.source;
+  if (entry.kind === "single_turn") {
+    if (source.kind === "oracle") return { verdict: scoreSingleTurn(entry, { calls: oracleCalls(entry) }, options.astOptions) };
+    if (source.kind === "results") {
+      if (!saved!.has(entry.id)) return { verdict: missing(entry) };
+      return { verdict: scoreSingleTurn(entry, decodeSingleTurnOutput(entry, saved!.get(entry.id)!), options.astOptions) };
+    }
+    const { output, raw } = await inferSingleTurn(entry, { policy: source.policy, mode: source.mode, ...sampling(source), ...signal(options) });
+    const astOptions = source.mode === "fc" ? { ...options.astOptions, underscoreToDot: true } : options.astOptions;
+    return { verdict: scoreSingleTurn(entry, output, astOptions), raw };
+  }
+  if (source.kind === "oracle") return { verdict: scoreMultiTurn(entry, oracleMultiTurnCalls(entry), filler) };
+  if (source.kind === "results") {
+    if (!saved!.has(entry.id)) return { verdict: missing(entry) };
+    const decoded = decodeMultiTurnResult(saved!.get(entry.id)!);
+    if (decoded === undefined) return { verdict: { id: entry.id, category: entry.category, valid: false, error: "multi_turn:inference_error: the result is not a list of turns" } };
+    return { verdict: scoreMultiTurn(entry, decoded, filler) };
+  }
+  const inference = await inferMultiTurn(entry, { policy: source.policy, mode: source.mode, ...sampling(source), ...signal(options), ...(filler ? { filler } : {}) });
+  return { verdict: scoreMultiTurn(entry, inference.calls, filler), raw: inference.raw };
+}
+
+function sampling(source: Extract<OutputSource, { kind: "policy" }>): { sampling?: SamplingParamsInput } {
+  return source.sampling ? { sampling: source.sampling } : {};
+}
+
+function signal(options: BfclEvalOptions): { signal?: AbortSignal } {
+  return options.signal ? { signal: options.signal } : {};
+}
+
+function missing(entry: Entry): EntryVerdict {
+  return { id: entry.id, category: entry.category, valid: false, error: "missing: no result for this entry" };
+}
+
+function scoreMultiTurn(entry: MultiTurnEntry, calls: MultiTurnCalls, filler: LongContextFiller | undefined): EntryVerdict {
+  const verdict = checkMultiTurn(entry, calls, filler ? { filler } : {});
+  return {
+    id: entry.id,
+    category: entry.category,
+    valid: verdict.valid,
+    error: verdict.valid ? null : `${verdict.errorType}: ${verdict.error}`,
+    turns: verdict.turns,
+  };
+}
+
+/**
+ * A saved multi-turn result (turns of steps of raw outputs) decoded as upstream's evaluator
+ * does: each step decoded separately, steps that fail to decode or decode to nothing dropped.
+ */
+export function decodeMultiTurnResult(result: Py): MultiTurnCalls | undefined {
+  if (!Array.isArray(result)) return undefined;
+  return result.map((turn) => {
+    const steps = Array.isArray(turn) ? turn : [];
+    const decoded: string[][] = [];
+    for (const step of steps) {
+      try {
+        const calls = decodeMultiTurnStep(step);
+        if (calls.length > 0) decoded.push(calls);
+      } catch (error) {
+        if (!(error instanceof DecodeError)) throw error;
+      }
+    }
+    return decoded;
+  });
+}
+
+/** Read a results file: JSON Lines of `{"id", "result"}`; ids must be unique. */
+export async function readResults(file: string): Promise<Map<string, Py>> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new RecordError({ file }, [{ path: "", message: `cannot read: ${(error as Error).message}` }]);
+  }
+  const results = new Map<string, Py>();
+  text.split("\n").forEach((raw, index) => {
+    const line = raw.trim();
+    if (!line) return;
+    const source = { file, line: index + 1 };
+    let record: Py;
+    try {
+      record = parsePyJson(line);
+    } catch (error) {
+      if (error instanceof JsonSyntaxError) throw new RecordError(source, [{ path: "", message: `not JSON (${error.message})` }]);
+      throw error;
+    }
+    if (!(record instanceof PyDict)) throw new RecordError(source, [{ path: "", message: "expected an object {\"id\", \"result\"}" }]);
+    const id = record.get("id");
+    if (typeof id !== "string" || id === "") throw new RecordError(source, [{ path: "id", message: "expected a non-empty string" }]);
+    if (!record.has("result")) throw new RecordError(source, [{ path: "result", message: "is missing" }]);
+    if (results.has(id)) throw new RecordError(source, [{ path: "id", message: `duplicate id "${id}"` }]);
+    results.set(id, record.get("result")!);
+  });
+  return results;
+}
