@@ -1,1 +1,11 @@
-export {};
+export * from "./attempt.js";
+export * from "./commit.js";
+export * from "./fidelity.js";
+export * from "./gate.js";
+export * from "./memory.js";
+export * from "./reflect.js";
+export * from "./rehearse.js";
+export * from "./setting.js";
+export * from "./summarize.js";
+export * from "./tokens.js";
+export * from "./usage.js";
