@@ -23,3 +23,7 @@ export { loadOnnxModel, type LoadOnnxOptions, type OnnxModel } from "./onnx/poli
 export { OnnxSampler, type OnnxSamplerOptions } from "./onnx/sampler.js";
 export { readSafetensors, writeSafetensors, type Float32Tensor } from "./onnx/safetensors.js";
 export { sampleToken, seededRandom, type SampledToken, type TokenSamplingParams } from "./onnx/sampling.js";
+
+export { ModelSpecError, parseModelSpec, policyFromSpec, type ModelSpec, type ResolvedModel, type ResolveOptions } from "./spec.js";
+export { shapedWeights, TinyOnnxEngine, type WeightSyncTiming } from "./tiny/onnx-sync.js";
+export { loadTinyModel, type LoadTinyOptions, type TinyModel } from "./tiny/tiny.js";

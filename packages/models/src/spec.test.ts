@@ -1,0 +1,116 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { GenerateRequest } from "@envace/protocol";
+import { reply, startScriptedServer, type ScriptedServer } from "@envace/scripted-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OpenAIChatPolicy } from "./openai/chat-policy.js";
+import { exportLlamaCheckpoint } from "./onnx/export.js";
+import { randomLlama, writeLlamaCheckpoint } from "./onnx/fixtures.js";
+import { OnnxSampler } from "./onnx/sampler.js";
+import { ModelSpecError, parseModelSpec, policyFromSpec } from "./spec.js";
+
+describe("parseModelSpec", () => {
+  it("reads each kind with its options", () => {
+    expect(parseModelSpec("openai:http://localhost:8000/v1#Qwen/Qwen3-8B")).toEqual({
+      kind: "openai",
+      baseURL: "http://localhost:8000/v1",
+      model: "Qwen/Qwen3-8B",
+      options: {},
+    });
+    expect(parseModelSpec("openai:https://api.openai.com/v1#gpt-4.1,tokens=off,concurrency=8")).toMatchObject({
+      model: "gpt-4.1",
+      options: { tokens: "off", concurrency: "8" },
+    });
+    expect(parseModelSpec("onnx:./models/qwen3-0.6b,threads=2,thinking=off")).toEqual({
+      kind: "onnx",
+      dir: "./models/qwen3-0.6b",
+      options: { threads: "2", thinking: "off" },
+    });
+    expect(parseModelSpec("tiny:runs/a/checkpoints/step-40,engine=onnx")).toEqual({ kind: "tiny", dir: "runs/a/checkpoints/step-40", options: { engine: "onnx" } });
+  });
+
+  it("explains what is wrong and shows the grammar", () => {
+    const cases: [string, string][] = [
+      ["vllm:http://x#m", 'unknown kind "vllm"'],
+      ["openai:http://localhost:8000/v1", 'the served model is missing after "#"'],
+      ["openai:localhost:8000#m", "is not an http(s) base URL"],
+      ["onnx:", "the folder is missing"],
+      ["onnx:./m,engine=onnx", 'onnx takes no option "engine" (allowed: file, threads, thinking)'],
+      ["tiny:./c,fast", 'option "fast" is not key=value'],
+    ];
+    for (const [spec, problem] of cases) {
+      const error = (() => {
+        try {
+          parseModelSpec(spec);
+        } catch (e) {
+          return e as Error;
+        }
+        throw new Error(`${spec} parsed`);
+      })();
+      expect(error).toBeInstanceOf(ModelSpecError);
+      expect(error.message).toContain(problem);
+      expect(error.message).toContain("openai:<base-url>#<model>");
+    }
+  });
+});
+
+describe("policyFromSpec", () => {
+  let server: ScriptedServer;
+  let root: string;
+  let onnxDir: string;
+  let checkpoint: string;
+
+  beforeAll(async () => {
+    server = await startScriptedServer({ models: ["m"] });
+    root = await mkdtemp(join(tmpdir(), "envace-spec-"));
+    const { config, weights } = randomLlama({ seed: 9 });
+    checkpoint = join(root, "ckpt");
+    onnxDir = join(root, "onnx");
+    await writeLlamaCheckpoint(checkpoint, config, weights);
+    await exportLlamaCheckpoint(checkpoint, onnxDir);
+  });
+  afterAll(async () => {
+    await server.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const ask = GenerateRequest.parse({ role: "act", messages: [{ role: "user", content: "Hi" }], sampling: { maxTokens: 4, seed: 1 } });
+
+  it("openai chat: a chat policy with the spec's options", async () => {
+    server.setScript([reply.text("hello")]);
+    const resolved = await policyFromSpec(`openai:${server.baseURL}#m,server=vllm,thinking=off,retries=0,timeout=5`);
+    expect(resolved.policy).toBeInstanceOf(OpenAIChatPolicy);
+    expect(resolved.sampler).toBeUndefined();
+    expect((await resolved.policy.generate(ask)).text).toBe("hello");
+    expect(server.requests.map((r) => r.path)).toEqual(["/v1/chat/completions"]);
+    expect(server.requests[0]!.body).toMatchObject({ chat_template_kwargs: { enable_thinking: false } });
+  });
+
+  it("openai tokens: the chat template renders locally and token ids go through /v1/completions", async () => {
+    server.clearRequests();
+    server.setScript([reply.tokens([{ id: 72, text: "H", logprob: -0.5 }, { id: 258, text: "<|im_end|>", logprob: -0.1 }])]);
+    const resolved = await policyFromSpec(`openai:${server.baseURL}#m,mode=tokens,tokenizer=${onnxDir}`);
+    const generation = await resolved.policy.generate(ask);
+    expect(generation).toMatchObject({ text: "H", outputTokens: [72, 258], logprobs: [-0.5, -0.1] });
+    const completion = server.requests.find((r) => r.path === "/v1/completions")!;
+    expect(resolved.tokenizer!.decode((completion.body as { prompt: number[] }).prompt)).toBe("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+    expect(generation.promptTokens).toEqual((completion.body as { prompt: number[] }).prompt);
+  });
+
+  it("onnx: the local model's policy and sampler", async () => {
+    const resolved = await policyFromSpec(`onnx:${onnxDir},threads=1`);
+    expect(resolved.sampler).toBeInstanceOf(OnnxSampler);
+    const generation = await resolved.policy.generate(ask);
+    expect(generation.outputTokens.length).toBeGreaterThan(0);
+    expect(generation.logprobs).toHaveLength(generation.outputTokens.length);
+  });
+
+  it("refuses options that do not fit, and names a missing folder", async () => {
+    await expect(policyFromSpec(`openai:${server.baseURL}#m,mode=tokens`)).rejects.toThrow("mode=tokens needs tokenizer=");
+    await expect(policyFromSpec(`openai:${server.baseURL}#m,tokenizer=${onnxDir}`)).rejects.toThrow("tokenizer is used only with mode=tokens");
+    await expect(policyFromSpec(`openai:${server.baseURL}#m,server=tgi`)).rejects.toThrow('server must be one of vllm, sglang, llama.cpp, openai, unknown, got "tgi"');
+    await expect(policyFromSpec(`onnx:${onnxDir},threads=-1`)).rejects.toThrow('threads must be a positive number, got "-1"');
+    await expect(policyFromSpec(`onnx:${join(root, "nowhere")}`)).rejects.toThrow(join(root, "nowhere"));
+  });
+});
