@@ -1,16 +1,20 @@
+import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { defaultPolicyLossConfig, type PolicyLossConfig } from "@envace/grpo";
 import { SamplingParams } from "@envace/protocol";
-import { defaultAdamParams, type Datum, type LossFn, type TrainingBackend } from "@envace/training";
+import { defaultAdamParams, InProcessBackend, type Datum, type LossFn } from "@envace/training";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TinkerService, tinkerEnv, type TrainingClientOptions } from "./client.js";
 import { TinkerLossError } from "./errors.js";
+import { folderCheckpoints } from "./server/checkpoints.js";
 import { startTinkerServer, type TinkerServer } from "./server/server.js";
-import { TableBackend } from "./test-support/table-backend.js";
 
-const VOCAB = 16;
-const makeBackend = (seed: number): TrainingBackend => new TableBackend(VOCAB, seed, { eos: 15 });
+/** A tiny transformer: 16 tokens, 15 ends a generation. */
+const tiny = { vocabSize: 16, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 32, eosTokenId: 15, initializerRange: 0.3 };
+const makeBackend = (seed: number) => InProcessBackend.create(tiny, { seed });
 
 /**
  * Every test trains two identical backends: one behind the server, driven by the client, and one
@@ -19,21 +23,33 @@ const makeBackend = (seed: number): TrainingBackend => new TableBackend(VOCAB, s
 let server: TinkerServer;
 let service: TinkerService;
 let seeds = 0;
+let checkpointRoot: string;
 
 beforeAll(async () => {
-  server = await startTinkerServer({ createBackend: ({ seed }) => makeBackend(seed ?? 0) });
+  checkpointRoot = await mkdtemp(join(tmpdir(), "tinker-client-"));
+  server = await startTinkerServer({
+    createBackend: ({ seed }) => makeBackend(seed ?? 0),
+    checkpoints: folderCheckpoints(checkpointRoot, {
+      save: (backend, dir) => {
+        if (!(backend instanceof InProcessBackend)) throw new Error("expected the in-process backend");
+        return backend.saveCheckpoint(dir);
+      },
+      load: (dir, { optimizer }) => InProcessBackend.load(dir, { optimizer }),
+    }),
+  });
   service = await TinkerService.connect({ baseUrl: server.url, apiKey: "tml-local", heartbeatIntervalMs: 0 });
 });
 
 afterAll(async () => {
   service.close();
   await server.close();
+  await rm(checkpointRoot, { recursive: true, force: true });
 });
 
 async function pair(options: Partial<TrainingClientOptions> = {}) {
   const seed = ++seeds;
   const client = await service.createTrainingClient({ baseModel: "table", seed, loraRank: 0, ...options });
-  return { client, direct: makeBackend(seed) };
+  return { client, direct: await makeBackend(seed) };
 }
 
 /** Three sequences: prompt positions (mask 0) then output positions with the row's advantage. */
@@ -132,6 +148,23 @@ describe("a training step through the client equals calling the backend directly
   });
 });
 
+describe("checkpoints", () => {
+  it("resume in a new model: the next step matches the model that kept training", async () => {
+    const { client } = await pair();
+    await client.forwardBackward(batch(), { type: "cross_entropy" });
+    await client.optimStep(adam);
+    const path = await client.saveWeights("after-step-1");
+    expect(path).toBe(`tinker://${client.modelId}/weights/after-step-1`);
+    const resumed = await service.createTrainingClient({ baseModel: "tiny", seed: 999 });
+    await resumed.loadWeights(path, { optimizer: true });
+    const [kept, restored] = [await client.forwardBackward(batch(), grpo()), await resumed.forwardBackward(batch(), grpo())];
+    expect(restored.loss).toBe(kept.loss);
+    await Promise.all([client.optimStep(adam), resumed.optimStep(adam)]);
+    expect(await resumed.forward(batch())).toEqual(await client.forward(batch()));
+    await expect(resumed.loadWeights(path)).rejects.toThrow(/allowed only as a model's first request \(seq_id 1\), got seq_id 5/);
+  });
+});
+
 describe("objectives the server cannot express", () => {
   it("are refused before anything is sent, and the client stays usable", async () => {
     const { client } = await pair({ useServerExtensions: false });
@@ -148,7 +181,7 @@ describe("objectives the server cannot express", () => {
     const quiet = await TinkerService.connect({ baseUrl: server.url, heartbeatIntervalMs: 0, onWarning: (m) => warnings.push(m) });
     try {
       const client = await quiet.createTrainingClient({ baseModel: "table", useServerExtensions: false, dropUnsupportedTerms: ["dualClip"] });
-      const direct = makeBackend(0);
+      const direct = await makeBackend(0);
       const remote = await client.forwardBackward(batch(), grpo());
       expect(remote.loss).toBeCloseTo((await direct.forwardBackward(batch(), grpo({ dualClip: null }))).loss, 9);
       await client.forwardBackward(batch(), grpo());

@@ -1,0 +1,89 @@
+import { performance } from "node:perf_hooks";
+import type { Sampler } from "@envace/protocol";
+import { defaultAdamParams, InProcessBackend, type Datum, type ForwardBackwardResult, type TrainingBackend } from "@envace/training";
+import { defaultPolicyLossConfig } from "@envace/grpo";
+import { TinkerService } from "./client.js";
+import { startTinkerServer } from "./server/server.js";
+
+// What the protocol costs: one GRPO training step (forward_backward + optim_step) called directly
+// and through the client and a loopback server, in the same run. First with a backend that does
+// no work (the pure cost of JSON, HTTP and futures), then with the in-process tiny model.
+
+const ROWS = 16;
+const LENGTH = 128;
+const STEPS = 10;
+const WARMUP = 3;
+
+function batch(vocab: number): Datum[] {
+  return Array.from({ length: ROWS }, (_, r) => {
+    const tokens = Array.from({ length: LENGTH }, (_, t) => (r * 31 + t * 7) % vocab);
+    const mask = tokens.map((_, t) => (t >= LENGTH / 4 ? 1 : 0));
+    return {
+      tokens,
+      targetTokens: tokens.map((_, t) => (r * 31 + (t + 1) * 7) % vocab),
+      logprobs: mask.map((m) => -m * Math.log(vocab)),
+      advantages: mask.map((m) => m * (r % 2 ? 0.5 : -0.5)),
+      mask,
+    };
+  });
+}
+
+/** Answers instantly with zeros: what is left is the protocol. */
+class NoWorkBackend implements TrainingBackend {
+  forwardBackward(data: Datum[]): Promise<ForwardBackwardResult> {
+    return Promise.resolve({ logprobs: data.map((d) => d.tokens.map(() => -1)), loss: 0, metrics: {} });
+  }
+  forward(data: Datum[]): Promise<number[][]> {
+    return Promise.resolve(data.map((d) => d.tokens.map(() => -1)));
+  }
+  optimStep(): Promise<Record<string, number>> {
+    return Promise.resolve({});
+  }
+  saveWeightsForSampler(): Promise<Sampler> {
+    return Promise.reject(new Error("not used here"));
+  }
+}
+
+async function perStep(backend: TrainingBackend, data: Datum[]): Promise<number> {
+  const loss = { type: "grpo" as const, config: defaultPolicyLossConfig };
+  for (let i = 0; i < WARMUP; i++) {
+    await backend.forwardBackward(data, loss);
+    await backend.optimStep(defaultAdamParams);
+  }
+  const start = performance.now();
+  for (let i = 0; i < STEPS; i++) {
+    await backend.forwardBackward(data, loss);
+    await backend.optimStep(defaultAdamParams);
+  }
+  return (performance.now() - start) / STEPS;
+}
+
+/** Direct and remote alternately, twice each; the faster run of each counts (the machine is shared). */
+async function compare(label: string, make: () => Promise<TrainingBackend>, vocab: number): Promise<void> {
+  const data = batch(vocab);
+  const server = await startTinkerServer({ createBackend: make });
+  const service = await TinkerService.connect({ baseUrl: server.url, heartbeatIntervalMs: 0 });
+  try {
+    const direct: number[] = [];
+    const remote: number[] = [];
+    for (let round = 0; round < 2; round++) {
+      direct.push(await perStep(await make(), data));
+      remote.push(await perStep(await service.createTrainingClient({ baseModel: "bench" }), data));
+    }
+    const d = Math.min(...direct);
+    const r = Math.min(...remote);
+    console.log(
+      `${label.padEnd(38)} direct ${d.toFixed(1).padStart(7)} ms/step   via HTTP ${r.toFixed(1).padStart(7)} ms/step   ` +
+        `difference ${(r - d).toFixed(1)} ms (runs: direct ${direct.map((x) => x.toFixed(1)).join(", ")}; HTTP ${remote.map((x) => x.toFixed(1)).join(", ")})`,
+    );
+  } finally {
+    service.close();
+    await server.close();
+  }
+}
+
+const bytes = JSON.stringify(batch(256)).length;
+console.log(`GRPO step (forward_backward + optim_step) on ${ROWS} rows × ${LENGTH} tokens (about ${(bytes / 1024).toFixed(0)} KiB of datums as JSON), mean of ${STEPS} steps after ${WARMUP} warm-up steps`);
+await compare("no-work backend (protocol only)", () => Promise.resolve(new NoWorkBackend()), 256);
+const tiny = { vocabSize: 256, hiddenSize: 64, intermediateSize: 128, numLayers: 2, numHeads: 4, maxPositionEmbeddings: 256 };
+await compare("in-process tiny model (0.1 M params)", () => InProcessBackend.create(tiny, { seed: 1 }), 256);
