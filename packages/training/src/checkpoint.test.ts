@@ -7,6 +7,7 @@ import { loadCheckpoint } from "./checkpoint.js";
 import { InProcessBackend } from "./in-process.js";
 import { parameterSpecs } from "./parameters.js";
 import { decodeSafetensors, encodeSafetensors } from "./safetensors.js";
+import { trainTokenizer } from "./tokenizer.js";
 import { checkpointDir, latestCheckpoint, resumeConfig, trainStep } from "./testing/resume-fixture.js";
 
 const repoRoot = resolve(import.meta.dirname, "../../..");
@@ -111,6 +112,20 @@ describe("checkpoints", () => {
     expect(b.parameters()).toEqual(a.parameters());
     a.dispose();
     b.dispose();
+  });
+
+  it("carry the tokenizer, which loading restores (with its stop tokens)", async () => {
+    const tokenizer = trainTokenizer(["hello world, hello tools"], { vocabSize: 280 });
+    const backend = await InProcessBackend.create({ ...resumeConfig, vocabSize: tokenizer.vocabSize }, { seed: 1, tokenizer });
+    const dir = join(scratch, "with-tokenizer");
+    await backend.saveCheckpoint(dir);
+    backend.dispose();
+    const hfJson = JSON.parse(await readFile(join(dir, "tokenizer.json"), "utf8")) as { added_tokens: { content: string }[] };
+    expect(hfJson.added_tokens.map((t) => t.content)).toContain("<|im_end|>");
+    const loaded = await InProcessBackend.load(dir);
+    expect(loaded.tokenizer!.encode("hello <|im_end|>")).toEqual(tokenizer.encode("hello <|im_end|>"));
+    expect(loaded.tokenizer!.stopTokenIds).toEqual(tokenizer.stopTokenIds);
+    loaded.dispose();
   });
 
   it("refuse to save with gradients pending, which a checkpoint would lose", async () => {

@@ -10,6 +10,7 @@ import { evaluateObjective, subsetFactor, type TokenScoresRow } from "./objectiv
 import { checkParameters, cloneParameters, countParameters, initParameters, type Parameters } from "./parameters.js";
 import { Rng } from "./rng.js";
 import { TinySampler } from "./sampler.js";
+import { ByteLevelBpeTokenizer } from "./tokenizer.js";
 import { Transformer, type SequenceBatch } from "./transformer.js";
 import { initWasmBackend } from "./wasm.js";
 
@@ -43,7 +44,7 @@ export class InProcessBackend implements TrainingBackend {
   private device: DeviceWeights | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly microbatchTokens: number;
-  private readonly tokenizer: CheckpointTokenizer | undefined;
+  private readonly tokenizerValue: CheckpointTokenizer | undefined;
   private readonly stopTokenIds: readonly number[] | undefined;
 
   private constructor(config: TinyModelConfig, params: Parameters, adam: AdamState, rng: Rng, options: InProcessBackendOptions) {
@@ -57,10 +58,10 @@ export class InProcessBackend implements TrainingBackend {
     if (!(Number.isInteger(this.microbatchTokens) && this.microbatchTokens > 0)) {
       throw new Error(`microbatchTokens must be a positive integer, got ${options.microbatchTokens}`);
     }
-    this.tokenizer = options.tokenizer;
+    this.tokenizerValue = options.tokenizer;
     this.stopTokenIds = options.stopTokenIds ?? options.tokenizer?.stopTokenIds;
-    if (this.tokenizer && this.tokenizer.vocabSize > config.vocabSize) {
-      throw new Error(`the tokenizer has ${this.tokenizer.vocabSize} tokens but the model's vocabSize is ${config.vocabSize}`);
+    if (options.tokenizer && options.tokenizer.vocabSize > config.vocabSize) {
+      throw new Error(`the tokenizer has ${options.tokenizer.vocabSize} tokens but the model's vocabSize is ${config.vocabSize}`);
     }
   }
 
@@ -88,7 +89,15 @@ export class InProcessBackend implements TrainingBackend {
     const contents = await loadCheckpoint(dir, options);
     const adam = contents.adam ?? freshAdamState(contents.params);
     const rng = contents.rngState ? Rng.fromState(contents.rngState) : Rng.fromSeed(options.seed ?? 0).fork();
-    return new InProcessBackend(contents.config, contents.params, adam, rng, options);
+    const tokenizer =
+      options.tokenizer ??
+      (contents.tokenizer ? ByteLevelBpeTokenizer.fromHuggingFace(contents.tokenizer.tokenizerJson, contents.tokenizer.tokenizerConfig, dir) : undefined);
+    return new InProcessBackend(contents.config, contents.params, adam, rng, { ...options, ...(tokenizer ? { tokenizer } : {}) });
+  }
+
+  /** The tokenizer given at creation or read from the checkpoint, if any. */
+  get tokenizer(): CheckpointTokenizer | undefined {
+    return this.tokenizerValue;
   }
 
   /** Number of optimizer steps taken. */
@@ -183,7 +192,7 @@ export class InProcessBackend implements TrainingBackend {
         new TinySampler(this.config, cloneParameters(this.params), {
           name: name ?? `step-${this.adam.step}`,
           seed: this.rng.nextUint32(),
-          ...(this.tokenizer ? { tokenizer: this.tokenizer } : {}),
+          ...(this.tokenizerValue ? { tokenizer: this.tokenizerValue } : {}),
           ...(this.stopTokenIds ? { stopTokenIds: this.stopTokenIds } : {}),
         }),
     );
@@ -203,7 +212,7 @@ export class InProcessBackend implements TrainingBackend {
         params: this.params,
         adam: this.adam,
         rngState: this.rng.state(),
-        tokenizer: this.tokenizer?.toHuggingFace?.(),
+        tokenizer: this.tokenizerValue?.toHuggingFace?.(),
       });
     });
   }

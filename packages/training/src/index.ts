@@ -11,3 +11,5 @@ export { decodeSafetensors, encodeSafetensors, SafetensorsError, type NamedTenso
 export { TinySampler, type TinySamplerOptions } from "./sampler.js";
 export { sampleToken } from "./sampling.js";
 export { initWasmBackend } from "./wasm.js";
+export { ByteLevelBpeTokenizer, DEFAULT_SPECIAL_TOKENS, DEFAULT_STOP_TOKENS, HfTokenizerJson, TokenizerError, trainTokenizer, type TrainTokenizerOptions } from "./tokenizer.js";
+export { referenceLogits, referenceScores } from "./reference.js";

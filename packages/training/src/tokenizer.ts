@@ -1,0 +1,491 @@
+import type { Tokenizer } from "@envace/protocol";
+import { z } from "zod";
+
+/** The chat-format markers the built-in tokenizer always holds as single tokens. */
+export const DEFAULT_SPECIAL_TOKENS = [
+  "<|endoftext|>",
+  "<|im_start|>",
+  "<|im_end|>",
+  "<think>",
+  "</think>",
+  "<tool_call>",
+  "</tool_call>",
+  "<tool_response>",
+  "</tool_response>",
+  "<execution_result>",
+  "</execution_result>",
+] as const;
+
+/** Special tokens that end a generation by default. */
+export const DEFAULT_STOP_TOKENS = ["<|im_end|>", "<|endoftext|>"] as const;
+
+export class TokenizerError extends Error {
+  override readonly name = "TokenizerError";
+}
+
+/**
+ * GPT-2's pre-tokenisation pattern (what Hugging Face's `ByteLevel` pre-tokenizer splits with):
+ * contractions, letters, digits and other symbols, each optionally led by one space, and runs
+ * of whitespace.
+ */
+const PRETOKENIZE = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+
+/**
+ * GPT-2's reversible map from bytes to printable characters: printable Latin-1 bytes stand for
+ * themselves, the rest are shifted to U+0100 and up, so every byte string is a readable string.
+ */
+const BYTE_TO_CHAR: readonly string[] = (() => {
+  const printable: number[] = [];
+  for (let b = 0x21; b <= 0x7e; b++) printable.push(b);
+  for (let b = 0xa1; b <= 0xac; b++) printable.push(b);
+  for (let b = 0xae; b <= 0xff; b++) printable.push(b);
+  const chars = new Array<string>(256);
+  for (const b of printable) chars[b] = String.fromCharCode(b);
+  let next = 0;
+  for (let b = 0; b < 256; b++) chars[b] ??= String.fromCharCode(256 + next++);
+  return chars;
+})();
+const CHAR_TO_BYTE = new Map(BYTE_TO_CHAR.map((c, b) => [c, b]));
+/** The 256 byte tokens in GPT-2's order: printable bytes first. */
+const BASE_ORDER: readonly string[] = [
+  ...BYTE_TO_CHAR.filter((c) => c.charCodeAt(0) < 256),
+  ...BYTE_TO_CHAR.filter((c) => c.charCodeAt(0) >= 256),
+];
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function byteLevel(text: string): string {
+  let out = "";
+  for (const b of encoder.encode(text)) out += BYTE_TO_CHAR[b]!;
+  return out;
+}
+
+/** Throw on lone UTF-16 surrogates: they have no UTF-8 encoding, so they could not round-trip. */
+function checkEncodable(text: string): void {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i++;
+        continue;
+      }
+    }
+    if (c >= 0xd800 && c <= 0xdfff) {
+      throw new TokenizerError(
+        `cannot encode a lone UTF-16 surrogate (U+${c.toString(16).toUpperCase()}) at index ${i}: it is not valid Unicode text and would not decode back`,
+      );
+    }
+  }
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * A byte-level BPE tokenizer (GPT-2/Qwen style) with special tokens. Every string of valid
+ * Unicode encodes, and decodes back to itself; special-token strings in the text become their
+ * single tokens. It writes itself as Hugging Face `tokenizer.json`/`tokenizer_config.json`, which
+ * Hugging Face tokenizers load and encode identically.
+ *
+ * Ids: the 256 byte tokens, then the token each merge builds, in rank order, then the special tokens.
+ */
+export class ByteLevelBpeTokenizer implements Tokenizer {
+  readonly vocabSize: number;
+  readonly stopTokenIds: readonly number[];
+  /** Merges in rank order, as pairs of token strings. */
+  readonly merges: readonly (readonly [string, string])[];
+  readonly specialTokens: readonly string[];
+  private readonly tokens: string[];
+  private readonly ids = new Map<string, number>();
+  /** Rank of each mergeable pair, keyed `left id * 2^21 + right id`, with the merged id. */
+  private readonly ranks = new Map<number, { rank: number; id: number }>();
+  private readonly specialIds = new Map<string, number>();
+  private readonly specialPattern: RegExp | null;
+  private readonly cache = new Map<string, number[]>();
+  private readonly maxLength: number;
+
+  constructor(merges: readonly (readonly [string, string])[], specialTokens: readonly string[], stopTokens: readonly string[], maxLength = 2048) {
+    this.tokens = [...BASE_ORDER];
+    this.tokens.forEach((t, i) => this.ids.set(t, i));
+    merges.forEach(([a, b], rank) => {
+      const left = this.ids.get(a);
+      const right = this.ids.get(b);
+      if (left === undefined || right === undefined) {
+        throw new TokenizerError(`merge ${rank} (${JSON.stringify(a)} ${JSON.stringify(b)}) uses a token that no earlier merge produces`);
+      }
+      const merged = a + b;
+      // Two merges may build the same string (ab·c and a·bc); they share its token.
+      let id = this.ids.get(merged);
+      if (id === undefined) {
+        id = this.tokens.length;
+        this.tokens.push(merged);
+        this.ids.set(merged, id);
+      }
+      this.ranks.set(left * 2 ** 21 + right, { rank, id });
+    });
+    for (const special of specialTokens) {
+      if (special.length === 0) throw new TokenizerError("special tokens must not be empty");
+      if (this.specialIds.has(special)) throw new TokenizerError(`special token ${JSON.stringify(special)} is listed twice`);
+      this.specialIds.set(special, this.tokens.length);
+      this.tokens.push(special);
+    }
+    this.merges = merges.map(([a, b]) => [a, b] as const);
+    this.specialTokens = [...specialTokens];
+    this.stopTokenIds = stopTokens.map((s) => {
+      const id = this.specialIds.get(s);
+      if (id === undefined) throw new TokenizerError(`stop token ${JSON.stringify(s)} is not one of the special tokens`);
+      return id;
+    });
+    this.vocabSize = this.tokens.length;
+    this.maxLength = maxLength;
+    // Longest first, so a special token that contains another wins.
+    const sorted = [...specialTokens].sort((a, b) => b.length - a.length);
+    this.specialPattern = sorted.length > 0 ? new RegExp(`(${sorted.map(escapeRegExp).join("|")})`) : null;
+  }
+
+  /** The id of a token string (byte-level form, e.g. `Ġthe`, or a special token), if any. */
+  tokenToId(token: string): number | undefined {
+    return this.ids.get(token) ?? this.specialIds.get(token);
+  }
+
+  idToToken(id: number): string {
+    const token = this.tokens[id];
+    if (token === undefined) throw new TokenizerError(`token id ${id} is outside the vocabulary (0..${this.vocabSize - 1})`);
+    return token;
+  }
+
+  encode(text: string): number[] {
+    checkEncodable(text);
+    const out: number[] = [];
+    const parts = this.specialPattern ? text.split(this.specialPattern) : [text];
+    parts.forEach((part, i) => {
+      // split() with a capturing group puts the separators (special tokens) at odd indices.
+      if (i % 2 === 1) out.push(this.specialIds.get(part)!);
+      else for (const word of part.match(PRETOKENIZE) ?? []) out.push(...this.encodeWord(byteLevel(word)));
+    });
+    return out;
+  }
+
+  decode(tokens: readonly number[]): string {
+    let text = "";
+    let bytes: number[] = [];
+    const flush = () => {
+      if (bytes.length > 0) text += decoder.decode(Uint8Array.from(bytes));
+      bytes = [];
+    };
+    for (const id of tokens) {
+      const token = this.idToToken(id);
+      if (id >= this.vocabSize - this.specialTokens.length) {
+        flush();
+        text += token;
+      } else {
+        for (const c of token) bytes.push(CHAR_TO_BYTE.get(c)!);
+      }
+    }
+    flush();
+    return text;
+  }
+
+  /** Apply the merges to one pre-token (in byte-level form): lowest rank first, leftmost first. */
+  private encodeWord(word: string): number[] {
+    const cached = this.cache.get(word);
+    if (cached) return cached;
+    let symbols = Array.from(word, (c) => this.ids.get(c)!);
+    for (;;) {
+      let best: { rank: number; id: number } | undefined;
+      for (let i = 0; i + 1 < symbols.length; i++) {
+        const r = this.ranks.get(symbols[i]! * 2 ** 21 + symbols[i + 1]!);
+        if (r && (!best || r.rank < best.rank)) best = r;
+      }
+      if (!best) break;
+      const merged: number[] = [];
+      for (let i = 0; i < symbols.length; i++) {
+        const r = i + 1 < symbols.length ? this.ranks.get(symbols[i]! * 2 ** 21 + symbols[i + 1]!) : undefined;
+        if (r?.rank === best.rank) {
+          merged.push(best.id);
+          i++;
+        } else {
+          merged.push(symbols[i]!);
+        }
+      }
+      symbols = merged;
+    }
+    if (this.cache.size > 100_000) this.cache.clear();
+    this.cache.set(word, symbols);
+    return symbols;
+  }
+
+  /** The Hugging Face `tokenizer.json` and `tokenizer_config.json` of this tokenizer. */
+  toHuggingFace(): { tokenizerJson: HfTokenizerJson; tokenizerConfig: Record<string, unknown> } {
+    const added = this.specialTokens.map((content) => ({
+      id: this.specialIds.get(content)!,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    }));
+    const vocab: Record<string, number> = {};
+    this.tokens.slice(0, this.vocabSize - this.specialTokens.length).forEach((t, i) => (vocab[t] = i));
+    const byteLevelStep = { type: "ByteLevel" as const, add_prefix_space: false as const, trim_offsets: true, use_regex: true };
+    const tokenizerJson: HfTokenizerJson = {
+      version: "1.0",
+      truncation: null,
+      padding: null,
+      added_tokens: added,
+      normalizer: null,
+      pre_tokenizer: byteLevelStep,
+      post_processor: null,
+      decoder: byteLevelStep,
+      model: {
+        type: "BPE",
+        dropout: null,
+        unk_token: null,
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: false,
+        byte_fallback: false,
+        ignore_merges: false,
+        vocab,
+        merges: this.merges.map(([a, b]) => `${a} ${b}`),
+      },
+    };
+    const stop = this.stopTokenIds.map((id) => this.tokens[id]!);
+    const tokenizerConfig: Record<string, unknown> = {
+      tokenizer_class: "PreTrainedTokenizerFast",
+      add_bos_token: false,
+      add_eos_token: false,
+      bos_token: null,
+      eos_token: stop[0] ?? null,
+      pad_token: this.specialIds.has("<|endoftext|>") ? "<|endoftext|>" : null,
+      unk_token: null,
+      additional_special_tokens: this.specialTokens.filter((t) => t !== stop[0] && t !== "<|endoftext|>"),
+      added_tokens_decoder: Object.fromEntries(added.map(({ id, ...rest }) => [String(id), rest])),
+      clean_up_tokenization_spaces: false,
+      model_max_length: this.maxLength,
+      envace_stop_tokens: stop,
+    };
+    return { tokenizerJson, tokenizerConfig };
+  }
+
+  /**
+   * Read the files `toHuggingFace` writes (byte-level BPE only). `source` names the folder in
+   * errors.
+   */
+  static fromHuggingFace(tokenizerJson: unknown, tokenizerConfig: unknown, source: string): ByteLevelBpeTokenizer {
+    const parsed = HfTokenizerJson.safeParse(tokenizerJson);
+    if (!parsed.success) {
+      throw new TokenizerError(`${source}/tokenizer.json: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    }
+    const json = parsed.data;
+    const merges = json.model.merges.map((m, i): [string, string] => {
+      const pair = typeof m === "string" ? m.split(" ") : m;
+      if (pair.length !== 2) throw new TokenizerError(`${source}/tokenizer.json: model.merges[${i}] is not a pair of tokens`);
+      return [pair[0]!, pair[1]!];
+    });
+    const specials = [...json.added_tokens].sort((a, b) => a.id - b.id).map((t) => t.content);
+    const config = z.object({ envace_stop_tokens: z.array(z.string()).optional(), model_max_length: z.number().optional() }).safeParse(tokenizerConfig ?? {});
+    const stop = (config.success ? config.data.envace_stop_tokens : undefined) ?? DEFAULT_STOP_TOKENS.filter((t) => specials.includes(t));
+    const tokenizer = new ByteLevelBpeTokenizer(merges, specials, stop, config.success ? config.data.model_max_length : undefined);
+    for (const [token, id] of Object.entries(json.model.vocab)) {
+      if (tokenizer.tokenToId(token) !== id) {
+        throw new TokenizerError(`${source}/tokenizer.json: model.vocab gives ${JSON.stringify(token)} id ${id}; this tokenizer expects the byte tokens in GPT-2 order, then one token per merge`);
+      }
+    }
+    for (const t of json.added_tokens) {
+      if (tokenizer.tokenToId(t.content) !== t.id) {
+        throw new TokenizerError(`${source}/tokenizer.json: added token ${JSON.stringify(t.content)} has id ${t.id}; special tokens must follow the merges`);
+      }
+    }
+    return tokenizer;
+  }
+}
+
+const ByteLevelStep = z.object({ type: z.literal("ByteLevel"), add_prefix_space: z.literal(false) }).loose();
+
+export const HfTokenizerJson = z.object({
+  version: z.string(),
+  truncation: z.null(),
+  padding: z.null(),
+  added_tokens: z.array(z.object({ id: z.number().int().nonnegative(), content: z.string(), special: z.boolean() }).loose()),
+  normalizer: z.null(),
+  pre_tokenizer: ByteLevelStep,
+  post_processor: z.null(),
+  decoder: ByteLevelStep,
+  model: z
+    .object({
+      type: z.literal("BPE"),
+      vocab: z.record(z.string(), z.number().int().nonnegative()),
+      merges: z.array(z.union([z.string(), z.array(z.string())])),
+    })
+    .loose(),
+});
+export type HfTokenizerJson = z.infer<typeof HfTokenizerJson>;
+
+export interface TrainTokenizerOptions {
+  /** Total vocabulary: 256 byte tokens, the merges learned, and the special tokens. */
+  vocabSize: number;
+  /** Default: `DEFAULT_SPECIAL_TOKENS`. */
+  specialTokens?: readonly string[];
+  /** Special tokens that end a generation. Default: `<|im_end|>` and `<|endoftext|>`. */
+  stopTokens?: readonly string[];
+  /** Pairs seen fewer times than this are never merged (default 2). */
+  minFrequency?: number;
+  /** `model_max_length` written to `tokenizer_config.json`. */
+  maxLength?: number;
+}
+
+/**
+ * Learn byte-level BPE merges from a corpus: split each text on the special tokens and with the
+ * GPT-2 pattern, then repeatedly merge the most frequent adjacent pair (ties: the pair of lowest
+ * ids) until the vocabulary is full or no pair occurs `minFrequency` times.
+ */
+export function trainTokenizer(corpus: Iterable<string>, options: TrainTokenizerOptions): ByteLevelBpeTokenizer {
+  const specials = options.specialTokens ?? DEFAULT_SPECIAL_TOKENS;
+  const stops = options.stopTokens ?? DEFAULT_STOP_TOKENS.filter((t) => specials.includes(t));
+  const minFrequency = options.minFrequency ?? 2;
+  const targetMerges = options.vocabSize - 256 - specials.length;
+  if (!Number.isInteger(options.vocabSize) || targetMerges < 0) {
+    throw new TokenizerError(`vocabSize must be at least 256 byte tokens plus ${specials.length} special tokens (${256 + specials.length}), got ${options.vocabSize}`);
+  }
+  const splitter = specials.length > 0 ? new RegExp([...specials].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|")) : null;
+  const counts = new Map<string, number>();
+  let index = 0;
+  for (const text of corpus) {
+    try {
+      checkEncodable(text);
+    } catch (error) {
+      throw new TokenizerError(`corpus text ${index}: ${(error as Error).message}`, { cause: error });
+    }
+    for (const part of splitter ? text.split(splitter) : [text]) {
+      for (const word of part.match(PRETOKENIZE) ?? []) {
+        const w = byteLevel(word);
+        counts.set(w, (counts.get(w) ?? 0) + 1);
+      }
+    }
+    index++;
+  }
+
+  const symbolId = new Map(BASE_ORDER.map((t, i) => [t, i]));
+  const symbols = [...BASE_ORDER];
+  const words: number[][] = [];
+  const freqs: number[] = [];
+  for (const [w, n] of counts) {
+    words.push(Array.from(w, (c) => symbolId.get(c)!));
+    freqs.push(n);
+  }
+  const KEY = 2 ** 21;
+  const pairCounts = new Map<number, number>();
+  const pairWords = new Map<number, Set<number>>();
+  const heap = new MaxHeap();
+  const addPairs = (w: number, sign: 1 | -1, touched: Set<number>) => {
+    const seq = words[w]!;
+    for (let i = 0; i + 1 < seq.length; i++) {
+      const key = seq[i]! * KEY + seq[i + 1]!;
+      pairCounts.set(key, (pairCounts.get(key) ?? 0) + sign * freqs[w]!);
+      touched.add(key);
+      if (sign > 0) {
+        let set = pairWords.get(key);
+        if (!set) {
+          set = new Set();
+          pairWords.set(key, set);
+        }
+        set.add(w);
+      }
+    }
+  };
+  const initial = new Set<number>();
+  words.forEach((_, w) => {
+    addPairs(w, 1, initial);
+  });
+  for (const key of initial) heap.push(pairCounts.get(key)!, key);
+
+  const merges: [string, string][] = [];
+  while (symbols.length < 256 + targetMerges) {
+    const top = heap.pop();
+    if (!top) break;
+    const [count, key] = top;
+    if (pairCounts.get(key) !== count) continue;
+    if (count < minFrequency) break;
+    const left = Math.floor(key / KEY);
+    const right = key % KEY;
+    const text = symbols[left]! + symbols[right]!;
+    let id = symbolId.get(text);
+    if (id === undefined) {
+      id = symbols.length;
+      symbols.push(text);
+      symbolId.set(text, id);
+    }
+    merges.push([symbols[left]!, symbols[right]!]);
+    const touched = new Set<number>();
+    for (const w of pairWords.get(key) ?? []) {
+      const seq = words[w]!;
+      let found = false;
+      for (let i = 0; i + 1 < seq.length; i++) if (seq[i] === left && seq[i + 1] === right) found = true;
+      if (!found) continue;
+      addPairs(w, -1, touched);
+      const merged: number[] = [];
+      for (let i = 0; i < seq.length; i++) {
+        if (i + 1 < seq.length && seq[i] === left && seq[i + 1] === right) {
+          merged.push(id);
+          i++;
+        } else merged.push(seq[i]!);
+      }
+      words[w] = merged;
+      addPairs(w, 1, touched);
+    }
+    pairWords.delete(key);
+    pairCounts.delete(key);
+    for (const k of touched) {
+      const c = pairCounts.get(k);
+      if (c !== undefined && c > 0) heap.push(c, k);
+    }
+  }
+  return new ByteLevelBpeTokenizer(merges, specials, stops, options.maxLength);
+}
+
+/** A binary max-heap of [count, key], ties broken by the smaller key. */
+class MaxHeap {
+  private readonly items: [number, number][] = [];
+
+  push(count: number, key: number): void {
+    const items = this.items;
+    items.push([count, key]);
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.above(items[i]!, items[parent]!)) break;
+      [items[i], items[parent]] = [items[parent]!, items[i]!];
+      i = parent;
+    }
+  }
+
+  pop(): [number, number] | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last) {
+      items[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let best = i;
+        if (l < items.length && this.above(items[l]!, items[best]!)) best = l;
+        if (r < items.length && this.above(items[r]!, items[best]!)) best = r;
+        if (best === i) break;
+        [items[i], items[best]] = [items[best]!, items[i]!];
+        i = best;
+      }
+    }
+    return top;
+  }
+
+  private above(a: [number, number], b: [number, number]): boolean {
+    return a[0] > b[0] || (a[0] === b[0] && a[1] < b[1]);
+  }
+}
