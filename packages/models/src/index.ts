@@ -26,4 +26,5 @@ export { sampleToken, seededRandom, type SampledToken, type TokenSamplingParams 
 
 export { ModelSpecError, parseModelSpec, policyFromSpec, type ModelSpec, type ResolvedModel, type ResolveOptions } from "./spec.js";
 export { shapedWeights, TinyOnnxEngine, type WeightSyncTiming } from "./tiny/onnx-sync.js";
+export { TINY_CHAT_TEMPLATE } from "./tiny/chat-template.js";
 export { loadTinyModel, type LoadTinyOptions, type TinyModel } from "./tiny/tiny.js";

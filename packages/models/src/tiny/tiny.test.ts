@@ -9,6 +9,8 @@ import { byteTokenizerFiles, randomLlama, writeLlamaCheckpoint } from "../onnx/f
 import { loadOnnxModel } from "../onnx/policy.js";
 import { seededRandom } from "../onnx/sampling.js";
 import { policyFromSpec } from "../spec.js";
+import { ChatTemplate } from "@envace/trajectory";
+import { TINY_CHAT_TEMPLATE } from "./chat-template.js";
 import { TinyOnnxEngine } from "./onnx-sync.js";
 import { loadTinyModel } from "./tiny.js";
 
@@ -82,6 +84,34 @@ describe("the tiny model on onnxruntime", () => {
   });
 });
 
+describe("TINY_CHAT_TEMPLATE", () => {
+  it("renders ChatML turns with tools, reasoning, tool calls and tool responses", () => {
+    const template = new ChatTemplate(TINY_CHAT_TEMPLATE);
+    const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object" } } }];
+    const call = (name: string, args: string) => ({ id: name, type: "function" as const, function: { name, arguments: args } });
+    const text = template.render(
+      [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Weather?" },
+        { role: "assistant", content: "Checking.", reasoning_content: "need a tool", tool_calls: [call("get_weather", '{"city": "Oslo"}'), call("w", "{}")] },
+        { role: "tool", tool_call_id: "get_weather", content: '{"temp": 3}' },
+        { role: "assistant", content: null, tool_calls: [call("w", "{}")] },
+      ],
+      { tools, addGenerationPrompt: true },
+    );
+    expect(text).toBe(
+      "<|im_start|>system\nBe brief.\n\n# Tools\n\nTo call a tool, write <tool_call>{\"name\": <tool name>, \"arguments\": <JSON object>}</tool_call>. The tools:\n<tools>\n" +
+        '{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}\n</tools><|im_end|>\n' +
+        "<|im_start|>user\nWeather?<|im_end|>\n" +
+        '<|im_start|>assistant\n<think>\nneed a tool\n</think>\n\nChecking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>\n<tool_call>\n{"name": "w", "arguments": {}}\n</tool_call><|im_end|>\n' +
+        '<|im_start|>user\n<tool_response>\n{"temp": 3}\n</tool_response><|im_end|>\n' +
+        '<|im_start|>assistant\n<tool_call>\n{"name": "w", "arguments": {}}\n</tool_call><|im_end|>\n' +
+        "<|im_start|>assistant\n",
+    );
+    expect(template.render([{ role: "system", content: "S" }, { role: "user", content: "Hi" }])).toBe("<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
+  });
+});
+
 describe("loadTinyModel", () => {
   let dir: string;
   beforeAll(async () => {
@@ -110,6 +140,19 @@ describe("loadTinyModel", () => {
     const onnx = await policyFromSpec(`tiny:${dir},engine=onnx,threads=1`);
     expect(onnx.sampler).toBeDefined();
     await expect(policyFromSpec(`tiny:${dir},engine=gpu`)).rejects.toThrow('engine must be one of tfjs, onnx, got "gpu"');
+  });
+
+  it("uses the built-in template when the checkpoint's tokenizer has none", async () => {
+    const plain = join(root, "no-template");
+    const { config: hf, weights } = randomLlama({ seed: 14 });
+    await writeLlamaCheckpoint(plain, hf, weights);
+    const { tokenizer, config: tokenizerConfig } = byteTokenizerFiles();
+    const { chat_template: _, ...withoutTemplate } = tokenizerConfig as Record<string, unknown>;
+    await writeFile(join(plain, "tokenizer_config.json"), JSON.stringify(withoutTemplate));
+    await writeFile(join(plain, "tokenizer.json"), JSON.stringify(tokenizer));
+    const tiny = await loadTinyModel(plain);
+    const generation = await tiny.policy.generate({ role: "act", messages: [{ role: "user", content: "Hi" }], tools: [], sampling: SamplingParams.parse({ maxTokens: 3, seed: 1 }) });
+    expect(tiny.tokenizer.decode(generation.promptTokens)).toBe("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
   });
 
   it("names a checkpoint folder without a tokenizer", async () => {

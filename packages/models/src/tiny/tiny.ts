@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import type { Sampler } from "@envace/protocol";
 import { loadCheckpoint, TinySampler } from "@envace/training";
-import { loadHuggingFaceTokenizer, SamplerPolicy, type HuggingFaceTokenizer } from "@envace/trajectory";
+import { ChatTemplate, loadHuggingFaceTokenizer, SamplerPolicy, type HuggingFaceTokenizer } from "@envace/trajectory";
+import { TINY_CHAT_TEMPLATE } from "./chat-template.js";
 import { TinyOnnxEngine } from "./onnx-sync.js";
 
 export interface LoadTinyOptions {
@@ -22,15 +23,14 @@ export interface TinyModel {
 
 /**
  * The built-in tiny model from a checkpoint folder of the training package (`config.json`,
- * `model.safetensors`, `tokenizer.json`, `tokenizer_config.json` with a chat template), behind
- * the same `Sampler` and `Policy` interfaces as every other model.
+ * `model.safetensors`, `tokenizer.json`, `tokenizer_config.json`), behind the same `Sampler` and
+ * `Policy` interfaces as every other model. Prompts use the folder's chat template, or
+ * `TINY_CHAT_TEMPLATE` when it has none.
  */
 export async function loadTinyModel(dir: string, options: LoadTinyOptions = {}): Promise<TinyModel> {
   const engine = options.engine ?? "tfjs";
   const tokenizer = await loadHuggingFaceTokenizer(dir);
-  if (!tokenizer.chatTemplate) {
-    throw new Error(`${join(dir, "tokenizer_config.json")} has no chat_template: the tiny model's policy renders prompts with it`);
-  }
+  const template = tokenizer.chatTemplate ?? tinyTemplateFor(tokenizer, dir);
   const { config, params } = await loadCheckpoint(dir, { optimizer: false });
   const stopTokenIds = [...new Set([...tokenizer.stopTokenIds, ...(config.eosTokenId !== null ? [config.eosTokenId] : [])])];
   const sampler: Sampler =
@@ -41,8 +41,19 @@ export async function loadTinyModel(dir: string, options: LoadTinyOptions = {}):
     id: `tiny:${dir}`,
     sampler,
     tokenizer,
-    template: tokenizer.chatTemplate,
+    template,
     ...(options.templateVariables ? { templateVariables: options.templateVariables } : {}),
   });
   return { dir, engine, sampler, tokenizer, policy };
+}
+
+/** The built-in template, provided the tokenizer has the ChatML special tokens it writes. */
+function tinyTemplateFor(tokenizer: HuggingFaceTokenizer, dir: string): ChatTemplate {
+  const missing = ["<|im_start|>", "<|im_end|>"].filter((token) => tokenizer.tokenToId(token) === undefined);
+  if (missing.length > 0) {
+    throw new Error(
+      `${join(dir, "tokenizer_config.json")} has no chat_template, and the tokenizer lacks ${missing.join(" and ")} for the built-in one; add a chat_template`,
+    );
+  }
+  return new ChatTemplate(TINY_CHAT_TEMPLATE);
 }
