@@ -186,6 +186,16 @@ describe("sequencing", () => {
     expect(await settle(server, next.body.request_id)).toMatchObject({ type: "optim_step" });
   });
 
+  it("unloads a model: waiting requests fail, later ones name the unknown model", async () => {
+    const modelId = await freshModel();
+    expect((await call(server, "get_info", { model_id: modelId })).body).toMatchObject({ model_id: modelId, model_name: "table", lora_rank: 0 });
+    const waiting = await call(server, "optim_step", { model_id: modelId, seq_id: 2, adam_params: {} });
+    const unloaded = await call(server, "unload_model", { model_id: modelId });
+    expect(await settle(server, unloaded.body.request_id)).toEqual({ model_id: modelId, type: "unload_model" });
+    expect(await settle(server, waiting.body.request_id)).toEqual({ error: `optim_step: model ${modelId} was unloaded`, category: "user" });
+    expect((await call(server, "optim_step", { model_id: modelId, seq_id: 1, adam_params: {} })).body.detail).toBe(`unknown model_id "${modelId}"`);
+  });
+
   it("fails a future when the backend throws, and keeps serving", async () => {
     const modelId = await freshModel();
     const outside = { ...datum, model_input: { chunks: [{ type: "encoded_text", tokens: [1, 50] }] } };

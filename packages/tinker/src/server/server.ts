@@ -501,10 +501,12 @@ export class TinkerServerCore {
     model.queue.cancel(reason);
     // A backend built for this model alone can release its memory once its last request ran.
     if (this.options.createBackend) {
-      void model.backend.then(async (backend) => {
-        await model.queue.drained();
-        (backend as { dispose?: () => void }).dispose?.();
-      }, () => undefined);
+      void model.backend
+        .then(async (backend) => {
+          await model.queue.drained();
+          (backend as { dispose?: () => void }).dispose?.();
+        })
+        .catch(() => undefined);
     }
   }
 
