@@ -118,12 +118,11 @@ export async function loadHuggingFaceTokenizer(dir: string, options: LoadTokeniz
 
   const tokenizerPath = join(dir, "tokenizer.json");
   const configPath = join(dir, "tokenizer_config.json");
-  const [tokenizer, config, generationConfig, chatTemplate] = await Promise.all([
-    readJson(tokenizerPath, true),
-    readJson(configPath, true),
-    readJson(join(dir, "generation_config.json"), false),
-    readText(join(dir, "chat_template.jinja")),
-  ]);
+  // Read in order, so the error for a folder missing several files always names the same one.
+  const tokenizer = await readJson(tokenizerPath, true);
+  const config = await readJson(configPath, true);
+  const generationConfig = await readJson(join(dir, "generation_config.json"), false);
+  const chatTemplate = await readText(join(dir, "chat_template.jinja"));
   return new HuggingFaceTokenizer(
     { tokenizer, config, generationConfig, ...(chatTemplate === undefined ? {} : { chatTemplate }) },
     { ...options, source: dir },

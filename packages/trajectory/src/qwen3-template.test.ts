@@ -257,6 +257,17 @@ describe("loadHuggingFaceTokenizer errors", () => {
     await expect(loadHuggingFaceTokenizer(dir)).rejects.toThrow(`missing ${join(dir, "tokenizer.json")}`);
   });
 
+  it("names a missing tokenizer_config.json", async () => {
+    await writeFile(join(dir, "tokenizer.json"), "{}");
+    await expect(loadHuggingFaceTokenizer(dir)).rejects.toThrow(`missing ${join(dir, "tokenizer_config.json")}`);
+  });
+
+  it("names a tokenizer.json the library cannot load", async () => {
+    await writeFile(join(dir, "tokenizer.json"), '{"model": {"type": "NoSuchModel"}}');
+    await writeFile(join(dir, "tokenizer_config.json"), "{}");
+    await expect(loadHuggingFaceTokenizer(dir)).rejects.toThrow(`${dir}/tokenizer.json: not a tokenizer the library can load`);
+  });
+
   it("names a file that is not JSON", async () => {
     await writeFile(join(dir, "tokenizer.json"), "{ not json");
     await writeFile(join(dir, "tokenizer_config.json"), "{}");
