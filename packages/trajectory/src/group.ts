@@ -98,14 +98,12 @@ export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajecto
 
   const one = (rollout: number): Promise<Trajectory> => {
     const run = (): Promise<Trajectory> =>
-      unfoldRollout(
-        options,
-        typeof environment === "function" ? environment(rollout) : environment,
-        typeof users === "function" ? users(rollout) : users,
+      unfoldRollout(options, {
+        environment: typeof environment === "function" ? environment(rollout) : environment,
+        users: typeof users === "function" ? users(rollout) : users,
         rollout,
-        undefined,
-        controller.signal,
-      );
+        signal: controller.signal,
+      });
     return limit === undefined ? run() : limit.run(run, controller.signal);
   };
 

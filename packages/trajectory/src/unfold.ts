@@ -66,27 +66,25 @@ export interface UnfoldOptions {
  * - Errors of the policy itself (a server down) reject: they say nothing about the agent.
  */
 export function unfold(options: UnfoldOptions): Promise<Trajectory> {
-  return unfoldRollout(options, options.environment, options.users, options.rollout ?? 0, options.id, options.signal);
+  return unfoldRollout(options, options);
 }
 
+/** The options that differ between the rollouts of a group. */
+type OwnRolloutOptions = Pick<UnfoldOptions, "environment" | "users" | "rollout" | "id" | "signal">;
+
 /** What every rollout of a group shares. */
-export type SharedRolloutOptions = Omit<UnfoldOptions, "environment" | "users" | "rollout" | "id" | "signal">;
+export type SharedRolloutOptions = Omit<UnfoldOptions, keyof OwnRolloutOptions>;
 
 /**
- * `unfold` with the per-rollout options as arguments, so a group passes its shared options
- * through without copying them for every rollout.
+ * `unfold` with shared and per-rollout options apart, so a group hands its shared options to every
+ * rollout as they are (copying a large options object per rollout is a measurable cost).
  */
-export async function unfoldRollout(
-  options: SharedRolloutOptions,
-  environment: Environment | RehearsalEnvironment,
-  userTurns: UserTurnSource | undefined,
-  rollout: number,
-  id: string | undefined,
-  signal: AbortSignal | undefined,
-): Promise<Trajectory> {
+export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRolloutOptions): Promise<Trajectory> {
   const { task, actor } = options;
+  const { environment, signal, id } = own;
+  const rollout = own.rollout ?? 0;
   const { limits, sampling } = resolveSettings(options);
-  const users = userTurns ?? replayReference();
+  const users = own.users ?? replayReference();
   const world =
     environment instanceof RehearsalEnvironment
       ? ({ kind: "rehearsed", rehearser: environment } as const)
