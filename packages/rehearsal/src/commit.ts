@@ -66,6 +66,8 @@ export interface EpisodeOptions extends Omit<CommitOptions, "memory"> {
   setting: RehearsalSettingInput;
   /** Options of the private rehearsal (the task, policy, tokenizer, limits and placement are shared). */
   rehearsal?: Omit<RehearseOptions, "task" | "policy" | "setting" | "tokenizer" | "placement" | "signal" | "environment">;
+  /** Called once the rehearsal is over (at once for `none`), before the real environment is first used. */
+  onRehearsed?: (run: RehearsalRun | undefined) => void;
 }
 
 /** A rehearsal (unless the setting is `none`) and the committed execution it conditions. */
@@ -80,8 +82,11 @@ export interface Episode {
  */
 export async function rehearseThenCommit(options: EpisodeOptions): Promise<Episode> {
   const setting = parseRehearsalSetting(options.setting);
-  const { setting: _setting, rehearsal: rehearsalOptions, ...commitOptions } = options;
-  if (setting.mode === "none") return { committed: await commit(commitOptions) };
+  const { setting: _setting, rehearsal: rehearsalOptions, onRehearsed, ...commitOptions } = options;
+  if (setting.mode === "none") {
+    onRehearsed?.(undefined);
+    return { committed: await commit(commitOptions) };
+  }
   const run = await rehearse({
     limits: options.limits ?? {},
     ...rehearsalOptions,
@@ -93,5 +98,6 @@ export async function rehearseThenCommit(options: EpisodeOptions): Promise<Episo
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     ...(options.parser === undefined ? {} : { parser: options.parser }),
   });
+  onRehearsed?.(run);
   return { rehearsal: run, committed: await commit({ ...commitOptions, memory: run.memory }) };
 }

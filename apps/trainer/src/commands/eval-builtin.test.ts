@@ -1,0 +1,140 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { generateTasks, goldTrajectory } from "@envace/bench-builtin";
+import type { JsonObject } from "@envace/protocol";
+import { reply, startScriptedServer, type RecordedRequest, type ScriptedServer } from "@envace/scripted-server";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { run } from "./eval-builtin.js";
+
+// A real OpenAI-compatible server on loopback that plays a competent policy for the first two
+// held-out tasks of seed 5: it acts as the gold solution and rehearses the gold results.
+const TASKS = generateTasks({ seed: 5, count: 2, split: "test" });
+const canonical = (name: string, args: JsonObject): string => `${name} ${JSON.stringify(Object.entries(args).sort(([a], [b]) => a.localeCompare(b)))}`;
+const golds = TASKS.map((task) => {
+  const steps = goldTrajectory(task).trajectory.steps.flatMap((s) => (s.type === "act" ? [s] : []));
+  return {
+    instruction: task.messages.at(-1)?.content ?? "",
+    acts: steps.map((s) => s.generation.text),
+    results: new Map(steps.flatMap((s) => s.outcomes.map((o) => [canonical(o.call.name, o.call.arguments), o.result] as const))),
+  };
+});
+
+interface ChatBody {
+  messages: { role: string; content: string | null }[];
+}
+
+function answer(request: RecordedRequest): string {
+  const { messages } = request.body as ChatBody;
+  const system = messages[0]?.content ?? "";
+  const everything = messages.map((m) => m.content ?? "").join("\n");
+  const gold = golds.find((g) => everything.includes(g.instruction));
+  if (system.startsWith("You review")) return '<assessment>{"reached_goal": true, "went_wrong": "", "revision": ""}</assessment>';
+  if (system.startsWith("You condense")) return '<memory>{"plan": "Look everything up, then act.", "lessons": ["Check first."]}</memory>';
+  if (gold === undefined) throw new Error("unknown task");
+  if (system.startsWith("You play the environment")) {
+    const call = JSON.parse((messages.at(-1)?.content ?? "").split("## Tool call to simulate\n")[1]!) as { name: string; arguments: JsonObject };
+    const real = gold.results.get(canonical(call.name, call.arguments))!;
+    return `<execution_result>${JSON.stringify(real.status === "ok" ? real.content : { error: real.error })}</execution_result>`;
+  }
+  return gold.acts[messages.filter((m) => m.role === "assistant").length] ?? "Done.";
+}
+
+let server: ScriptedServer;
+let out: string;
+let stdout: string[];
+let stderr: string[];
+
+beforeAll(async () => {
+  server = await startScriptedServer({ script: (request) => reply.text(answer(request)), dialect: "openai" });
+});
+afterAll(async () => {
+  await server.close();
+});
+beforeEach(async () => {
+  out = await mkdtemp(join(tmpdir(), "envace-eval-builtin-"));
+  stdout = [];
+  stderr = [];
+  vi.spyOn(console, "log").mockImplementation((line: string) => void stdout.push(line));
+  vi.spyOn(console, "error").mockImplementation((line: string) => void stderr.push(line));
+  vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await rm(out, { recursive: true, force: true });
+});
+
+const policy = () => `openai:${server.baseURL}#scripted-model,server=openai`;
+const args = (...extra: string[]) => ["--policy", policy(), "--tasks", "2", "--seed", "5", "--out", out, ...extra];
+const lines = async (file: string) => (await readFile(join(out, file), "utf8")).trim().split("\n");
+
+describe("envace eval builtin", () => {
+  it("runs every setting in one invocation, writes entries and a summary, and prints the table", async () => {
+    expect(await run(args("--tasks", "1", "--rehearsal", "none,parallel:1", "--rehearsal", "sequential:1", "--memory-budget", "none,60"))).toBe(0);
+    const entries = (await lines("entries.jsonl")).map((line) => JSON.parse(line) as { setting: string; memoryBudget: number | null; success: boolean });
+    expect(entries).toHaveLength(5);
+    const summary = JSON.parse(await readFile(join(out, "summary.json"), "utf8")) as { config: { seed: number; maxPromptTokens: number }; settings: { setting: string; memoryBudget: number | null; successRate: number; rehearsalEnvironmentCalls: number; memoryTokensPerTask: number | null }[] };
+    expect(summary.config).toMatchObject({ seed: 5, maxPromptTokens: 12288 });
+    expect(summary.settings.map((s) => `${s.setting}/${s.memoryBudget}`)).toEqual(["none/null", "parallel:1/null", "parallel:1/60", "sequential:1/null", "sequential:1/60"]);
+    expect(summary.settings.every((s) => s.successRate === 1 && s.rehearsalEnvironmentCalls === 0)).toBe(true);
+    expect(summary.settings.filter((s) => s.memoryBudget === 60).every((s) => (s.memoryTokensPerTask ?? Infinity) <= 60)).toBe(true);
+    const table = stdout.join("\n");
+    expect(table).toMatch(/^setting\s+budget\s+gate\s+tasks\s+success/m);
+    expect(table).toMatch(/^parallel:1\s+60\s+off\s+1\s+1\.000\s+1\.000\s+1\.000/m);
+    expect(table).toContain("fidelity per tool (exact / keys / status)");
+    expect(table).toContain("* estimated where the policy returned no token ids");
+  });
+
+  it("resumes: a second run with the same options makes no model call; a cut-off last entry is redone", async () => {
+    expect(await run(args("--rehearsal", "parallel:1"))).toBe(0);
+    const before = server.scripted.length;
+    expect(await run(args("--rehearsal", "parallel:1"))).toBe(0);
+    expect(server.scripted.length).toBe(before);
+    expect(stderr.join("\n")).toContain("2 of 2 episodes already done");
+
+    const text = await readFile(join(out, "entries.jsonl"), "utf8");
+    await writeFile(join(out, "entries.jsonl"), text.slice(0, text.length - 20));
+    expect(await run(args("--rehearsal", "parallel:1"))).toBe(0);
+    expect(server.scripted.length).toBeGreaterThan(before);
+    const entries = (await lines("entries.jsonl")).map((line) => JSON.parse(line) as { taskId: string });
+    expect(entries.map((e) => e.taskId).sort()).toEqual(TASKS.map((t) => t.id).sort());
+
+    // Adding a setting to a finished run evaluates only the new one.
+    expect(await run(args("--rehearsal", "parallel:1", "--safe-writes"))).toBe(0);
+    expect(await lines("entries.jsonl")).toHaveLength(4);
+  });
+
+  it("refuses to mix runs with different options, naming what changed", async () => {
+    expect(await run(args())).toBe(0);
+    expect(await run(["--policy", policy(), "--tasks", "2", "--seed", "6", "--out", out])).toBe(2);
+    expect(stderr.join("\n")).toContain("(seed: 5 → 6)");
+  });
+
+  it("names a bad line of entries.jsonl", async () => {
+    expect(await run(args())).toBe(0);
+    const text = await readFile(join(out, "entries.jsonl"), "utf8");
+    const rows = text.split("\n");
+    rows[1] = '{"setting": 3}';
+    await writeFile(join(out, "entries.jsonl"), rows.join("\n"));
+    expect(await run(args())).toBe(2);
+    expect(stderr.join("\n")).toMatch(/entries\.jsonl:2: setting: /);
+  });
+
+  it.each([
+    [["--tasks", "four"], '--tasks must be an integer ≥ 1, got "four"'],
+    [["--rehearsal", "parallel:0"], "--rehearsal: rehearsal setting \"parallel:0\": expected none, parallel:N or sequential:N"],
+    [["--memory-budget", "lots"], '--memory-budget must be an integer ≥ 1, got "lots"'],
+    [["--top-p", "0"], '--top-p must be in (0, 1], got "0"'],
+    [["--bogus"], "Unknown option '--bogus'"],
+  ])("rejects %j with a message and exit 2", async (extra, message) => {
+    expect(await run(args(...extra))).toBe(2);
+    expect(stderr.join("\n")).toContain(message);
+  });
+
+  it("needs a policy and an output folder", async () => {
+    expect(await run(["--out", out])).toBe(2);
+    expect(stderr.join("\n")).toContain("--policy is required");
+    expect(await run(["--policy", "gpt:x", "--out", out])).toBe(2);
+    expect(stderr.join("\n")).toContain('unknown kind "gpt"');
+  });
+});
