@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { RecordError } from "@envace/protocol";
 import type { Policy, SamplingParamsInput } from "@envace/protocol";
@@ -67,13 +67,37 @@ export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalRe
   await mkdir(options.outDir, { recursive: true });
   const entriesFile = join(options.outDir, "entries.jsonl");
   const resultsFile = join(options.outDir, "results.jsonl");
-  await writeFile(entriesFile, "");
-  if (options.source.kind === "policy") await writeFile(resultsFile, "");
   const saved = options.source.kind === "results" ? await readResults(options.source.file) : undefined;
+  const entriesOut = await open(entriesFile, "w");
+  const resultsOut = options.source.kind === "policy" ? await open(resultsFile, "w") : undefined;
+  try {
+    const { scores, skipped } = await runCategories(options, saved, entriesOut, resultsOut);
+    const sizes: Record<string, number> = {};
+    for (const category of ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]) {
+      if (!scores.some((s) => s.category === category) && hasCategory(options.dataDir, category)) sizes[category] = await countEntries(options.dataDir, category);
+    }
+    const summary = summarize(scores, sizes);
+    const summaryFile = join(options.outDir, "summary.json");
+    await writeFile(summaryFile, `${JSON.stringify({ ...summary, skipped }, null, 2)}\n`);
+    await writeFile(join(options.outDir, "summary.md"), `${summaryTable(summary)}\n`);
+    return { summary, scores, skipped, entriesFile, summaryFile };
+  } finally {
+    await entriesOut.close();
+    await resultsOut?.close();
+  }
+}
+
+type FileHandle = Awaited<ReturnType<typeof open>>;
+
+async function runCategories(
+  options: BfclEvalOptions,
+  saved: ReadonlyMap<string, Py> | undefined,
+  entriesOut: FileHandle,
+  resultsOut: FileHandle | undefined,
+): Promise<{ scores: CategoryScore[]; skipped: { category: string; reason: string }[] }> {
   const skipped: { category: string; reason: string }[] = [];
   const scores: CategoryScore[] = [];
   let filler: LongContextFiller | undefined;
-
   for (const category of options.categories) {
     if (isAgentic(category)) {
       skipped.push({ category, reason: "agentic categories (web search, memory) need live backends and are not run" });
@@ -90,25 +114,14 @@ export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalRe
       continue;
     }
     if (entries.some((e) => e.kind === "multi_turn" && e.longContext) && filler === undefined) filler = await longContextFiller(options);
-    const verdicts = await scoreAll(entries, options, saved, filler, async (verdict, done) => {
-      await appendFile(entriesFile, `${entryLine(verdict)}\n`);
-      options.onEntry?.(verdict, category, done, entries.length);
+    const verdicts = await scoreAll(entries, options, saved, filler, async (scored, done) => {
+      await entriesOut.write(`${entryLine(scored.verdict)}\n`);
+      if (resultsOut) await resultsOut.write(`${jsonDumps(PyDict.of({ id: scored.verdict.id, result: scored.raw ?? null }))}\n`);
+      options.onEntry?.(scored.verdict, category, done, entries.length);
     });
     scores.push(categoryScore(category, verdicts.map((v) => v.verdict)));
-    if (options.source.kind === "policy") {
-      await appendFile(resultsFile, verdicts.map((v) => `${jsonDumps(PyDict.of({ id: v.verdict.id, result: v.raw ?? null }))}\n`).join(""));
-    }
   }
-
-  const sizes: Record<string, number> = {};
-  for (const category of ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]) {
-    if (!scores.some((s) => s.category === category) && hasCategory(options.dataDir, category)) sizes[category] = await countEntries(options.dataDir, category);
-  }
-  const summary = summarize(scores, sizes);
-  const summaryFile = join(options.outDir, "summary.json");
-  await writeFile(summaryFile, `${JSON.stringify({ ...summary, skipped }, null, 2)}\n`);
-  await writeFile(join(options.outDir, "summary.md"), `${summaryTable(summary)}\n`);
-  return { summary, scores, skipped, entriesFile, summaryFile };
+  return { scores, skipped };
 }
 
 async function longContextFiller(options: BfclEvalOptions): Promise<LongContextFiller> {
@@ -138,7 +151,7 @@ async function scoreAll(
   options: BfclEvalOptions,
   saved: ReadonlyMap<string, Py> | undefined,
   filler: LongContextFiller | undefined,
-  report: (verdict: EntryVerdict, done: number) => Promise<void>,
+  report: (scored: Scored, done: number) => Promise<void>,
 ): Promise<Scored[]> {
   const concurrency = options.source.kind === "policy" ? Math.max(1, options.source.concurrency ?? 8) : 1;
   const results: (Scored | undefined)[] = new Array<Scored | undefined>(entries.length);
@@ -150,7 +163,7 @@ async function scoreAll(
       while (reported < entries.length && results[reported] !== undefined) {
         const scored = results[reported]!;
         reported++;
-        await report(scored.verdict, reported);
+        await report(scored, reported);
       }
     });
     return flushing;

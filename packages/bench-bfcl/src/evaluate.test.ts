@@ -1,0 +1,90 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { RecordError } from "@envace/protocol";
+import { describe, expect, it } from "vitest";
+import { loadCategory } from "./data.js";
+import type { MultiTurnEntry } from "./data.js";
+import { evaluateBfcl } from "./evaluate.js";
+import { parseExpression } from "./py/syntax.js";
+import { missingDataNote, sharedDataDir } from "./shared-data.js";
+
+const data = sharedDataDir();
+if (!data) console.warn(missingDataNote("BFCL evaluation runs"));
+const bfcl = data ? join(data, "bfcl") : "";
+
+function runDir(): string {
+  return mkdtempSync(join(tmpdir(), "bfcl-run-"));
+}
+
+function lines(file: string): Record<string, unknown>[] {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe.skipIf(!data)("evaluateBfcl", () => {
+  it("the oracle scores 100% on simple_python, multiple and parallel", async () => {
+    const outDir = runDir();
+    const categories = ["simple_python", "multiple", "parallel"];
+    const report = await evaluateBfcl({ dataDir: bfcl, categories, source: { kind: "oracle" }, outDir });
+    expect(report.scores.map((s) => [s.category, s.accuracy])).toEqual(categories.map((c) => [c, 1]));
+    const entries = lines(join(outDir, "entries.jsonl"));
+    expect(entries).toHaveLength(800);
+    expect(entries[0]).toEqual({ id: "simple_python_0", valid: true, error: null });
+    expect(JSON.parse(readFileSync(report.summaryFile, "utf8"))).toMatchObject({ overall: { complete: false }, notRun: expect.arrayContaining(["web_search_base"]) as unknown });
+    expect(readFileSync(join(outDir, "summary.md"), "utf8")).toContain("| simple_python | 400 | 400 | 100.00% |");
+  });
+
+  it("writes each multi-turn call with its result string into entries.jsonl (the oracle's match the labels)", async () => {
+    const outDir = runDir();
+    await evaluateBfcl({ dataDir: bfcl, categories: ["multi_turn_base", "multi_turn_miss_func"], source: { kind: "oracle" }, outDir, limit: 10 });
+    const written = new Map(lines(join(outDir, "entries.jsonl")).map((e) => [e.id, e]));
+    expect(written.size).toBe(20);
+    for (const category of ["multi_turn_base", "multi_turn_miss_func"]) {
+      const labels = readFileSync(join(data!, "bfcl-mt-labels", `${category}.jsonl`), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; turns: unknown });
+      for (const label of labels.filter((l) => written.has(l.id))) expect(written.get(label.id)).toEqual({ id: label.id, valid: true, error: null, turns: label.turns });
+    }
+  });
+
+  it("scores saved outputs in decoded form, and upstream's raw text and function-calling forms", async () => {
+    const oracle = readFileSync(join(data!, "bfcl-verdicts", "simple_python", "oracle.jsonl"), "utf8");
+    const outputs = join(runDir(), "results.jsonl");
+    const raw = [
+      JSON.stringify({ id: "simple_python_0", result: "[calculate_triangle_area(base=10, height=5)]" }),
+      JSON.stringify({ id: "simple_python_1", result: [{ "math.factorial": JSON.stringify({ number: 5 }) }] }),
+    ];
+    writeFileSync(outputs, [...oracle.split("\n").filter(Boolean).slice(2), ...raw].join("\n"));
+    const report = await evaluateBfcl({ dataDir: bfcl, categories: ["simple_python", "parallel"], source: { kind: "results", file: outputs }, outDir: runDir() });
+    expect(report.scores).toEqual([{ category: "simple_python", correct: 400, total: 400, accuracy: 1 }]);
+    expect(report.skipped).toEqual([{ category: "parallel", reason: "no results for this category" }]);
+  });
+
+  it("scores an entry without a saved result as a failure", async () => {
+    const outputs = join(runDir(), "results.jsonl");
+    writeFileSync(outputs, `${JSON.stringify({ id: "simple_python_0", result: [{ calculate_triangle_area: { base: 10, height: 5 } }] })}\n`);
+    const outDir = runDir();
+    const report = await evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "results", file: outputs }, outDir });
+    expect(report.scores[0]).toMatchObject({ correct: 1, total: 400 });
+    expect(lines(join(outDir, "entries.jsonl"))[1]).toEqual({ id: "simple_python_1", valid: false, error: "missing: no result for this entry" });
+  });
+
+  it("scores saved multi-turn outputs: turns of steps of model text", async () => {
+    const entries = (await loadCategory(bfcl, "multi_turn_base")) as MultiTurnEntry[];
+    // Upstream's decoder keeps keyword arguments only, so replay entries whose gold calls use keywords.
+    const keywordOnly = entries.filter((e) => e.groundTruth.flat().every((c) => { const t = parseExpression(c); return t.kind === "call" && t.args.length === 0; })).slice(0, 5);
+    expect(keywordOnly.length).toBeGreaterThan(0);
+    const outputs = join(runDir(), "results.jsonl");
+    writeFileSync(outputs, keywordOnly.map((e) => JSON.stringify({ id: e.id, result: e.groundTruth.map((turn) => [`[${turn.join(", ")}]`, "Done."]) })).join("\n"));
+    const report = await evaluateBfcl({ dataDir: bfcl, categories: ["multi_turn_base"], source: { kind: "results", file: outputs }, outDir: runDir(), limit: entries.length });
+    expect(report.scores[0]!.correct).toBe(keywordOnly.length);
+  });
+
+  it("names the file and line of a malformed results line", async () => {
+    const outputs = join(runDir(), "results.jsonl");
+    writeFileSync(outputs, `${JSON.stringify({ id: "simple_python_0", result: [] })}\n{"id": 3, "result": []}\n`);
+    await expect(evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "results", file: outputs }, outDir: runDir() })).rejects.toThrow(RecordError);
+    await expect(evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "results", file: outputs }, outDir: runDir() })).rejects.toThrow(`${outputs}:2: id: expected a non-empty string`);
+  });
+});
