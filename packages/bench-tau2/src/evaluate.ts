@@ -133,7 +133,7 @@ export class Tau2Evaluator {
       breakdown.ACTION = actionReward;
       reward *= actionReward;
     }
-    if (basis.includes("NL_ASSERTION")) {
+    if (basis.includes("NL_ASSERTION") && masked === undefined) {
       breakdown.NL_ASSERTION = nlReward;
       reward *= nlReward;
     }

@@ -1,0 +1,163 @@
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { OpenAIChatPolicy } from "@envace/models";
+import { reply, startScriptedServer, type RecordedRequest, type Reply, type ScriptedServer } from "@envace/scripted-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NlJudge } from "./judge.js";
+import { loadDomain, loadUserGuidelines, type Tau2Domain, type UserGuidelines } from "./load.js";
+import { toJson } from "./python/value.js";
+import { loadSimulations, rescore } from "./rescore.js";
+import { formatSummary, readEntries, runTau2 } from "./run.js";
+import type { Tau2Task } from "./task.js";
+import { writeMockData } from "./testing/mock-fixture.js";
+import { sharedData, skipNote } from "./testing/shared-data.js";
+
+interface Body {
+  messages: { role: string; content: string | null }[];
+  seed?: number;
+  response_format?: unknown;
+}
+
+/**
+ * A scripted model that plays both sides: as the agent it calls a task's gold actions one per
+ * turn and then says it is done; as the user it names its ticket, then stops. With seed 101
+ * (the second trial) it leaves out the last gold action of the tasks in `flaky`.
+ */
+function playTasks(tasks: readonly Tau2Task[], flaky: ReadonlySet<string>): (request: RecordedRequest) => Reply {
+  return (request) => {
+    const body = request.body as Body;
+    const system = body.messages[0]?.content ?? "";
+    if (system.includes("<scenario>")) {
+      const last = body.messages[body.messages.length - 1]!;
+      if (last.content === "All done.") return reply.text("Thank you. ###STOP###");
+      const task = tasks.find((candidate) => system.includes(scenarioText(candidate)));
+      return reply.text(`Ticket ${task?.id ?? "?"}: please help.`);
+    }
+    const ticket = /Ticket (\S+):/.exec(body.messages.find((m) => m.role === "user")?.content ?? "")?.[1];
+    const task = tasks.find((candidate) => candidate.id === ticket)!;
+    const actions = task.evaluation_criteria!.actions!.slice(0, body.seed === 101 && flaky.has(task.id) ? -1 : undefined);
+    const done = body.messages.filter((m) => m.role === "tool").length;
+    const next = actions[done];
+    if (next === undefined) return reply.text("All done.");
+    return reply.toolCalls([{ id: `call_${done}`, name: next.name, arguments: toJson(next.arguments) as Record<string, unknown> }]);
+  };
+}
+
+function scenarioText(task: Tau2Task): string {
+  const instructions = task.user_scenario.instructions;
+  return typeof instructions === "string" ? instructions : instructions.reason_for_call.split("\n")[0]!;
+}
+
+const data = sharedData();
+if (data === undefined) console.log(skipNote("the end-to-end retail run"));
+
+describe.skipIf(data === undefined)("an end-to-end retail run against an OpenAI-compatible server on loopback", () => {
+  let server: ScriptedServer;
+  let domain: Tau2Domain;
+  let guidelines: UserGuidelines;
+  const ids = ["0", "1", "6"];
+
+  beforeAll(async () => {
+    domain = await loadDomain("retail", { data: join(data!, "tau2") });
+    guidelines = await loadUserGuidelines(join(data!, "tau2"));
+    const tasks = ids.map((id) => domain.tasks.find((task) => task.id === id)!);
+    server = await startScriptedServer({ script: playTasks(tasks, new Set(["1"])) });
+  });
+  afterAll(() => server.close());
+
+  it("runs agent and user simulator through the server, scores every trial and writes the run directory", async () => {
+    const out = mkdtempSync(join(tmpdir(), "tau2-run-"));
+    const policy = new OpenAIChatPolicy({ baseURL: server.baseURL, model: "scripted-model", tokenData: "off" });
+    const progress: number[] = [];
+    const run = await runTau2({
+      domain,
+      guidelines,
+      participants: { agent: policy, user: policy },
+      taskIds: ids,
+      trials: 2,
+      seed: 100,
+      out,
+      onProgress: ({ done }) => progress.push(done),
+    });
+
+    expect(progress).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(run.entries.map((entry) => [entry.id, entry.trial, entry.reward])).toEqual([
+      ["0", 0, 1],
+      ["0", 1, 1],
+      ["1", 0, 1],
+      ["1", 1, 0],
+      ["6", 0, 1],
+      ["6", 1, 1],
+    ]);
+    expect(run.summary).toMatchObject({ tasks: 3, trials: 2, scored: 6, successes: 5, terminations: { user_stop: 6 } });
+    expect(run.summary.pass_hat_k["pass^1"]).toBeCloseTo((1 + 0.5 + 1) / 3, 12);
+    expect(run.summary.pass_hat_k["pass^2"]).toBeCloseTo(2 / 3, 12);
+    expect(formatSummary(run.summary)).toContain("pass^1 83.3%  pass^2 66.7%");
+
+    // The agent's requests carried the policy and the retail tools; the user's, the guidelines.
+    const agentRequest = server.scripted.find((request) => ((request.body as Body).messages[0]?.content ?? "").includes("<policy>"))!;
+    expect((agentRequest.body as { tools: unknown[] }).tools).toHaveLength(16);
+    expect(server.scripted.some((request) => ((request.body as Body).messages[0]?.content ?? "").includes("simulate realistic customer interactions"))).toBe(true);
+
+    // The run directory: entries as they finished, the conversations, the summary.
+    const entries = readEntries(join(out, "entries.jsonl"));
+    expect(entries.map((entry) => `${entry.id}/${entry.trial}`).sort()).toEqual(["0/0", "0/1", "1/0", "1/1", "6/0", "6/1"]);
+    expect(entries[0]).toMatchObject({ calls: expect.arrayContaining([expect.objectContaining({ name: "find_user_id_by_name_zip", content: "yusuf_rossi_9620", error: false })]) as unknown });
+    expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8"))).toEqual(run.summary);
+    expect(existsSync(join(out, "config.json"))).toBe(true);
+
+    // Saved conversations score the same when read back.
+    const again = await rescore(domain, await loadSimulations(join(out, "simulations.jsonl")));
+    expect(again.entries.map((entry) => [entry.id, entry.trial, entry.reward, entry.db_hash]).sort()).toEqual(
+      run.entries.map((entry) => [entry.id, entry.trial, entry.reward, entry.db_hash]).sort(),
+    );
+
+    // A second run on the same directory has nothing left to do.
+    const before = server.scripted.length;
+    const resumed = await runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ids, trials: 2, out });
+    expect(server.scripted.length).toBe(before);
+    expect(resumed.summary).toEqual(run.summary);
+  });
+});
+
+describe("an end-to-end run whose reward needs the NL judge", () => {
+  let server: ScriptedServer;
+  let domain: Tau2Domain;
+  let guidelines: UserGuidelines;
+
+  beforeAll(async () => {
+    const mock = writeMockData();
+    domain = await loadDomain("mock", { data: mock });
+    guidelines = await loadUserGuidelines(mock);
+    const play = playTasks(domain.tasks, new Set());
+    let judged = 0;
+    server = await startScriptedServer({
+      script: (request) => {
+        const body = request.body as Body;
+        if (body.response_format === undefined) return play(request);
+        // The judge: the first verdict is yes; later ones fail outright, to be masked.
+        judged++;
+        if (judged > 1) return reply.error(400, "bad request");
+        const verdict = { high_level_understanding_of_the_question: "q", analysis_of_if_focus_on: "f", analysis_of_pass_condition: "The agent created it.", analysis_of_failure_examples: "none", answer: true };
+        return reply.text(JSON.stringify(verdict));
+      },
+    });
+  });
+  afterAll(() => server.close());
+
+  it("scores with the judge's verdict, and masks the trial when the judge cannot answer", async () => {
+    const policy = new OpenAIChatPolicy({ baseURL: server.baseURL, model: "scripted-model", tokenData: "off" });
+    const judge = NlJudge.fromServer(server.baseURL, "scripted-model", { retry: { maxAttempts: 1 } });
+    const run = await runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ["create"], trials: 2, judge });
+    expect(run.entries.map((entry) => [entry.reward, entry.components])).toEqual([
+      [1, { DB: 1, ACTION: 1, NL_ASSERTION: 1 }],
+      [null, { DB: 1, ACTION: 1 }],
+    ]);
+    expect(run.entries[1]!.masked).toMatch(/^NL_ASSERTION judge failed: no verdict for "The agent says the task exists.": judge HTTP 400/);
+    expect(run.summary).toMatchObject({ scored: 1, masked: 1, successes: 1 });
+    const prompt = (server.scripted.find((request) => (request.body as Body).response_format !== undefined)!.body as Body).messages[0]!.content!;
+    expect(prompt).toContain("Expected outcome:\nThe agent says the task exists.");
+    expect(prompt).toContain('agent calls create_task({"user_id": "user_1", "title": "Plan"})');
+  });
+});
