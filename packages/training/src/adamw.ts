@@ -1,15 +1,15 @@
+import * as tf from "@tensorflow/tfjs-core";
 import type { AdamParams } from "./backend.js";
-import type { Parameters } from "./parameters.js";
 
-/** AdamW moments per parameter and the number of steps taken. */
+/** AdamW moments per tensor (same names and layouts as the parameters) and the steps taken. */
 export interface AdamState {
   step: number;
-  m: Parameters;
-  v: Parameters;
+  m: Map<string, tf.Tensor>;
+  v: Map<string, tf.Tensor>;
 }
 
-export function freshAdamState(params: Parameters): AdamState {
-  const zeros = () => new Map([...params].map(([name, p]) => [name, new Float32Array(p.length)]));
+export function freshAdamState(params: ReadonlyMap<string, tf.Tensor>): AdamState {
+  const zeros = () => new Map([...params].map(([name, p]) => [name, tf.zerosLike(p)]));
   return { step: 0, m: zeros(), v: zeros() };
 }
 
@@ -25,19 +25,27 @@ export function checkAdamParams(adam: AdamParams): void {
 }
 
 /** The Euclidean norm of all gradients together. */
-export function globalNorm(grads: Parameters): number {
-  let sum = 0;
-  for (const g of grads.values()) for (const x of g) sum += x * x;
-  return Math.sqrt(sum);
+export function globalNorm(grads: ReadonlyMap<string, tf.Tensor>): number {
+  const squares = tf.tidy(() => tf.addN([...grads.values()].map((g) => tf.sum(tf.square(g)))));
+  const total = squares.dataSync()[0]!;
+  squares.dispose();
+  return Math.sqrt(total);
 }
 
 /**
- * One AdamW step, in place: clip the gradients to a global norm (as PyTorch's
- * `clip_grad_norm_`: scale by max/(norm + 1e-6) when that is below one), decay the weights
- * (decoupled, matrices only: norm gains are not decayed), then the bias-corrected Adam update.
- * Returns Tinker-style metrics.
+ * One AdamW step on the wasm heap, replacing the tensors of `params` and `state`: clip the
+ * gradients to a global norm (as PyTorch's `clip_grad_norm_`: scale by max/(norm + 1e-6) when
+ * that is below one), decay the weights where `decays(name)` (decoupled: p ← p·(1 − lr·wd)), then
+ * the bias-corrected Adam update. Returns Tinker-style metrics. Throws, changing nothing, when the
+ * gradient is not finite.
  */
-export function adamwStep(params: Parameters, grads: Parameters, state: AdamState, adam: AdamParams): Record<string, number> {
+export function adamwStep(
+  params: Map<string, tf.Tensor>,
+  grads: ReadonlyMap<string, tf.Tensor>,
+  state: AdamState,
+  adam: AdamParams,
+  decays: (name: string) => boolean,
+): Record<string, number> {
   checkAdamParams(adam);
   const norm = globalNorm(grads);
   if (!Number.isFinite(norm)) throw new Error(`the gradient is not finite (global norm ${norm}); the step was not applied`);
@@ -51,19 +59,20 @@ export function adamwStep(params: Parameters, grads: Parameters, state: AdamStat
     if (!g) throw new Error(`no gradient for ${name}`);
     const m = state.m.get(name)!;
     const v = state.v.get(name)!;
-    const decay = isNormGain(name) ? 1 : 1 - lr * adam.weightDecay;
-    for (let i = 0; i < p.length; i++) {
-      const gi = g[i]! * clipScale;
-      const mi = beta1 * m[i]! + (1 - beta1) * gi;
-      const vi = beta2 * v[i]! + (1 - beta2) * gi * gi;
-      m[i] = mi;
-      v[i] = vi;
-      p[i] = p[i]! * decay - (lr * (mi / correction1)) / (Math.sqrt(vi / correction2) + eps);
-    }
+    const next = tf.tidy(() => {
+      const gs = clipScale === 1 ? g : tf.mul(g, clipScale);
+      const m1 = tf.add(tf.mul(m, beta1), tf.mul(gs, 1 - beta1));
+      const v1 = tf.add(tf.mul(v, beta2), tf.mul(tf.square(gs), 1 - beta2));
+      const update = tf.div(tf.div(m1, correction1), tf.add(tf.sqrt(tf.div(v1, correction2)), eps));
+      const decayed = decays(name) && adam.weightDecay > 0 ? tf.mul(p, 1 - lr * adam.weightDecay) : p;
+      return { p1: tf.sub(decayed, tf.mul(update, lr)), m1, v1 };
+    });
+    p.dispose();
+    m.dispose();
+    v.dispose();
+    params.set(name, next.p1);
+    state.m.set(name, next.m1);
+    state.v.set(name, next.v1);
   }
   return { "grad_norm:mean": norm, "grad_clip_scale:mean": clipScale, "learning_rate:mean": lr, "step:max": state.step };
-}
-
-function isNormGain(name: string): boolean {
-  return name.endsWith("layernorm.weight") || name === "model.norm.weight";
 }

@@ -3,7 +3,6 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { parseRecord } from "@envace/protocol";
 import { z } from "zod";
-import type { AdamState } from "./adamw.js";
 import { fromHfConfig, toHfConfig, type TinyModelConfig } from "./config.js";
 import { checkParameters, parameterSpecs, type Parameters } from "./parameters.js";
 import { decodeSafetensors, encodeSafetensors, type NamedTensor } from "./safetensors.js";
@@ -17,11 +16,18 @@ import { decodeSafetensors, encodeSafetensors, type NamedTensor } from "./safete
  * - `training_state.json` — optimizer step count and the backend's random generator state;
  * - `tokenizer.json`, `tokenizer_config.json` — when the model has a tokenizer.
  */
+/** AdamW state on the host: moments by Hugging Face parameter name, in Hugging Face layout. */
+export interface HostAdamState {
+  step: number;
+  m: Parameters;
+  v: Parameters;
+}
+
 export interface CheckpointContents {
   config: TinyModelConfig;
   params: Parameters;
   /** Optimizer state; null for weights only. */
-  adam: AdamState | null;
+  adam: HostAdamState | null;
   /** The backend's random generator state, so sampling after a resume continues the same stream. */
   rngState: number[] | null;
   /** The tokenizer files as JSON values, written verbatim. */
@@ -100,7 +106,7 @@ export async function loadCheckpoint(dir: string, options: LoadOptions = {}): Pr
   const params: Parameters = new Map(parameterSpecs(config).map((spec) => [spec.name, model.tensors.get(spec.name)!.data]));
   const stateFile = join(dir, "training_state.json");
   const state = (await exists(stateFile)) ? parseRecord(TrainingStateFile, await readJson(stateFile), { file: stateFile }) : null;
-  let adam: AdamState | null = null;
+  let adam: HostAdamState | null = null;
   if (options.optimizer ?? true) {
     const optimizerFile = join(dir, "optimizer.safetensors");
     if (!state || !(await exists(optimizerFile))) {

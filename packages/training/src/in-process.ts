@@ -2,12 +2,12 @@ import { PolicyLossConfig } from "@envace/grpo";
 import type { Tokenizer } from "@envace/protocol";
 import { adamwStep, checkAdamParams, freshAdamState, type AdamState } from "./adamw.js";
 import type { AdamParams, Datum, ForwardBackwardResult, LossFn, TrainingBackend } from "./backend.js";
-import { loadCheckpoint, saveCheckpoint, type LoadOptions } from "./checkpoint.js";
+import { loadCheckpoint, saveCheckpoint, type HostAdamState, type LoadOptions } from "./checkpoint.js";
 import { TinyModelConfig, type TinyModelConfigInput } from "./config.js";
-import { disposeWeights, uploadWeights, type DeviceWeights } from "./device-weights.js";
+import { decays, deriveWeights, disposeAll, disposeWeights, toDevice, toHost, type DeviceParameters, type DeviceWeights } from "./device-weights.js";
 import { GradientAccumulator } from "./gradients.js";
 import { evaluateObjective, subsetFactor, type TokenScoresRow } from "./objective.js";
-import { checkParameters, cloneParameters, countParameters, initParameters, type Parameters } from "./parameters.js";
+import { checkParameters, countParameters, initParameters, type Parameters } from "./parameters.js";
 import { Rng } from "./rng.js";
 import { TinySampler } from "./sampler.js";
 import { ByteLevelBpeTokenizer } from "./tokenizer.js";
@@ -36,8 +36,9 @@ export interface InProcessBackendOptions {
  */
 export class InProcessBackend implements TrainingBackend {
   readonly config: TinyModelConfig;
-  private params: Parameters;
-  private adam: AdamState;
+  /** Weights and optimizer state live on the wasm heap; the optimizer step never leaves it. */
+  private readonly params: DeviceParameters;
+  private readonly adam: AdamState;
   private rng: Rng;
   private readonly model: Transformer;
   private readonly grads: GradientAccumulator;
@@ -47,10 +48,10 @@ export class InProcessBackend implements TrainingBackend {
   private readonly tokenizerValue: CheckpointTokenizer | undefined;
   private readonly stopTokenIds: readonly number[] | undefined;
 
-  private constructor(config: TinyModelConfig, params: Parameters, adam: AdamState, rng: Rng, options: InProcessBackendOptions) {
+  private constructor(config: TinyModelConfig, params: Parameters, adam: HostAdamState | null, rng: Rng, options: InProcessBackendOptions) {
     this.config = config;
-    this.params = params;
-    this.adam = adam;
+    this.params = toDevice(config, params);
+    this.adam = adam ? { step: adam.step, m: toDevice(config, adam.m), v: toDevice(config, adam.v) } : freshAdamState(this.params);
     this.rng = rng;
     this.model = new Transformer(config);
     this.grads = new GradientAccumulator(config);
@@ -71,7 +72,7 @@ export class InProcessBackend implements TrainingBackend {
     const parsed = TinyModelConfig.parse(config);
     const seed = options.seed ?? 0;
     const params = initParameters(parsed, seed);
-    return new InProcessBackend(parsed, params, freshAdamState(params), Rng.fromSeed(seed).fork(), options);
+    return new InProcessBackend(parsed, params, null, Rng.fromSeed(seed).fork(), options);
   }
 
   /** A backend over given weights (Hugging Face names and layout), with a fresh optimizer. */
@@ -79,20 +80,18 @@ export class InProcessBackend implements TrainingBackend {
     await initWasmBackend();
     const parsed = TinyModelConfig.parse(config);
     checkParameters(parsed, new Map([...params].map(([name, data]) => [name, { data }])), "parameters");
-    const copy: Parameters = new Map([...params].map(([name, data]) => [name, data.slice()]));
-    return new InProcessBackend(parsed, copy, freshAdamState(copy), Rng.fromSeed(options.seed ?? 0).fork(), options);
+    return new InProcessBackend(parsed, new Map(params), null, Rng.fromSeed(options.seed ?? 0).fork(), options);
   }
 
   /** Resume from a checkpoint folder (weights, and optimizer and generator state unless `optimizer: false`). */
   static async load(dir: string, options: InProcessBackendOptions & LoadOptions = {}): Promise<InProcessBackend> {
     await initWasmBackend();
     const contents = await loadCheckpoint(dir, options);
-    const adam = contents.adam ?? freshAdamState(contents.params);
     const rng = contents.rngState ? Rng.fromState(contents.rngState) : Rng.fromSeed(options.seed ?? 0).fork();
     const tokenizer =
       options.tokenizer ??
       (contents.tokenizer ? ByteLevelBpeTokenizer.fromHuggingFace(contents.tokenizer.tokenizerJson, contents.tokenizer.tokenizerConfig, dir) : undefined);
-    return new InProcessBackend(contents.config, contents.params, adam, rng, { ...options, ...(tokenizer ? { tokenizer } : {}) });
+    return new InProcessBackend(contents.config, contents.params, contents.adam, rng, { ...options, ...(tokenizer ? { tokenizer } : {}) });
   }
 
   /** The tokenizer given at creation or read from the checkpoint, if any. */
@@ -111,7 +110,7 @@ export class InProcessBackend implements TrainingBackend {
 
   /** A copy of the current weights (Hugging Face names and layout). */
   parameters(): Parameters {
-    return cloneParameters(this.params);
+    return toHost(this.config, this.params);
   }
 
   /**
@@ -119,7 +118,13 @@ export class InProcessBackend implements TrainingBackend {
    * null when there are none. For inspection; the accumulator is left as it is.
    */
   accumulatedGradients(): Promise<Parameters | null> {
-    return this.exclusive(() => (this.grads.empty ? null : this.grads.peek()));
+    return this.exclusive(() => {
+      if (this.grads.empty) return null;
+      const grads = this.grads.peek();
+      const host = toHost(this.config, grads);
+      disposeAll(grads);
+      return host;
+    });
   }
 
   forwardBackward(data: Datum[], loss: LossFn): Promise<ForwardBackwardResult> {
@@ -179,9 +184,12 @@ export class InProcessBackend implements TrainingBackend {
       checkAdamParams(adam);
       if (this.grads.empty) return { "grad_norm:mean": 0, "skipped:max": 1, "step:max": this.adam.step };
       const grads = this.grads.take();
-      const metrics = adamwStep(this.params, grads, this.adam, adam);
-      this.invalidate();
-      return metrics;
+      try {
+        this.invalidate();
+        return adamwStep(this.params, grads, this.adam, adam, decays);
+      } finally {
+        disposeAll(grads);
+      }
     });
   }
 
@@ -189,7 +197,7 @@ export class InProcessBackend implements TrainingBackend {
   saveWeightsForSampler(name?: string): Promise<TinySampler> {
     return this.exclusive(
       () =>
-        new TinySampler(this.config, cloneParameters(this.params), {
+        new TinySampler(this.config, toHost(this.config, this.params), {
           name: name ?? `step-${this.adam.step}`,
           seed: this.rng.nextUint32(),
           ...(this.tokenizerValue ? { tokenizer: this.tokenizerValue } : {}),
@@ -209,8 +217,8 @@ export class InProcessBackend implements TrainingBackend {
       }
       await saveCheckpoint(dir, {
         config: this.config,
-        params: this.params,
-        adam: this.adam,
+        params: toHost(this.config, this.params),
+        adam: { step: this.adam.step, m: toHost(this.config, this.adam.m), v: toHost(this.config, this.adam.v) },
         rngState: this.rng.state(),
         tokenizer: this.tokenizerValue?.toHuggingFace?.(),
       });
@@ -222,10 +230,13 @@ export class InProcessBackend implements TrainingBackend {
     this.invalidate();
     this.grads.clear();
     this.model.dispose();
+    disposeAll(this.params);
+    disposeAll(this.adam.m);
+    disposeAll(this.adam.v);
   }
 
   private weights(): DeviceWeights {
-    return (this.device ??= uploadWeights(this.config, this.params));
+    return (this.device ??= deriveWeights(this.config, this.params));
   }
 
   private invalidate(): void {

@@ -1,6 +1,5 @@
 export * from "./backend.js";
-export { adamwStep, freshAdamState, globalNorm, type AdamState } from "./adamw.js";
-export { loadCheckpoint, saveCheckpoint, TrainingStateFile, type CheckpointContents, type LoadOptions } from "./checkpoint.js";
+export { loadCheckpoint, saveCheckpoint, TrainingStateFile, type CheckpointContents, type HostAdamState, type LoadOptions } from "./checkpoint.js";
 export { fromHfConfig, headDim, HfLlamaConfig, TinyModelConfig, toHfConfig, type TinyModelConfigInput } from "./config.js";
 export { datumFromRow } from "./datum.js";
 export { createTinyModel, InProcessBackend, type CheckpointTokenizer, type InProcessBackendOptions } from "./in-process.js";

@@ -1,7 +1,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { headDim, type TinyModelConfig } from "./config.js";
 import type { DeviceWeights, LayerWeights } from "./device-weights.js";
-import { columnSum, heapView, scoped, sliceRows, tensorFrom, transpose2d } from "./wasm.js";
+import { block, columnDot, heapView, scoped, sliceRows, stackBlocks, tensorFrom, transpose2d } from "./wasm.js";
 
 /**
  * The tiny transformer's forward and backward passes, written out by hand on tfjs-wasm kernels.
@@ -170,8 +170,8 @@ export class Transformer {
   private attentionProbs(qr: tf.Tensor, kT: tf.Tensor, i: number, mask: tf.Tensor): tf.Tensor {
     return tf.tidy(() => {
       const length = qr.shape[1]!;
-      const q = tf.reshape(sliceRows(qr, i, 1), [length, this.dh]);
-      const k = tf.reshape(sliceRows(kT, i, 1), [this.dh, length]);
+      const q = block(qr, i, [length, this.dh]);
+      const k = block(kT, i, [this.dh, length]);
       return tf.softmax(tf.add(tf.matMul(q, k), mask));
     });
   }
@@ -198,11 +198,11 @@ export class Transformer {
       const probs: tf.Tensor[] = [];
       for (let i = 0; i < BH; i++) {
         const p = this.attentionProbs(qr, kT, i, tables.mask);
-        heads.push(tf.tidy(() => tf.matMul(p, tf.reshape(sliceRows(v, i, 1), [length, this.dh]))));
+        heads.push(tf.tidy(() => tf.matMul(p, block(v, i, [length, this.dh]))));
         if (keepProbs) probs.push(p);
         else p.dispose();
       }
-      const o = tf.reshape(tf.transpose(tf.reshape(tf.stack(heads), [rows, H, length, this.dh]), [0, 2, 1, 3]), [rows * length, D]);
+      const o = tf.reshape(tf.transpose(tf.reshape(stackBlocks(heads), [rows, H, length, this.dh]), [0, 2, 1, 3]), [rows * length, D]);
       const x1 = tf.add(x, tf.matMul(o, w.oF));
       const n2 = rmsNorm(x1, w.postNorm, eps);
       const gate = tf.matMul(n2.y, w.gateF);
@@ -249,34 +249,34 @@ export class Transformer {
       const dO = tf.matMul(dX1, w.oB);
       const gO = tf.matMul(transpose2d(dX1), c.o);
       const dHeads = tf.reshape(tf.transpose(tf.reshape(dO, [rows, length, H, dh]), [0, 2, 1, 3]), [BH, length, dh]);
-      const dHeadsT = tf.transpose(dHeads, [0, 2, 1]);
       const vT = tf.transpose(c.v, [0, 2, 1]);
-      const qrT = tf.transpose(c.qr, [0, 2, 1]);
       const kT = c.probs.length > 0 ? null : tf.transpose(c.kr, [0, 2, 1]);
       const dq: tf.Tensor[] = [];
-      const dkT: tf.Tensor[] = [];
-      const dvT: tf.Tensor[] = [];
+      const dk: tf.Tensor[] = [];
+      const dv: tf.Tensor[] = [];
       for (let i = 0; i < BH; i++) {
         const [a, b, d] = scoped((): [tf.Tensor, tf.Tensor, tf.Tensor] => {
           const p = c.probs[i] ?? this.attentionProbs(c.qr, kT!, i, tables.mask);
-          const row = (t: tf.Tensor, r: number, cols: number) => tf.reshape(sliceRows(t, i, 1), [r, cols]);
-          const dP = tf.matMul(row(dHeads, length, dh), row(vT, dh, length));
+          const dO = block(dHeads, i, [length, dh]);
+          const dP = tf.matMul(dO, block(vT, i, [dh, length]));
           // softmax backward: dS = P ⊙ (dP − rowsum(dP ⊙ P))
           const dS = tf.mul(p, tf.sub(dP, tf.sum(tf.mul(dP, p), 1, true)));
+          // dK = dSᵀ·Q and dV = Pᵀ·dO, with the [T, T] factor transposed explicitly so each
+          // product has T rows (a matMul with only dh rows runs several times slower).
           return [
-            tf.matMul(dS, row(c.kr, length, dh)),
-            tf.matMul(row(qrT, dh, length), dS),
-            tf.matMul(row(dHeadsT, dh, length), p),
+            tf.matMul(dS, block(c.kr, i, [length, dh])),
+            tf.matMul(transpose2d(dS), block(c.qr, i, [length, dh])),
+            tf.matMul(transpose2d(p), dO),
           ];
         });
         dq.push(a);
-        dkT.push(b);
-        dvT.push(d);
+        dk.push(b);
+        dv.push(d);
       }
-      const dQ = this.ropeBackward(tf.stack(dq), tables.cosQ, tables.sinQ);
-      const dK = this.ropeBackward(tf.transpose(tf.stack(dkT), [0, 2, 1]), tables.cos, tables.sin);
-      const dV = tf.transpose(tf.stack(dvT), [0, 2, 1]);
-      const dQkvHeads = tf.reshape(tf.concat([dQ, dK, dV], 0), [3 * rows, H, length, dh]);
+      const dQ = this.ropeBackward(stackBlocks(dq), tables.cosQ, tables.sinQ);
+      const dK = this.ropeBackward(stackBlocks(dk), tables.cos, tables.sin);
+      const dV = stackBlocks(dv);
+      const dQkvHeads = tf.reshape(stackBlocks([dQ, dK, dV]), [3 * rows, H, length, dh]);
       const dQkv = tf.reshape(tf.transpose(tf.reshape(tf.transpose(dQkvHeads, [0, 2, 1, 3]), [3, rows, length, D]), [1, 2, 0, 3]), [N, 3 * D]);
       const dXn1 = tf.matMul(dQkv, w.qkvB);
       const gQkv = tf.matMul(transpose2d(c.xn1), dQkv);
@@ -437,7 +437,7 @@ function rmsNorm(x: tf.Tensor, weight: tf.Tensor, eps: number): { u: tf.Tensor; 
 
 /** With u = x·r and r = (mean(x²) + ε)^−½: dx = r·(du − u·mean(du ⊙ u)), du = dy ⊙ w. */
 function rmsNormBackward(dy: tf.Tensor, u: tf.Tensor, r: tf.Tensor, weight: tf.Tensor): { dx: tf.Tensor; dw: tf.Tensor } {
-  const dw = columnSum(tf.mul(dy, u));
+  const dw = tensorFrom(columnDot(dy, u), [u.shape[1]!]);
   const du = tf.mul(dy, weight);
   const dx = tf.mul(r, tf.sub(du, tf.mul(u, tf.mean(tf.mul(du, u), 1, true))));
   return { dx, dw };

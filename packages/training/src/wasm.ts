@@ -30,16 +30,44 @@ function wasm(): BackendWasm {
   return backend;
 }
 
-/** Rows [start, start + count) of `x` along its first axis, copied inside the wasm heap. */
-export function sliceRows<R extends tf.Rank>(x: tf.Tensor<R>, start: number, count: number): tf.Tensor<R> {
-  const rowSize = x.shape.slice(1).reduce((a, b) => a * b, 1);
+/**
+ * Block `index` of `x` viewed as equal blocks along its first axis, as a tensor of `shape`
+ * (which must hold one block), copied inside the wasm heap.
+ */
+export function block(x: tf.Tensor, index: number, shape: number[]): tf.Tensor {
+  const size = shape.reduce((a, b) => a * b, 1);
   const backend = wasm();
-  const out = backend.makeOutput([count, ...x.shape.slice(1)], "float32");
+  const out = backend.makeOutput(shape, "float32");
   // The heap may have grown while allocating `out`, so take both views afterwards.
   const src = backend.typedArrayFromHeap(x) as Float32Array;
   const dst = backend.typedArrayFromHeap(out) as Float32Array;
+  dst.set(src.subarray(index * size, (index + 1) * size));
+  return tf.engine().makeTensorFromTensorInfo(out, backend);
+}
+
+/** Rows [start, start + count) of `x` along its first axis, copied inside the wasm heap. */
+export function sliceRows(x: tf.Tensor, start: number, count: number): tf.Tensor {
+  const rowSize = x.shape.slice(1).reduce((a, b) => a * b, 1);
+  const shape = [count, ...x.shape.slice(1)];
+  const backend = wasm();
+  const out = backend.makeOutput(shape, "float32");
+  const src = backend.typedArrayFromHeap(x) as Float32Array;
+  const dst = backend.typedArrayFromHeap(out) as Float32Array;
   dst.set(src.subarray(start * rowSize, (start + count) * rowSize));
-  return tf.engine().makeTensorFromTensorInfo(out, backend) as tf.Tensor<R>;
+  return tf.engine().makeTensorFromTensorInfo(out, backend);
+}
+
+/** Equal-shaped tensors stacked along a new first axis, copied inside the wasm heap. */
+export function stackBlocks(parts: readonly tf.Tensor[]): tf.Tensor {
+  const first = parts[0];
+  if (!first) throw new Error("stackBlocks needs at least one tensor");
+  const backend = wasm();
+  const out = backend.makeOutput([parts.length, ...first.shape], "float32");
+  const dst = backend.typedArrayFromHeap(out) as Float32Array;
+  parts.forEach((part, i) => {
+    dst.set(backend.typedArrayFromHeap(part), i * first.size);
+  });
+  return tf.engine().makeTensorFromTensorInfo(out, backend);
 }
 
 /**
@@ -71,9 +99,16 @@ export function transpose2d(x: tf.Tensor): tf.Tensor {
   });
 }
 
-/** Sum over the rows of a matrix, as a matMul with a row of ones (tfjs-wasm reduces only the last axis fast). */
-export function columnSum(x: tf.Tensor): tf.Tensor {
-  return tf.tidy(() => tf.reshape(tf.matMul(tf.ones([1, x.shape[0]]), x), [x.shape[1]!]));
+/** Σ over rows of a ⊙ b for two [rows, cols] matrices, computed on the host from heap views. */
+export function columnDot(a: tf.Tensor, b: tf.Tensor): Float32Array {
+  const cols = a.shape[1]!;
+  const x = heapView(a);
+  const y = heapView(b);
+  const sums = new Float64Array(cols);
+  for (let i = 0; i < x.length; i += cols) {
+    for (let j = 0; j < cols; j++) sums[j]! += x[i + j]! * y[i + j]!;
+  }
+  return Float32Array.from(sums);
 }
 
 /**
