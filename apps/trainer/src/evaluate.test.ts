@@ -129,6 +129,25 @@ describe("evaluate: the built-in shop against its real environment", () => {
     expect(result.entries.every((e) => e.tokens.rehearsal > e.tokens.committed)).toBe(true);
   });
 
+  it("prompts the Rehearse role as the policy was trained, in attempts and fidelity probes alike", async () => {
+    const inner = goldPolicy(perfect);
+    const rehearseSystems: string[] = [];
+    const policy = {
+      id: inner.id,
+      generate(request: GenerateRequest) {
+        if (request.role === "rehearse") rehearseSystems.push(request.messages[0]?.content ?? "");
+        return inner.generate(request);
+      },
+    };
+    const rehearsePrompt = { sections: { instructions: "You are the shop's tools.", tools: false, examples: false } };
+    const result = await evaluate({ policy, tasks: tasks.slice(0, 2), environment: () => new BuiltinEnvironment(), reward: outcomeReward, rehearsal: "parallel:1", rehearsePrompt });
+    const calls = tasks.slice(0, 2).reduce((n, t) => n + (t.goldActions?.length ?? 0), 0);
+    // One rehearsal attempt and one probe per gold call.
+    expect(rehearseSystems).toHaveLength(2 * calls);
+    expect(new Set(rehearseSystems)).toEqual(new Set(["You are the shop's tools."]));
+    expect(result.fidelity.overall.exactRate).toBe(1);
+  });
+
   it("reports fidelity per tool (hand-computed from what the flawed rehearser gets right)", async () => {
     const result = await evaluate({ policy: goldPolicy(flawed), tasks, environment: () => new BuiltinEnvironment(), reward: outcomeReward });
     const tools = result.fidelity.tools;

@@ -10,6 +10,7 @@
  *   reward: outcomeReward,                           // any @envace/rewards RewardFunction
  *   rehearsal: "parallel:2",                         // "none" (default), "parallel:N", "sequential:N"
  *   memoryBudget: 128,                               // optional token budget of the rehearsal memory
+ *   rehearsePrompt: domain.rehearsePrompt,           // the Rehearse prompt the policy was trained with
  *   concurrency: 8,                                  // tasks at once (default 4)
  *   onProgress: ({ done, total }) => bar.tick(),
  * });
@@ -44,7 +45,7 @@ import {
   type Usage,
 } from "@envace/rehearsal";
 import type { RewardFunction } from "@envace/rewards";
-import { ConcurrencyLimit, type UnfoldLimitsInput, type UserTurnSource } from "@envace/trajectory";
+import { ConcurrencyLimit, type RehearsePromptOptions, type UnfoldLimitsInput, type UserTurnSource } from "@envace/trajectory";
 
 export interface EvaluateOptions {
   policy: Policy;
@@ -70,6 +71,8 @@ export interface EvaluateOptions {
   sampling?: { act?: SamplingParamsInput; user?: SamplingParamsInput };
   /** Sampling during rehearsal over `REHEARSAL_SAMPLING`. */
   rehearsalSampling?: Partial<RehearsalSampling>;
+  /** How the Rehearse role is prompted (attempts and fidelity probes): use the training setting. */
+  rehearsePrompt?: RehearsePromptOptions;
   /** Limits of every rollout (attempts and committed); `maxPromptTokens` also bounds reflect/summarize prompts. */
   limits?: UnfoldLimitsInput;
   /** User turns of the committed execution and of attempts. Default: replay the task's reference. */
@@ -190,6 +193,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
           memoryBudget,
           ...(options.writeTools === undefined ? {} : { writeTools: options.writeTools }),
           ...(options.rehearsalSampling === undefined ? {} : { sampling: options.rehearsalSampling }),
+          ...(options.rehearsePrompt === undefined ? {} : { rehearse: { prompt: options.rehearsePrompt } }),
           ...(options.users === undefined ? {} : { users: () => options.users!(task) }),
         },
         ...(options.sampling === undefined ? {} : { sampling: options.sampling }),
@@ -219,6 +223,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
             task: episode.committed.task,
             policy: options.policy,
             ...(options.rehearsalSampling?.rehearse === undefined ? {} : { sampling: options.rehearsalSampling.rehearse }),
+            ...(options.rehearsePrompt === undefined ? {} : { rehearse: { prompt: options.rehearsePrompt } }),
             ...(options.tokenizer === undefined ? {} : { tokenizer: options.tokenizer }),
             ...(options.signal === undefined ? {} : { signal: options.signal }),
           });

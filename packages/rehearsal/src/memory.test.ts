@@ -77,8 +77,14 @@ describe("rehearsal memory: conclusions first, within the token budget", () => {
     expect(cut.plan).toBe("Look up ada and rabo,…");
     expect(memoryAt(head.length).text).toBe(head);
     expect(memoryAt(head.length).plan).toBe("");
-    expect(memoryAt(head.length - 1).text).toBe("## Rehearsal memory (your predictions, not real)");
+    // With nothing left under it, the header goes too.
+    expect(memoryAt(head.length - 1)).toMatchObject({ text: "", tokens: 0, shownFailures: 0, compressed: true });
     expect(memoryAt(10)).toMatchObject({ text: "", tokens: 0, shownFailures: 0, compressed: true });
+  });
+
+  it("is empty when there is nothing to remember", () => {
+    const nothing = buildMemory({ summary: { plan: "", lessons: [], source: "fallback" }, predictedFailures: [], attempts: 2, budget: null, counter: chars });
+    expect(nothing).toMatchObject({ text: "", tokens: 0, compressed: false });
   });
 
   it("never exceeds the budget and keeps every write failure while they fit (property)", () => {

@@ -69,7 +69,8 @@ export interface BuildMemoryOptions {
  * the rest, in this order, until the text fits: lessons (last first); the error messages of
  * predicted failures and the long header; predicted failures of read-only calls; the plan (cut
  * short, then dropped); predicted failures of writes (last first). If not even the header fits,
- * the memory is empty. Predicted write failures therefore survive longest, then the plan.
+ * or nothing is left to say, the memory is empty. Predicted write failures survive longest, then
+ * the plan.
  */
 export function buildMemory(options: BuildMemoryOptions): RehearsalMemory {
   const { summary, counter, attempts } = options;
@@ -114,7 +115,9 @@ export function buildMemory(options: BuildMemoryOptions): RehearsalMemory {
   }
   step(() => parts.failures.pop() !== undefined);
 
-  let text = render(parts, attempts);
+  const empty = parts.failures.length === 0 && parts.plan.length === 0 && parts.lessons.length === 0;
+  // A header with nothing under it would only take context.
+  let text = empty ? "" : render(parts, attempts);
   if (budget !== null && counter.count(text) > budget) {
     compressed = true;
     text = "";

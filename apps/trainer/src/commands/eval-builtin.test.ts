@@ -32,8 +32,11 @@ function answer(request: RecordedRequest): string {
   if (system.startsWith("You review")) return '<assessment>{"reached_goal": true, "went_wrong": "", "revision": ""}</assessment>';
   if (system.startsWith("You condense")) return '<memory>{"plan": "Look everything up, then act.", "lessons": ["Check first."]}</memory>';
   if (gold === undefined) throw new Error("unknown task");
-  if (system.startsWith("You play the environment")) {
-    const call = JSON.parse((messages.at(-1)?.content ?? "").split("## Tool call to simulate\n")[1]!) as { name: string; arguments: JsonObject };
+  const simulate = (messages.at(-1)?.content ?? "").split("## Tool call to simulate\n")[1];
+  if (simulate !== undefined) {
+    // The compact Rehearse prompt of `envace train` is the default.
+    if (system !== "You are the shop's tools. Answer the call.") throw new Error(`unexpected Rehearse instructions: ${system}`);
+    const call = JSON.parse(simulate) as { name: string; arguments: JsonObject };
     const real = gold.results.get(canonical(call.name, call.arguments))!;
     return `<execution_result>${JSON.stringify(real.status === "ok" ? real.content : { error: real.error })}</execution_result>`;
   }

@@ -9,6 +9,7 @@ import { BuiltinEnvironment, DOMAIN_VERSION, generateTasks, outcomeReward, SYSTE
 import { parseModelSpec, policyFromSpec } from "@envace/models";
 import { parseJsonLines } from "@envace/protocol";
 import { formatRehearsalSetting, parseRehearsalSetting } from "@envace/rehearsal";
+import type { RehearsePromptOptions } from "@envace/trajectory";
 import { evaluate, EvaluationEntry, summarizeEntries, type EvaluationSummary } from "../evaluate.js";
 import { ProgressBar } from "../run/progress.js";
 
@@ -23,7 +24,8 @@ without test-time private rehearsal. Every combination of --rehearsal, --memory-
   --tasks <n>                 held-out tasks (default 50)
   --seed <s>                  task seed (default 0)
   --split test|train          (default test)
-  --system-prompt default|short   the system prompt the policy was trained with (default default)
+  --system-prompt short|default   the system prompt the policy was trained with (default short, as envace train)
+  --rehearse-prompt compact|full  the Rehearse prompt it was trained with: compact (as envace train) or the full one (default compact)
   --rehearsal <setting>       none, parallel:N or sequential:N; repeat or comma-separate (default none)
   --memory-budget <tokens>    token budget of the rehearsal memory, or none; repeat or comma-separate (default none)
   --safe-writes [off|on|both] gate writes that rehearsal predicted to fail (flag alone: on; default off)
@@ -49,6 +51,7 @@ interface EvalConfig {
   seed: number;
   split: "test" | "train";
   systemPrompt: "default" | "short";
+  rehearsePrompt: "compact" | "full";
   maxTurns: number;
   maxPromptTokens: number;
   maxResponseTokens: number;
@@ -64,6 +67,14 @@ interface Setting {
 }
 
 class UsageError extends Error {}
+
+/**
+ * The Rehearse prompt `envace train` uses for the built-in domain (the tiny model learns the tools'
+ * behaviour from its warm start, so the prompt leaves out the tool specs and the latest turn).
+ */
+const COMPACT_REHEARSE_PROMPT: RehearsePromptOptions = {
+  sections: { instructions: "You are the shop's tools. Answer the call.", tools: false, examples: false, latestAct: false },
+};
 
 export async function run(argv: string[]): Promise<number> {
   let parsed;
@@ -144,6 +155,7 @@ export async function run(argv: string[]): Promise<number> {
         memoryBudget: setting.memoryBudget,
         safeWrites: setting.safeWrites,
         writeTools: WRITE_TOOLS,
+        ...(config.rehearsePrompt === "compact" ? { rehearsePrompt: COMPACT_REHEARSE_PROMPT } : {}),
         ...(model.tokenizer === undefined ? {} : { tokenizer: model.tokenizer }),
         concurrency,
         fidelity: config.fidelity,
@@ -199,7 +211,8 @@ function parseOptions(argv: string[]): Parsed {
       tasks: { type: "string", default: "50" },
       seed: { type: "string", default: "0" },
       split: { type: "string", default: "test" },
-      "system-prompt": { type: "string", default: "default" },
+      "system-prompt": { type: "string", default: "short" },
+      "rehearse-prompt": { type: "string", default: "compact" },
       rehearsal: { type: "string", multiple: true },
       "memory-budget": { type: "string", multiple: true },
       "safe-writes": { type: "string", default: "off" },
@@ -270,6 +283,7 @@ function parseOptions(argv: string[]): Parsed {
       seed: int("seed", values.seed, 0),
       split: choice("split", values.split, ["test", "train"] as const),
       systemPrompt: choice("system-prompt", values["system-prompt"], ["default", "short"] as const),
+      rehearsePrompt: choice("rehearse-prompt", values["rehearse-prompt"], ["compact", "full"] as const),
       maxTurns: int("max-turns", values["max-turns"], 1),
       maxPromptTokens: values["max-prompt-tokens"] === undefined ? undefined : int("max-prompt-tokens", values["max-prompt-tokens"], 1),
       maxResponseTokens: int("max-response-tokens", values["max-response-tokens"], 1),
