@@ -119,6 +119,7 @@ export async function run(argv: string[]): Promise<number> {
   const groups = report.summary.groups;
   const line = (name: string, g: { accuracy: number; complete: boolean }): string => `  ${name.padEnd(width)}  ${percent(g.accuracy).padStart(7)}${g.complete ? "" : "  (partial: categories not run count 0)"}`;
   console.log(["", line("non-live", groups.nonLive), line("live", groups.live), line("irrelevance", groups.irrelevance), line("multi-turn", groups.multiTurn), line("agentic", groups.agentic), line("overall", report.summary.overall)].join("\n"));
+  if (report.summary.notRun.length > 0) console.log(`\nnot run (counted 0): ${report.summary.notRun.join(", ")}`);
   console.log(`\nentries: ${report.entriesFile}\nsummary: ${report.summaryFile}`);
   return 0;
 }

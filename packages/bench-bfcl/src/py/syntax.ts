@@ -49,9 +49,15 @@ type Token =
 const KEYWORDS = new Set(["and", "or", "not", "in", "is", "if", "else", "lambda", "for", "await", "yield"]);
 const OPERATORS = ["**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", ":=", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">"];
 const NUMBER =
-  /^(?:0[xX](?:_?[0-9a-fA-F])+|0[bB](?:_?[01])+|0[oO](?:_?[0-7])+|(?:[0-9](?:_?[0-9])*)?\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[0-9](?:_?[0-9])*\.(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[0-9](?:_?[0-9])*[eE][+-]?[0-9](?:_?[0-9])*|[0-9](?:_?[0-9])*)[jJ]?/;
-const NAME = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*/u;
-const STRING_PREFIX = /^(?:[rR][bBfF]?|[bBfF][rR]?|[uU])?(?='|")/;
+  /(?:0[xX](?:_?[0-9a-fA-F])+|0[bB](?:_?[01])+|0[oO](?:_?[0-7])+|(?:[0-9](?:_?[0-9])*)?\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[0-9](?:_?[0-9])*\.(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[0-9](?:_?[0-9])*[eE][+-]?[0-9](?:_?[0-9])*|[0-9](?:_?[0-9])*)[jJ]?/y;
+const NAME = /[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*/uy;
+const STRING_PREFIX = /(?:[rR][bBfF]?|[bBfF][rR]?|[uU])?(?='|")/y;
+
+/** Match a sticky pattern at `pos`. */
+function matchAt(pattern: RegExp, source: string, pos: number): string | undefined {
+  pattern.lastIndex = pos;
+  return pattern.exec(source)?.[0];
+}
 
 function tokenize(source: string): Token[] {
   const tokens: Token[] = [];
@@ -70,24 +76,23 @@ function tokenize(source: string): Token[] {
       while (pos < source.length && source[pos] !== "\n") pos++;
       continue;
     }
-    const rest = source.slice(pos, pos + 400);
-    const prefix = STRING_PREFIX.exec(rest);
-    if (prefix) {
-      const [token, end] = readString(source, pos, prefix[0]);
+    const prefix = matchAt(STRING_PREFIX, source, pos);
+    if (prefix !== undefined) {
+      const [token, end] = readString(source, pos, prefix);
       tokens.push(token);
       pos = end;
       continue;
     }
-    if ((ch >= "0" && ch <= "9") || (ch === "." && /[0-9]/.test(source[pos + 1] ?? ""))) {
-      const match = NUMBER.exec(source.slice(pos))!;
-      tokens.push({ type: "number", text: match[0], start: pos });
-      pos += match[0].length;
+    if ((ch >= "0" && ch <= "9") || (ch === "." && source[pos + 1] !== undefined && source[pos + 1]! >= "0" && source[pos + 1]! <= "9")) {
+      const text = matchAt(NUMBER, source, pos)!;
+      tokens.push({ type: "number", text, start: pos });
+      pos += text.length;
       continue;
     }
-    const name = NAME.exec(rest);
-    if (name) {
-      tokens.push({ type: "name", text: name[0], start: pos });
-      pos += name[0].length;
+    const name = matchAt(NAME, source, pos);
+    if (name !== undefined) {
+      tokens.push({ type: "name", text: name, start: pos });
+      pos += name.length;
       continue;
     }
     if (source.startsWith("...", pos)) {
@@ -263,21 +268,33 @@ class Parser {
     }
   }
 
-  private bitOr = (): Expr => this.binary(["|"], this.bitXor);
-  private bitXor = (): Expr => this.binary(["^"], this.bitAnd);
-  private bitAnd = (): Expr => this.binary(["&"], this.shift);
-  private shift = (): Expr => this.binary(["<<", ">>"], this.arith);
-  private arith = (): Expr => this.binary(["+", "-"], this.term);
-  private term = (): Expr => this.binary(["*", "/", "//", "%", "@"], this.factor);
+  private bitOr(): Expr {
+    return this.binary(["|"], () => this.bitXor());
+  }
+  private bitXor(): Expr {
+    return this.binary(["^"], () => this.bitAnd());
+  }
+  private bitAnd(): Expr {
+    return this.binary(["&"], () => this.shift());
+  }
+  private shift(): Expr {
+    return this.binary(["<<", ">>"], () => this.arith());
+  }
+  private arith(): Expr {
+    return this.binary(["+", "-"], () => this.term());
+  }
+  private term(): Expr {
+    return this.binary(["*", "/", "//", "%", "@"], () => this.factor());
+  }
 
-  private factor = (): Expr => {
+  private factor(): Expr {
     const token = this.peek();
     if (token.type === "op" && (token.text === "-" || token.text === "+" || token.text === "~")) {
       this.index++;
       return { kind: "unary", op: token.text, operand: this.factor() };
     }
     return this.power();
-  };
+  }
 
   private power(): Expr {
     const base = this.primary();

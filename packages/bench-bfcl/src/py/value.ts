@@ -21,12 +21,21 @@ export class PyTuple {
 
 /** An object that is neither a number, a string nor a container. Never JSON-serialisable. */
 export class PyOpaque {
+  private text: string | (() => string);
   constructor(
     readonly typeName: string,
-    readonly repr: string,
+    /** Its `repr`, or a function that computes it when first asked (some are costly and rarely needed). */
+    repr: string | (() => string),
     /** How it compares with other values; by default, equal only to an opaque value of the same type and repr. */
     readonly equals?: (other: Py) => boolean,
-  ) {}
+  ) {
+    this.text = repr;
+  }
+
+  get repr(): string {
+    if (typeof this.text !== "string") this.text = this.text();
+    return this.text;
+  }
 }
 
 /** A Python exception, carried as a JS error so that call sites can catch it by type. */

@@ -119,7 +119,7 @@ export class GorillaFileSystem extends BfclEnvironment {
 
   override publicState(): Map<string, Py> {
     const root = this.root;
-    const snapshot = new PyOpaque("Directory", nodeRepr(root), (other) => {
+    const snapshot = new PyOpaque("Directory", () => nodeRepr(root), (other) => {
       const theirs = other instanceof PyOpaque ? DIRECTORIES.get(other) : undefined;
       return theirs !== undefined && nodesEqual(root, theirs);
     });
