@@ -270,7 +270,7 @@ export function formatSummary(summary: Tau2Summary): string {
     `  DB match ${summary.db_match.matched}/${summary.db_match.checked}`,
     `  endings: ${Object.entries(summary.terminations).map(([reason, count]) => `${reason} ${count}`).join(", ")}`,
   ];
-  if (summary.masked > 0) lines.push(`  masked (judge failed): ${summary.masked}`);
+  if (summary.masked > 0) lines.push(`  masked, not scored (no NL_ASSERTION verdict: give a judge): ${summary.masked}`);
   if (summary.infrastructure_errors > 0) lines.push(`  infrastructure errors (not scored): ${summary.infrastructure_errors}`);
   return lines.join("\n");
 }
