@@ -249,6 +249,29 @@ describe("parallel rehearsal: independent attempts from the same context", () =>
     expect(policy.requests.filter((r) => r.role === "rehearse").map((r) => r.sampling.seed)).toEqual([70, 71]);
   });
 
+  it("rejects with a policy error and cancels the other attempts", async () => {
+    let acts = 0;
+    const signals: AbortSignal[] = [];
+    const policy: Policy = {
+      id: "flaky",
+      async generate(request, signal) {
+        if (signal !== undefined) signals.push(signal);
+        if (request.role === "act" && ++acts === 2) throw new Error("server down");
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return new ScriptedPolicy("s", bankScript).generate(request, signal);
+      },
+    };
+    await expect(rehearse({ task, policy, setting: "parallel:3" })).rejects.toThrow("server down");
+    expect(signals.length).toBeGreaterThan(0);
+    expect(signals.every((s) => s.aborted)).toBe(true);
+  });
+
+  it("stops when its signal is aborted", async () => {
+    const controller = new AbortController();
+    controller.abort(new Error("stop"));
+    await expect(rehearse({ task, policy: new ScriptedPolicy("s", bankScript), setting: "sequential:2", signal: controller.signal })).rejects.toThrow("stop");
+  });
+
   it("refuses the setting none", async () => {
     await expect(rehearse({ task, policy: new ScriptedPolicy("s", bankScript), setting: "none" })).rejects.toThrow(/nothing to rehearse/);
   });
