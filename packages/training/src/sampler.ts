@@ -216,8 +216,9 @@ export class TinySampler implements Sampler {
       qkvT.dispose();
       const attn = new Float32Array(S * D);
       const q = new Float32Array(dh);
-      const scores = new Float64Array(this.config.maxPositionEmbeddings);
-      streams.forEach((s, i) => {
+      const scores = new Float32Array(this.config.maxPositionEmbeddings);
+      for (let i = 0; i < S; i++) {
+        const s = streams[i]!;
         const pos = s.length;
         const keys = s.keys[l]!;
         const values = s.values[l]!;
@@ -234,28 +235,9 @@ export class TinySampler implements Sampler {
             keys[cacheAt + j] = qkv[base + D + h * dh + j]! * c + kPartner * sn;
             values[cacheAt + j] = qkv[base + 2 * D + h * dh + j]!;
           }
-          let max = -Infinity;
-          for (let t = 0; t <= pos; t++) {
-            const k0 = (h * s.capacity + t) * dh;
-            let dot = 0;
-            for (let j = 0; j < dh; j++) dot += q[j]! * keys[k0 + j]!;
-            scores[t] = dot;
-            if (dot > max) max = dot;
-          }
-          let total = 0;
-          for (let t = 0; t <= pos; t++) {
-            const e = Math.exp(scores[t]! - max);
-            scores[t] = e;
-            total += e;
-          }
-          const out = i * D + h * dh;
-          for (let t = 0; t <= pos; t++) {
-            const p = scores[t]! / total;
-            const v0 = (h * s.capacity + t) * dh;
-            for (let j = 0; j < dh; j++) attn[out + j]! += p * values[v0 + j]!;
-          }
+          attendHead(q, keys, values, h * s.capacity * dh, pos + 1, dh, attn, i * D + h * dh, scores);
         }
-      });
+      }
       const next = tf.tidy(() => {
         const x1 = tf.add(x, tf.matMul(tensorFrom(attn, [S, D]), w.oF));
         const h2 = rmsNormRows(x1, w.postNorm, eps);
@@ -275,6 +257,62 @@ export class TinySampler implements Sampler {
       this.advance(s, logits.subarray(i * V, (i + 1) * V));
     });
     this.active = streams.filter((s) => !this.finishIfDone(s));
+  }
+}
+
+/**
+ * One head's attention for one new position: softmax over the `count` cached keys (starting at
+ * `at`, `dh` floats each) of their dot products with `q`, then the weighted sum of the values,
+ * added into `out` at `outAt`. Plain loops, unrolled by four: V8 compiles them to tight scalar code.
+ */
+function attendHead(
+  q: Float32Array,
+  keys: Float32Array,
+  values: Float32Array,
+  at: number,
+  count: number,
+  dh: number,
+  out: Float32Array,
+  outAt: number,
+  scores: Float32Array,
+): void {
+  let max = -Infinity;
+  for (let t = 0; t < count; t++) {
+    const k0 = at + t * dh;
+    let d0 = 0;
+    let d1 = 0;
+    let d2 = 0;
+    let d3 = 0;
+    let j = 0;
+    for (; j + 3 < dh; j += 4) {
+      d0 += q[j]! * keys[k0 + j]!;
+      d1 += q[j + 1]! * keys[k0 + j + 1]!;
+      d2 += q[j + 2]! * keys[k0 + j + 2]!;
+      d3 += q[j + 3]! * keys[k0 + j + 3]!;
+    }
+    for (; j < dh; j++) d0 += q[j]! * keys[k0 + j]!;
+    const dot = d0 + d1 + (d2 + d3);
+    scores[t] = dot;
+    if (dot > max) max = dot;
+  }
+  let total = 0;
+  for (let t = 0; t < count; t++) {
+    const e = Math.exp(scores[t]! - max);
+    scores[t] = e;
+    total += e;
+  }
+  const inv = 1 / total;
+  for (let t = 0; t < count; t++) {
+    const p = scores[t]! * inv;
+    const v0 = at + t * dh;
+    let j = 0;
+    for (; j + 3 < dh; j += 4) {
+      out[outAt + j]! += p * values[v0 + j]!;
+      out[outAt + j + 1]! += p * values[v0 + j + 1]!;
+      out[outAt + j + 2]! += p * values[v0 + j + 2]!;
+      out[outAt + j + 3]! += p * values[v0 + j + 3]!;
+    }
+    for (; j < dh; j++) out[outAt + j]! += p * values[v0 + j]!;
   }
 }
 
