@@ -7,6 +7,7 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
+  train: { summary: "train a policy (EnvACE, GRPO baselines) and evaluate it", load: () => import("./commands/train.js") },
   demo: { summary: "roll out one task self-unfolded with a scripted policy (offline, seconds)", load: () => import("./commands/demo.js") },
   eval: { summary: "evaluate a policy on a benchmark", load: () => import("./commands/eval.js") },
   report: { summary: "write an HTML report of one or more runs", load: () => import("./commands/report.js") },

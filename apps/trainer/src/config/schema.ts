@@ -85,6 +85,8 @@ export const RolloutConfig = z.strictObject({
   max_prompt_tokens: positiveInt.default(1024),
   /** Rollouts generated at once. */
   concurrency: positiveInt.default(32),
+  /** Where the tiny model samples rollouts: onnxruntime with a KV cache, or tfjs. */
+  engine: z.enum(["onnx", "tfjs"]).default("onnx"),
 });
 export type RolloutConfig = z.infer<typeof RolloutConfig>;
 

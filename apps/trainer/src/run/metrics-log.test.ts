@@ -34,7 +34,7 @@ describe("MetricsLog", () => {
     const path = tempLog();
     const log = MetricsLog.open(path);
     for (const step of [1, 2, 3]) log.append({ kind: "train", step });
-    const resumed = MetricsLog.open(path, { keepThroughStep: 2 });
+    const resumed = MetricsLog.open(path, { keep: (r) => r.step <= 2 });
     resumed.append({ kind: "train", step: 3, redone: true });
     expect(readMetrics(path).records.map((r) => [r.step, r.redone ?? false])).toEqual([
       [1, false],

@@ -19,11 +19,11 @@ export class MetricsLog {
     private records: MetricsRecord[],
   ) {}
 
-  /** Open (or create) the log; with `keepThroughStep`, drop records of later steps (they will be redone). */
-  static open(path: string, options: { keepThroughStep?: number } = {}): MetricsLog {
+  /** Open (or create) the log; records `keep` rejects (work that will be redone) are dropped. */
+  static open(path: string, options: { keep?: (record: MetricsRecord) => boolean } = {}): MetricsLog {
     const { records, torn } = readMetrics(path);
-    const keep = options.keepThroughStep;
-    const kept = keep === undefined ? records : records.filter((r) => r.step <= keep);
+    const keep = options.keep;
+    const kept = keep === undefined ? records : records.filter(keep);
     if (torn || kept.length !== records.length) rewrite(path, kept);
     return new MetricsLog(path, kept);
   }

@@ -1,0 +1,78 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { readMetrics } from "../run/metrics-log.js";
+import { MICRO_CONFIG } from "../testing/micro.js";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
+const cli = join(root, "apps/trainer/src/cli.ts");
+
+function envace(args: string[]): ChildProcess & { output: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> } {
+  const child = spawn(process.execPath, ["--conditions=@envace/source", "--import", "tsx", cli, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const output = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => {
+    child.on("close", (code, signal) => {
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return Object.assign(child, { output });
+}
+
+function workspace(): string {
+  return mkdtempSync(join(tmpdir(), "envace-cli-"));
+}
+
+async function waitFor(predicate: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe("envace train", () => {
+  it("refuses a bad config with a message naming the key, and leaves the run directory as it was", async () => {
+    const dir = workspace();
+    const config = join(dir, "bad.yaml");
+    writeFileSync(config, "mode: envace\nrollout:\n  rollouts_per_task: four\n");
+    const out = join(dir, "run");
+    mkdirSync(out);
+    writeFileSync(join(out, "notes.txt"), "keep me");
+    const result = await envace(["train", "--config", config, "--out", out]).output;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${config}:3: rollout.rollouts_per_task: `);
+    expect(readFileSync(join(out, "notes.txt"), "utf8")).toBe("keep me");
+    expect(existsSync(join(out, "config.json"))).toBe(false);
+  }, 60_000);
+
+  it("resumes after kill -9 and finishes with every step logged exactly once", async () => {
+    const dir = workspace();
+    const config = join(dir, "micro.yaml");
+    writeFileSync(config, MICRO_CONFIG.replace("total_steps: 2", "total_steps: 4").replace("every_steps: 2", "every_steps: 3"));
+    const out = join(dir, "run");
+    const metrics = join(out, "metrics.jsonl");
+
+    const first = envace(["train", "--config", config, "--out", out]);
+    await waitFor(() => existsSync(metrics) && readMetrics(metrics).records.some((r) => r.kind === "train" && r.step >= 2), 120_000);
+    first.kill("SIGKILL");
+    expect((await first.output).signal).toBe("SIGKILL");
+    const before = readMetrics(metrics).records.filter((r) => r.kind === "train").map((r) => r.step);
+    expect(before.length).toBeGreaterThanOrEqual(2);
+
+    const second = await envace(["train", "--config", config, "--out", out]).output;
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/resuming .* after step [1-4]/);
+    expect(second.stdout).toMatch(/report: .*report\.html/);
+    const records = readMetrics(metrics).records;
+    expect(records.filter((r) => r.kind === "train").map((r) => r.step)).toEqual([1, 2, 3, 4]);
+    expect(records.filter((r) => r.kind === "eval").map((r) => r.step)).toEqual([0, 3, 4]);
+    const sft = records.filter((r) => r.kind === "sft").map((r) => r.step);
+    expect(sft).toEqual(sft.map((_, i) => i + 1));
+  }, 240_000);
+});

@@ -1,0 +1,55 @@
+import type { Environment, Task } from "@envace/protocol";
+import {
+  BuiltinEnvironment,
+  SYSTEM_PROMPT_SHORT,
+  WRITE_TOOLS,
+  checklistReward,
+  domainCorpus,
+  generateTasks,
+  goldTrajectory,
+  outcomeReward,
+} from "@envace/bench-builtin";
+import type { RewardFunction } from "@envace/rewards";
+import type { RehearsePromptOptions } from "@envace/trajectory";
+import type { TrainConfig } from "../config/schema.js";
+import type { GoldExample } from "../sft.js";
+
+/** Everything the trainer needs to know about the tasks it trains on. */
+export interface Domain {
+  name: string;
+  train: readonly Task[];
+  test: readonly Task[];
+  /** A fresh real environment for one episode; absent when the data has none (CM2 records). */
+  environment?: (task: Task) => Environment;
+  /** Scores a finished rollout without touching a real environment. */
+  reward: RewardFunction;
+  /** Gold SFT targets of a task (both roles), when the data has them. */
+  gold?: (task: Task) => GoldExample[];
+  /** Texts to train a tokenizer on. */
+  corpus: () => Iterable<string>;
+  /** How the Rehearse role is prompted, in training and at test time alike. */
+  rehearsePrompt: RehearsePromptOptions;
+  /** Tools that change the world, for rehearsal memories and safe-write gating. */
+  writeTools?: readonly string[];
+}
+
+/** The Rehearse prompt of the embedded default: the tiny model learns tool behaviour from its warm start. */
+const BUILTIN_REHEARSE_PROMPT: RehearsePromptOptions = {
+  sections: { instructions: "You are the shop's tools. Answer the call.", tools: false, examples: false, latestAct: false },
+};
+
+/** The built-in shop domain: generated, seeded, with disjoint train and held-out worlds. */
+export function builtinDomain(config: TrainConfig): Domain {
+  const options = { seed: config.seed, systemPrompt: SYSTEM_PROMPT_SHORT };
+  return {
+    name: "builtin",
+    train: generateTasks({ ...options, count: config.data.train_tasks, split: "train" }),
+    test: generateTasks({ ...options, count: config.data.test_tasks, split: "test" }),
+    environment: () => new BuiltinEnvironment(),
+    reward: config.reward.type === "checklist" ? checklistReward({ dependence: true }) : outcomeReward,
+    gold: (task) => goldTrajectory(task).examples,
+    corpus: () => domainCorpus({ seed: config.seed }),
+    rehearsePrompt: BUILTIN_REHEARSE_PROMPT,
+    writeTools: WRITE_TOOLS,
+  };
+}

@@ -1,0 +1,92 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { TinyOnnxEngine } from "@envace/models";
+import { InProcessBackend, trainTokenizer, type ByteLevelBpeTokenizer } from "@envace/training";
+import { ChatTemplate, SamplerPolicy } from "@envace/trajectory";
+import type { TinyModelConfig as TinyModelSection } from "../config/schema.js";
+
+/**
+ * The chat format of the built-in model: ChatML turns, tool calls as `<tool_call>` blocks, tool
+ * results as `<tool_response>` blocks. Unlike Qwen3's template it does not list the tools (the
+ * built-in domain's system prompt names them), which keeps prompts within a tiny context.
+ */
+export const COMPACT_CHAT_TEMPLATE = `{%- for message in messages %}
+  {%- if message.role == 'assistant' %}
+    {{- '<|im_start|>assistant\\n' + (message.content or '') }}
+    {%- for call in message.tool_calls or [] %}
+      {{- '<tool_call>{"name":"' + call.function.name + '","arguments":' + call.function.arguments + '}</tool_call>' }}
+    {%- endfor %}
+    {{- '<|im_end|>\\n' }}
+  {%- elif message.role == 'tool' %}
+    {{- '<|im_start|>user\\n<tool_response>' + message.content + '</tool_response><|im_end|>\\n' }}
+  {%- else %}
+    {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}
+  {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}`;
+
+/**
+ * The trained model of the embedded default: the tiny transformer in tfjs (gradient steps) with
+ * its byte-level BPE tokenizer, and rollouts on onnxruntime with a KV cache (or tfjs), refreshed
+ * after every optimizer step.
+ */
+export class TinyPolicyModel {
+  private engine: TinyOnnxEngine | undefined;
+
+  private constructor(
+    readonly backend: InProcessBackend,
+    readonly tokenizer: ByteLevelBpeTokenizer,
+    readonly template: ChatTemplate,
+    private readonly rolloutEngine: "onnx" | "tfjs",
+  ) {}
+
+  /** A new model whose tokenizer is trained on `corpus`. */
+  static async create(section: TinyModelSection, corpus: Iterable<string>, seed: number, rolloutEngine: "onnx" | "tfjs"): Promise<TinyPolicyModel> {
+    const tokenizer = trainTokenizer(corpus, { vocabSize: section.vocab_size, maxLength: section.max_position_embeddings });
+    const eos = tokenizer.stopTokenIds[0] ?? null;
+    const backend = await InProcessBackend.create(
+      {
+        vocabSize: tokenizer.vocabSize,
+        hiddenSize: section.hidden_size,
+        intermediateSize: section.intermediate_size,
+        numLayers: section.num_hidden_layers,
+        numHeads: section.num_attention_heads,
+        maxPositionEmbeddings: section.max_position_embeddings,
+        ropeTheta: section.rope_theta,
+        eosTokenId: eos,
+      },
+      { seed, tokenizer },
+    );
+    return new TinyPolicyModel(backend, tokenizer, new ChatTemplate(COMPACT_CHAT_TEMPLATE), rolloutEngine);
+  }
+
+  /** Resume from a checkpoint folder written by `save`. */
+  static async load(dir: string, rolloutEngine: "onnx" | "tfjs"): Promise<TinyPolicyModel> {
+    if (!existsSync(join(dir, "model.safetensors"))) throw new Error(`${dir}: not a checkpoint (no model.safetensors)`);
+    const backend = await InProcessBackend.load(dir);
+    const tokenizer = backend.tokenizer as ByteLevelBpeTokenizer | undefined;
+    if (tokenizer === undefined) throw new Error(`${dir}: the checkpoint has no tokenizer.json`);
+    return new TinyPolicyModel(backend, tokenizer, new ChatTemplate(COMPACT_CHAT_TEMPLATE), rolloutEngine);
+  }
+
+  save(dir: string): Promise<void> {
+    return this.backend.saveCheckpoint(dir);
+  }
+
+  /** A policy sampling from the current weights. Call again after each optimizer step. */
+  async policy(id: string): Promise<SamplerPolicy> {
+    const sampler =
+      this.rolloutEngine === "tfjs" ? await this.backend.saveWeightsForSampler() : await this.syncedOnnxSampler();
+    return new SamplerPolicy({ id, sampler, tokenizer: this.tokenizer, template: this.template });
+  }
+
+  private async syncedOnnxSampler(): Promise<TinyOnnxEngine["sampler"]> {
+    const params = this.backend.parameters();
+    if (this.engine === undefined) {
+      this.engine = await TinyOnnxEngine.create(this.backend.config, params, { stopTokenIds: this.tokenizer.stopTokenIds, tokenizer: this.tokenizer });
+    } else {
+      await this.engine.sync(params);
+    }
+    return this.engine.sampler;
+  }
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { generateTasks, goldTrajectory, SYSTEM_PROMPT_SHORT } from "@envace/bench-builtin";
+import { trainTokenizer } from "@envace/training";
+import { ChatTemplate, IncrementalRenderer } from "@envace/trajectory";
+import type { TrainingRow } from "@envace/protocol";
+import { goldRows, mergeContinuations } from "./sft.js";
+import { COMPACT_CHAT_TEMPLATE } from "./setup/tiny-model.js";
+
+const tasks = generateTasks({ seed: 3, count: 4, split: "train", systemPrompt: SYSTEM_PROMPT_SHORT });
+const corpus = tasks.flatMap((t) => goldTrajectory(t).examples.map((e) => e.text)).concat(tasks.map((t) => JSON.stringify(t.messages)));
+const tokenizer = trainTokenizer(corpus, { vocabSize: 400, minFrequency: 1 });
+const renderer = new IncrementalRenderer(new ChatTemplate(COMPACT_CHAT_TEMPLATE), tokenizer);
+const rehearsePrompt = { sections: { instructions: "Answer as the tool.", tools: false, examples: false, latestAct: false } };
+
+describe("goldRows", () => {
+  const task = tasks[0]!;
+  const examples = goldTrajectory(task).examples;
+  const rows = goldRows(task, examples, { renderer, rehearsePrompt });
+
+  it("makes one row per example, in order, each target ending with the stop token", () => {
+    expect(rows.map((r) => r.role)).toEqual(examples.map((e) => e.role));
+    const stop = tokenizer.stopTokenIds[0]!;
+    rows.forEach((row, i) => {
+      expect(row.outputTokens.at(-1)).toBe(stop);
+      expect(tokenizer.decode(row.outputTokens.slice(0, -1))).toBe(examples[i]!.text);
+    });
+  });
+
+  it("renders Act prompts incrementally: each continues the previous prompt and output", () => {
+    const acts = rows.filter((r) => r.role === "act");
+    for (let i = 1; i < acts.length; i++) {
+      const before = [...acts[i - 1]!.promptTokens, ...acts[i - 1]!.outputTokens];
+      expect(acts[i]!.promptTokens.slice(0, before.length)).toEqual(before);
+    }
+    expect(tokenizer.decode(acts[0]!.promptTokens)).toBe(new ChatTemplate(COMPACT_CHAT_TEMPLATE).render(task.messages, { addGenerationPrompt: true }));
+  });
+
+  it("prompts the Rehearse role with the call and the history", () => {
+    const rehearse = rows.find((r) => r.role === "rehearse")!;
+    const text = tokenizer.decode(rehearse.promptTokens);
+    expect(text).toContain("Answer as the tool.");
+    expect(text).toContain("## Tool call to simulate");
+    expect(text.endsWith("<|im_start|>assistant\n")).toBe(true);
+  });
+});
+
+describe("mergeContinuations", () => {
+  const row = (trajectoryId: string, role: "act" | "rehearse", promptTokens: number[], outputTokens: number[], index: number): TrainingRow => ({
+    taskId: "t",
+    trajectoryId,
+    rollout: 0,
+    index,
+    role,
+    promptTokens,
+    outputTokens,
+    logprobs: outputTokens.map(() => 0),
+    invalid: false,
+  });
+
+  it("joins Act turns of one dialogue across interleaved Rehearse rows, keeping every target masked in", () => {
+    const data = mergeContinuations([
+      row("a", "act", [1, 2], [3, 4], 0),
+      row("a", "rehearse", [9, 9, 3], [5], 1),
+      row("a", "act", [1, 2, 3, 4, 6], [7], 2),
+    ]);
+    expect(data).toHaveLength(2);
+    const act = data[0]!;
+    expect(act.tokens).toEqual([1, 2, 3, 4, 6]);
+    expect(act.targetTokens).toEqual([2, 3, 4, 6, 7]);
+    expect(act.mask).toEqual([0, 1, 1, 0, 1]);
+    expect(data[1]!.mask).toEqual([0, 0, 1]);
+  });
+
+  it("keeps rows that do not continue each other apart", () => {
+    expect(mergeContinuations([row("a", "act", [1, 2], [3], 0), row("a", "act", [1, 5, 3], [4], 1), row("b", "act", [1, 2, 3], [4], 0)])).toHaveLength(3);
+  });
+});

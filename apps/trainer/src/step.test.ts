@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { BuiltinEnvironment, generateTasks, goldTrajectory, outcomeReward } from "@envace/bench-builtin";
+import type { GenerateRequest, Task } from "@envace/protocol";
+import { ConcurrencyLimit, ScriptedPolicy } from "@envace/trajectory";
+import { parseConfig } from "./config/load.js";
+import { CallCounter, histogram, rewards, rollouts, sampleTasks } from "./step.js";
+
+const tasks = generateTasks({ seed: 9, count: 2, split: "train" });
+
+/** Plays each task's gold Act turns, and rehearses every call with the real answer to it. */
+function goldPolicy(task: Task): ScriptedPolicy {
+  const examples = goldTrajectory(task).examples;
+  const acts = examples.flatMap((e) => (e.role === "act" ? [e.text] : []));
+  const answers = new Map(examples.flatMap((e) => (e.role === "rehearse" ? [[JSON.stringify({ name: e.call.name, arguments: e.call.arguments }), e.text]] : [])));
+  return new ScriptedPolicy("gold", (request: GenerateRequest) => {
+    if (request.role === "act") return acts[request.messages.filter((m) => m.role === "tool").length]!;
+    const prompt = request.messages.at(-1)?.content ?? "";
+    const call = prompt.slice(prompt.lastIndexOf("\n") + 1);
+    return answers.get(call) ?? "<execution_result>{}</execution_result>";
+  });
+}
+
+describe("rollouts", () => {
+  const task = tasks[0]!;
+  const domain = { name: "builtin", environment: () => new BuiltinEnvironment(), rehearsePrompt: {} };
+  const base = (environment: "self" | "real") => ({
+    config: parseConfig(environment === "real" ? "mode: grpo\nenvironment: real\nrollout: { rollouts_per_task: 2 }" : "rollout: { rollouts_per_task: 2 }", "c.yaml"),
+    domain,
+    tasks: [task],
+    counter: new CallCounter(),
+    limit: new ConcurrencyLimit(4),
+  });
+
+  it("counts every call a grounded rollout makes to the real environment", async () => {
+    const options = { ...base("real"), actor: goldPolicy(task), rehearser: goldPolicy(task) };
+    const trajectories = await rollouts(options);
+    const calls = trajectories.flatMap((t) => t.steps.flatMap((s) => (s.type === "act" ? s.outcomes : [])));
+    expect(calls.length).toBe(2 * task.goldActions!.length);
+    expect(calls.every((o) => o.provenance === "grounded")).toBe(true);
+    expect(options.counter.take()).toBe(calls.length);
+    const verdicts = await rewards({ reward: outcomeReward }, [task], trajectories);
+    expect([...verdicts.values()].map((v) => v.status === "scored" && v.value)).toEqual([1, 1]);
+  });
+
+  it("self-unfolded rollouts rehearse every call and make none", async () => {
+    const options = { ...base("self"), actor: goldPolicy(task), rehearser: goldPolicy(task) };
+    const trajectories = await rollouts(options);
+    const outcomes = trajectories.flatMap((t) => t.steps.flatMap((s) => (s.type === "act" ? s.outcomes : [])));
+    expect(outcomes.length).toBeGreaterThan(0);
+    expect(outcomes.every((o) => o.provenance === "rehearsed")).toBe(true);
+    expect(options.counter.take()).toBe(0);
+  });
+});
+
+describe("sampleTasks", () => {
+  const items = Array.from({ length: 10 }, (_, i) => i);
+
+  it("walks a seeded permutation, every task once per pass", () => {
+    const pass = [1, 2, 3, 4, 5].flatMap((step) => sampleTasks(items, 2, 7, step));
+    expect([...pass].sort((a, b) => a - b)).toEqual(items);
+    expect(sampleTasks(items, 2, 7, 3)).toEqual(sampleTasks(items, 2, 7, 3));
+    expect(pass).not.toEqual(items);
+  });
+});
+
+describe("histogram", () => {
+  it("bins values, clamping outliers into the end bins", () => {
+    expect(histogram([-5, -0.5, 0, 0.1, 0.99, 1, 7], [-1, 0, 1, 2])).toEqual([2, 3, 2]);
+  });
+});

@@ -1,0 +1,210 @@
+import { advantageMetrics, roleMetrics, verdictsOf, type AdvantageBatch, type PolicyLossConfig, type ScoredRow } from "@envace/grpo";
+import type { Environment, JsonValue, Policy, RewardVerdict, Task, ToolCall, ToolResult, ToolSpec, Trajectory } from "@envace/protocol";
+import { RehearsalEnvironment, unfoldGroup, type ConcurrencyLimit } from "@envace/trajectory";
+import { Rng, datumFromRow, type AdamParams, type TrainingBackend } from "@envace/training";
+import type { ActorConfig, TrainConfig } from "./config/schema.js";
+import type { Domain } from "./setup/domain.js";
+import type { MetricsRecord } from "./run/metrics-log.js";
+
+/** Counts calls made to real environments, so a run can show how many it made (0 in `envace` mode). */
+export class CallCounter {
+  private count = 0;
+
+  wrap(environment: Environment): Environment {
+    return {
+      reset: (task: Task) => environment.reset(task),
+      tools: (): readonly ToolSpec[] => environment.tools(),
+      state: (): Promise<JsonValue> => environment.state(),
+      call: (call: ToolCall): Promise<ToolResult> => {
+        this.count += 1;
+        return environment.call(call);
+      },
+    };
+  }
+
+  /** Calls since the last `take`. */
+  take(): number {
+    const n = this.count;
+    this.count = 0;
+    return n;
+  }
+}
+
+export interface RolloutOptions {
+  config: Pick<TrainConfig, "environment" | "rollout">;
+  domain: Pick<Domain, "name" | "environment" | "rehearsePrompt">;
+  tasks: readonly Task[];
+  /** The policy in the Act role. */
+  actor: Policy;
+  /** The policy in the Rehearse role: the actor (EnvACE), a frozen simulator, or a per-role policy. */
+  rehearser: Policy;
+  counter: CallCounter;
+  limit: ConcurrencyLimit;
+}
+
+/** G rollouts of each task: rehearsed by `rehearser`, or grounded when the config's environment is real. */
+export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
+  const { config, domain, actor, rehearser, counter, limit } = options;
+  const limits = {
+    maxTurns: config.rollout.max_turns,
+    maxResponseTokens: config.rollout.max_response_tokens,
+    maxPromptTokens: config.rollout.max_prompt_tokens,
+  };
+  const sampling = {
+    act: { temperature: config.rollout.temperature, topP: config.rollout.top_p },
+    rehearse: { temperature: config.rollout.temperature, topP: config.rollout.top_p },
+  };
+  const real = domain.environment;
+  if (config.environment === "real" && real === undefined) throw new Error(`the ${domain.name} data has no real environment: use environment self or simulator`);
+  const groups = options.tasks.map((task) =>
+    unfoldGroup({
+      task,
+      actor,
+      // A real environment holds episode state: one per rollout. A rehearsal environment per group.
+      environment: config.environment === "real" ? () => counter.wrap(real!(task)) : new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt }),
+      size: config.rollout.rollouts_per_task,
+      limit,
+      limits,
+      preset: "training",
+      sampling,
+    }),
+  );
+  return (await Promise.all(groups)).flat();
+}
+
+/** Each rollout's reward, computed from the trajectory (replayed, never run against a live environment). */
+export async function rewards(domain: Pick<Domain, "reward">, tasks: readonly Task[], trajectories: readonly Trajectory[]): Promise<Map<string, RewardVerdict>> {
+  const byId = new Map(tasks.map((task) => [task.id, task]));
+  const scored = await Promise.all(
+    trajectories.map(async (trajectory) => ({ ...trajectory, reward: await domain.reward(trajectory, byId.get(trajectory.taskId)!) })),
+  );
+  return verdictsOf(scored);
+}
+
+export function adamParams(learningRate: number, actor: ActorConfig): AdamParams {
+  return { learningRate, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: actor.weight_decay, gradClipNorm: actor.grad_clip };
+}
+
+export function policyLossConfig(actor: ActorConfig): PolicyLossConfig {
+  return {
+    epsLow: actor.clip_ratio_low,
+    epsHigh: actor.clip_ratio_high,
+    dualClip: actor.clip_ratio_c,
+    klCoef: actor.kl_coef,
+    entropyCoef: actor.entropy_coeff,
+    aggregation: actor.loss_agg_mode,
+  };
+}
+
+export interface UpdateResult {
+  loss: number;
+  metrics: Record<string, number>;
+  /** Loss tokens (output tokens of the rows trained). */
+  tokens: number;
+}
+
+/** One policy-gradient step on the scored rows: their datums, the clipped loss, AdamW. */
+export async function policyUpdate(backend: TrainingBackend, rows: readonly ScoredRow[], loss: PolicyLossConfig, adam: AdamParams): Promise<UpdateResult> {
+  const data = rows.filter((s) => s.row.outputTokens.length > 0).map((s) => datumFromRow(s.row, s.advantage));
+  if (data.length === 0) return { loss: 0, metrics: {}, tokens: 0 };
+  const result = await backend.forwardBackward(data, { type: "grpo", config: loss });
+  const optim = await backend.optimStep(adam);
+  return { loss: result.loss, metrics: { ...result.metrics, ...optim }, tokens: data.reduce((s, d) => s + d.mask.reduce((a, m) => a + m, 0), 0) };
+}
+
+/** A seeded permutation. */
+export function shuffled<T>(items: T[], seed: number): T[] {
+  const rng = Rng.fromSeed(seed);
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = rng.nextUint32() % (i + 1);
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+  return items;
+}
+
+/**
+ * The tasks of a step: consecutive slices of a seeded permutation of the training tasks, a new
+ * permutation each pass. A pure function of (seed, step), so a resumed run samples what the
+ * uninterrupted one would have.
+ */
+export function sampleTasks<T>(tasks: readonly T[], perStep: number, seed: number, step: number): T[] {
+  if (tasks.length === 0) throw new Error("no training tasks");
+  const out: T[] = [];
+  for (let k = (step - 1) * perStep; k < step * perStep; k++) {
+    const pass = Math.floor(k / tasks.length);
+    out.push(shuffled([...tasks], seed * 7_919 + pass)[k % tasks.length]!);
+  }
+  return out;
+}
+
+const HISTOGRAM_EDGES = Array.from({ length: 17 }, (_, i) => -2 + i * 0.25);
+
+/** Counts of values per bin of `edges`; values outside go to the first or last bin. */
+export function histogram(values: readonly number[], edges: readonly number[] = HISTOGRAM_EDGES): number[] {
+  const counts = new Array<number>(edges.length - 1).fill(0);
+  for (const value of values) {
+    let bin = edges.findIndex((edge, i) => i > 0 && value < edge) - 1;
+    if (bin < 0) bin = value < edges[0]! ? 0 : counts.length - 1;
+    counts[bin]! += 1;
+  }
+  return counts;
+}
+
+export interface StepArtifacts {
+  step: number;
+  batch: AdvantageBatch;
+  trajectories: readonly Trajectory[];
+  verdicts: ReadonlyMap<string, RewardVerdict>;
+  update: UpdateResult;
+  environmentCalls: number;
+  elapsedSeconds: number;
+  stepSeconds: number;
+}
+
+/** The `metrics.jsonl` record of one training step. */
+export function stepMetrics(a: StepArtifacts): MetricsRecord {
+  const scored = [...a.verdicts.values()].flatMap((v) => (v.status === "scored" ? [v.value] : []));
+  const roles = roleMetrics(a.batch);
+  const byRole = <K extends keyof (typeof roles)[number]>(key: K) => Object.fromEntries(roles.map((m) => [m.role, m[key]]));
+  const terminations: Record<string, number> = {};
+  const parseErrors: Record<string, number> = { total: 0 };
+  for (const t of a.trajectories) {
+    const term = t.termination;
+    terminations[term.reason] = (terminations[term.reason] ?? 0) + 1;
+    if (term.reason === "parse_error" || term.reason === "env_error") {
+      parseErrors.total! += 1;
+      parseErrors[term.code] = (parseErrors[term.code] ?? 0) + 1;
+    }
+  }
+  const m = a.update.metrics;
+  return {
+    kind: "train",
+    step: a.step,
+    elapsed_s: a.elapsedSeconds,
+    step_s: a.stepSeconds,
+    reward: { mean: mean(scored), ...byRole("rewardMean") },
+    success_rate: scored.length === 0 ? 0 : scored.filter((v) => v >= 1 - 1e-9).length / scored.length,
+    masked: a.batch.masked.length,
+    rows: byRole("rows"),
+    length: Object.fromEntries(roles.map((r) => [r.role, r.rows === 0 ? 0 : r.outputTokens / r.rows])),
+    advantage: Object.fromEntries(roles.map((r) => [r.role, { mean: r.advantageMean, std: r.advantageStd, min: r.advantageMin, max: r.advantageMax }])),
+    advantage_hist: {
+      edges: HISTOGRAM_EDGES,
+      ...Object.fromEntries(roles.map((r) => [r.role, histogram(a.batch.rows.filter((s) => s.groupRole === r.role).map((s) => s.advantage))])),
+    },
+    zero_advantage_groups: advantageMetrics(a.batch)["batch/zero_advantage_groups"],
+    loss: a.update.loss,
+    loss_tokens: a.update.tokens,
+    clip_fraction: m["clip_fraction:mean"],
+    kl: m["ref_kl:mean"] ?? m["sampler_kl:mean"],
+    entropy: m["entropy:mean"],
+    grad_norm: m["grad_norm:mean"] ?? m["grad_norm:max"],
+    terminations,
+    parse_errors: parseErrors,
+    env_calls: a.environmentCalls,
+  };
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? 0 : values.reduce((s, v) => s + v, 0) / values.length;
+}

@@ -1,0 +1,30 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "./config/load.js";
+import { readMetrics } from "./run/metrics-log.js";
+import { MICRO_CONFIG } from "./testing/micro.js";
+import { train } from "./train.js";
+
+
+function runDir(): string {
+  return join(mkdtempSync(join(tmpdir(), "envace-train-")), "run");
+}
+
+const quiet = (): void => undefined;
+
+describe("train", () => {
+  it("in envace mode makes no real-environment calls, and logs every step once", async () => {
+    const dir = runDir();
+    const config = parseConfig(MICRO_CONFIG, "micro.yaml");
+    const result = await train(config, dir, { log: quiet });
+    const { records } = readMetrics(join(dir, "metrics.jsonl"));
+    const steps = records.filter((r) => r.kind === "train");
+    expect(steps.map((r) => r.step)).toEqual([1, 2]);
+    for (const record of steps) expect(record.env_calls).toBe(0);
+    expect(records.filter((r) => r.kind === "eval").map((r) => r.step)).toEqual([0, 2]);
+    expect(result.evaluations).toHaveLength(1);
+    expect(JSON.parse(readFileSync(join(dir, "config.json"), "utf8"))).toEqual(config);
+  }, 120_000);
+});

@@ -1,0 +1,230 @@
+/**
+ * `envace train`: the EnvACE loop, top-down. Each step samples tasks, unfolds G rollouts per
+ * task (self-unfolded in `envace` mode: the policy rehearses every tool response), scores them
+ * without a real environment, computes role-wise GRPO advantages, takes one policy-gradient step,
+ * logs, and now and then evaluates against the real environment.
+ */
+import { computeAdvantages, type AdvantageBatch } from "@envace/grpo";
+import type { PolicyRole } from "@envace/protocol";
+import { ConcurrencyLimit, rowsOf, type IncrementalRenderer } from "@envace/trajectory";
+import type { TrainConfig } from "./config/schema.js";
+import { evaluate, type EvaluationResult } from "./evaluate.js";
+import { ProgressBar } from "./run/progress.js";
+import { RunDirectory, stepName } from "./run/run-dir.js";
+import { builtinDomain, type Domain } from "./setup/domain.js";
+import { TinyPolicyModel } from "./setup/tiny-model.js";
+import { goldRows, mergeContinuations, supervisedWarmStart } from "./sft.js";
+import { CallCounter, adamParams, policyLossConfig, policyUpdate, rewards, rollouts, sampleTasks, shuffled, stepMetrics } from "./step.js";
+
+export interface TrainOptions {
+  /** Progress and notices (default: stderr). */
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface TrainResult {
+  runDir: string;
+  steps: number;
+  /** The final held-out evaluations, one per rehearsal setting. */
+  evaluations: EvaluationResult[];
+}
+
+/** The models a mode trains: one shared policy, or one per role (the per-role ablation). */
+type Policies = Map<PolicyRole, TinyPolicyModel>;
+
+export async function train(config: TrainConfig, runDir: string, options: TrainOptions = {}): Promise<TrainResult> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const run = RunDirectory.open(runDir, config);
+  const domain = loadDomain(config);
+  const started = Date.now();
+  const elapsed = (): number => (Date.now() - started) / 1000;
+  if (run.resuming) log(`resuming ${runDir} after step ${run.resumeStep}`);
+
+  const evaluations: EvaluationResult[] = [];
+  const evaluateAt = async (step: number, model: TinyPolicyModel): Promise<void> => {
+    evaluations.length = 0;
+    for (const setting of config.eval.rehearsal) {
+      const result = await evaluateHeldOut(config, domain, model, setting, step, log);
+      evaluations.push(result);
+      run.metrics.append(evalRecord(step, setting, result, elapsed()));
+    }
+  };
+
+  const base = await warmStart(config, domain, run, log, config.eval.every_steps > 0 ? (model) => evaluateAt(0, model) : undefined);
+  const policies = await trainedPolicies(config, run, base);
+  const simulator = config.environment === "simulator" ? await base.policy("simulator:frozen-sft") : undefined;
+  const counter = new CallCounter();
+
+  const bar = new ProgressBar("train", config.trainer.total_steps);
+  bar.tick("", run.resumeStep);
+  const limit = new ConcurrencyLimit(config.rollout.concurrency);
+  for (let step = run.resumeStep + 1; step <= config.trainer.total_steps; step++) {
+    options.signal?.throwIfAborted();
+    const stepStarted = Date.now();
+    const tasks = sampleTasks(domain.train, config.rollout.tasks_per_step, config.seed, step);
+
+    const actor = await policies.get("act")!.policy(`${config.mode}:${stepName(step)}`);
+    const rehearser = simulator ?? (policies.has("rehearse") ? await policies.get("rehearse")!.policy(`rehearse:${stepName(step)}`) : actor);
+    const trajectories = await rollouts({ config, domain, tasks, actor, rehearser, counter, limit });
+    const verdicts = await rewards(domain, tasks, trajectories);
+    const trainedRoles: PolicyRole[] = config.mode === "grpo" ? ["act"] : ["act", "rehearse"];
+    const batch = computeAdvantages(
+      trajectories.flatMap((t) => rowsOf(t, { roles: trainedRoles })),
+      verdicts,
+      {
+        baseline: config.algorithm.baseline,
+        roleWise: config.algorithm.role_wise,
+        normalizeStd: config.algorithm.norm_adv_by_std,
+        invalidPenalty: -config.algorithm.invalid_output_penalty,
+        groupSize: config.rollout.rollouts_per_task,
+      },
+    );
+
+    const update = await updatePolicies(config, policies, batch);
+
+    run.metrics.append(
+      stepMetrics({ step, batch, trajectories, verdicts, update, environmentCalls: counter.take(), elapsedSeconds: elapsed(), stepSeconds: (Date.now() - stepStarted) / 1000 }),
+    );
+    const last = run.metrics.all().at(-1)!;
+    bar.tick(`reward ${formatNumber((last.reward as Record<string, number>).mean)} ${((Date.now() - stepStarted) / 1000).toFixed(1)}s/step`);
+
+    const final = step === config.trainer.total_steps;
+    if (config.eval.every_steps > 0 && (step % config.eval.every_steps === 0 || final)) await evaluateAt(step, policies.get("act")!);
+    if (step % config.trainer.save_every === 0 || final) {
+      await run.saveCheckpoint(stepName(step), (dir) => saveAll(policies, dir));
+      run.prune(2);
+    }
+  }
+  if (run.resumeStep === config.trainer.total_steps) log(`${runDir} already finished ${config.trainer.total_steps} steps`);
+  return { runDir, steps: config.trainer.total_steps, evaluations };
+}
+
+function loadDomain(config: TrainConfig): Domain {
+  if (config.data.source !== "builtin") {
+    throw new Error(`data source ${config.data.source}: training on it needs a model other than the built-in tiny one; see the README's presets`);
+  }
+  return builtinDomain(config);
+}
+
+/**
+ * The warm-started model: from the SFT checkpoint when there is one, else trained now (or fresh,
+ * with SFT off) and evaluated by `baseline` before its checkpoint closes the phase.
+ */
+async function warmStart(
+  config: TrainConfig,
+  domain: Domain,
+  run: RunDirectory,
+  log: (line: string) => void,
+  baseline: ((model: TinyPolicyModel) => Promise<void>) | undefined,
+): Promise<TinyPolicyModel> {
+  if (config.model.type !== "tiny") throw new Error(`model.type ${config.model.type}: the in-process backend trains the built-in tiny model only`);
+  const engine = config.rollout.engine;
+  if (run.hasCheckpoint("sft")) return TinyPolicyModel.load(run.checkpointPath("sft"), engine);
+  const model = await TinyPolicyModel.create(config.model, domain.corpus(), config.seed, engine);
+  log(`model: ${model.backend.parameterCount.toLocaleString("en")} parameters, vocabulary ${model.tokenizer.vocabSize}`);
+  if (config.sft.enabled && domain.gold) {
+    const renderer: IncrementalRenderer = (await model.policy("sft")).renderer;
+    const rows = domain.train.flatMap((task) =>
+      goldRows(task, domain.gold!(task).filter((e) => config.sft.roles.includes(e.role)), { renderer, rehearsePrompt: domain.rehearsePrompt }),
+    );
+    const context = model.backend.config.maxPositionEmbeddings;
+    const all = mergeContinuations(rows);
+    const data = all.filter((d) => d.tokens.length <= context);
+    if (data.length < all.length) log(`sft: left out ${all.length - data.length} of ${all.length} sequences longer than the model's context (${context} tokens)`);
+    const batches = Math.ceil(data.length / config.sft.batch_size) * config.sft.epochs;
+    const bar = new ProgressBar("sft", batches);
+    let done = 0;
+    await supervisedWarmStart(model.backend, data, {
+      epochs: config.sft.epochs,
+      batchSize: config.sft.batch_size,
+      adam: adamParams(config.sft.lr, config.actor),
+      shuffle: (items, epoch) => shuffled(items, config.seed * 1_000 + epoch),
+      onBatch: ({ loss, tokens }) => {
+        done += 1;
+        run.metrics.append({ kind: "sft", step: done, loss, tokens });
+        bar.tick(`loss ${loss.toFixed(3)}`);
+      },
+    });
+  }
+  await baseline?.(model);
+  await run.saveCheckpoint("sft", (dir) => model.save(dir));
+  return model;
+}
+
+/** The policies this mode trains, at the resumed step (or copies of the warm start). */
+async function trainedPolicies(config: TrainConfig, run: RunDirectory, base: TinyPolicyModel): Promise<Policies> {
+  const engine = config.rollout.engine;
+  const from = run.resumeStep > 0 ? run.checkpointPath(stepName(run.resumeStep)) : run.checkpointPath("sft");
+  if (config.mode !== "per-role") {
+    const model = run.resumeStep > 0 ? await TinyPolicyModel.load(`${from}/policy`, engine) : base;
+    return new Map([["act", model], ["rehearse", model]]);
+  }
+  const load = (role: PolicyRole): Promise<TinyPolicyModel> => TinyPolicyModel.load(run.resumeStep > 0 ? `${from}/${role}` : from, engine);
+  return new Map([["act", await load("act")], ["rehearse", await load("rehearse")]]);
+}
+
+async function saveAll(policies: Policies, dir: string): Promise<void> {
+  const act = policies.get("act")!;
+  const rehearse = policies.get("rehearse")!;
+  if (act === rehearse) return act.save(`${dir}/policy`);
+  await act.save(`${dir}/act`);
+  await rehearse.save(`${dir}/rehearse`);
+}
+
+async function updatePolicies(config: TrainConfig, policies: Policies, batch: AdvantageBatch): Promise<Awaited<ReturnType<typeof policyUpdate>>> {
+  const loss = policyLossConfig(config.actor);
+  const adam = adamParams(config.actor.lr, config.actor);
+  const act = policies.get("act")!;
+  const rehearse = policies.get("rehearse")!;
+  if (act === rehearse) return policyUpdate(act.backend, batch.rows, loss, adam);
+  const [a, r] = await Promise.all([
+    policyUpdate(act.backend, batch.rows.filter((s) => s.row.role === "act"), loss, adam),
+    policyUpdate(rehearse.backend, batch.rows.filter((s) => s.row.role === "rehearse"), loss, adam),
+  ]);
+  return { loss: a.loss + r.loss, metrics: { ...prefixed("act", a.metrics), ...prefixed("rehearse", r.metrics) }, tokens: a.tokens + r.tokens };
+}
+
+function prefixed(prefix: string, metrics: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`${prefix}/${k}`, v]));
+}
+
+async function evaluateHeldOut(config: TrainConfig, domain: Domain, model: TinyPolicyModel, setting: string, step: number, log: (line: string) => void): Promise<EvaluationResult> {
+  const real = domain.environment;
+  if (real === undefined) throw new Error(`${domain.name} has no real environment to evaluate against`);
+  const policy = await model.policy(`eval:${stepName(step)}`);
+  const bar = new ProgressBar(`eval ${setting} @${step}`, domain.test.length);
+  const result = await evaluate({
+    policy,
+    tasks: domain.test,
+    environment: real,
+    reward: domain.reward,
+    rehearsal: setting,
+    tokenizer: model.tokenizer,
+    concurrency: config.rollout.concurrency,
+    sampling: { act: { temperature: config.eval.temperature, topP: config.eval.top_p } },
+    limits: { maxTurns: config.rollout.max_turns, maxResponseTokens: config.rollout.max_response_tokens, maxPromptTokens: config.rollout.max_prompt_tokens },
+    onProgress: () => {
+      bar.tick();
+    },
+  });
+  log(`eval @${step} rehearsal ${setting}: success ${(100 * result.successRate).toFixed(1)}% of ${result.tasks}`);
+  return result;
+}
+
+function evalRecord(step: number, setting: string, result: EvaluationResult, elapsedSeconds: number): { kind: string; step: number; [key: string]: unknown } {
+  return {
+    kind: "eval",
+    step,
+    rehearsal: setting,
+    success_rate: result.successRate,
+    reward_mean: result.meanReward,
+    tasks: result.tasks,
+    tokens_per_task: result.tokensPerTask,
+    environment_calls_in_rehearsal: result.rehearsalEnvironmentCalls,
+    elapsed_s: elapsedSeconds,
+  };
+}
+
+function formatNumber(value: number | undefined): string {
+  return value === undefined ? "–" : value.toFixed(3);
+}
