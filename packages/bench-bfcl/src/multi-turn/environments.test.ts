@@ -89,6 +89,8 @@ describe("call binding and execution", () => {
       '{"result": "ab"}',
       '{"error": "Cannot divide by zero"}',
     ]);
+    // A negative argument makes mpmath's logarithm complex.
+    expect(math.execute("logarithm(value=630.0, base=-10, precision=5)")).toBe("{'result': mpc(real='0.97826862', imag='-1.3347263')}");
     expect(resultString(["x", null])).toBe("['x', None]");
   });
 });

@@ -42,8 +42,11 @@ function bitLength(n: bigint): number {
   return n === 0n ? 0 : n.toString(2).length;
 }
 
-/** The exact rational `n / d` (d > 0) rounded to `prec` bits, ties to even. */
-export function fromRational(n: bigint, d: bigint, prec: number): Mpf {
+/**
+ * The exact rational `n / d` (d > 0) rounded to `prec` bits: to nearest with ties to even, or
+ * toward zero (`down`, mpmath's `round_fast` for intermediate sums).
+ */
+export function fromRational(n: bigint, d: bigint, prec: number, mode: "nearest" | "down" = "nearest"): Mpf {
   if (n === 0n) return { kind: "zero" };
   const negative = n < 0n;
   const a = negative ? -n : n;
@@ -53,7 +56,7 @@ export function fromRational(n: bigint, d: bigint, prec: number): Mpf {
   const den = shift >= 0 ? d : d << BigInt(-shift);
   const q = num / den;
   const extra = bitLength(q) - prec;
-  const man = divRoundHalfEven(num, den << BigInt(extra));
+  const man = mode === "down" ? num / (den << BigInt(extra)) : divRoundHalfEven(num, den << BigInt(extra));
   return normalize(negative, man, extra - shift);
 }
 
@@ -79,7 +82,7 @@ export function exact(n: bigint, d: bigint): Mpf {
   return fromRational(n, d, Math.max(bitLength(n < 0n ? -n : n), 1) + bitLength(d) + 2);
 }
 
-function toRational(x: Extract<Mpf, { kind: "finite" }>): [bigint, bigint] {
+export function toRational(x: Extract<Mpf, { kind: "finite" }>): [bigint, bigint] {
   const m = x.negative ? -x.man : x.man;
   return x.exp >= 0 ? [m << BigInt(x.exp), 1n] : [m, 1n << BigInt(-x.exp)];
 }
@@ -232,4 +235,88 @@ function toDigitsExp(x: Extract<Mpf, { kind: "finite" }>, dps: number): { digits
 /** `repr(mpf)` at a working precision. */
 export function mpfRepr(x: Mpf, prec: number): string {
   return `mpf('${toStr(x, reprDps(prec))}')`;
+}
+
+/** A complex value: mpmath's `mpc`. */
+export interface Mpc {
+  readonly re: Mpf;
+  readonly im: Mpf;
+}
+
+let piCache: { bits: number; value: bigint } | undefined;
+
+/** π × 2^bits (truncated), by Machin's formula, with an error below 8 units. */
+function piFixed(bits: number): bigint {
+  if (piCache && piCache.bits >= bits) return piCache.value >> BigInt(piCache.bits - bits);
+  const guard = bits + 16;
+  const one = 1n << BigInt(guard);
+  const arctanInverse = (x: bigint): bigint => {
+    const x2 = x * x;
+    let power = one / x;
+    let sum = power;
+    for (let k = 3n, sign = -1n; power !== 0n; k += 2n, sign = -sign) {
+      power /= x2;
+      sum += (sign * power) / k;
+    }
+    return sum;
+  };
+  const value = (16n * arctanInverse(5n) - 4n * arctanInverse(239n)) >> 16n;
+  piCache = { bits, value };
+  return value;
+}
+
+/** π rounded to `prec` bits (π is irrational: widen until the rounding is certain). */
+function pi(prec: number): Mpf {
+  for (let guard = 32; ; guard *= 2) {
+    const bits = prec + guard;
+    const value = piFixed(bits);
+    const low = roundFixed(value - 8n, bits, prec);
+    if (sameMpf(low, roundFixed(value + 8n, bits, prec))) return low;
+  }
+}
+
+/** `mpmath.log(x)`: real for x ≥ 0, complex (log|x| + πi) for x < 0. */
+export function logReal(x: Mpf, prec: number): Mpf | Mpc {
+  if (x.kind === "finite" && x.negative) return { re: log({ ...x, negative: false }, prec), im: pi(prec) };
+  return log(x, prec);
+}
+
+function isComplex(x: Mpf | Mpc): x is Mpc {
+  return "re" in x;
+}
+
+function exactProduct(a: Mpf, b: Mpf): [bigint, bigint] {
+  if (a.kind !== "finite" || b.kind !== "finite") {
+    if (a.kind === "zero" || b.kind === "zero") return [0n, 1n];
+    throw new RangeError("non-finite operand");
+  }
+  const [an, ad] = toRational(a);
+  const [bn, bd] = toRational(b);
+  return [an * bn, ad * bd];
+}
+
+/** `x + y` of exact rationals rounded toward zero at `prec` bits (mpmath's `mpf_add(…, wp)`). */
+function sumDown(x: [bigint, bigint], y: [bigint, bigint], prec: number, sign: 1n | -1n): Mpf {
+  const n = x[0] * y[1] + sign * y[0] * x[1];
+  return fromRational(n, x[1] * y[1], prec, "down");
+}
+
+/** mpmath's division of reals and complexes, with its intermediate precision and rounding. */
+export function divAny(a: Mpf | Mpc, b: Mpf | Mpc, prec: number): Mpf | Mpc {
+  if (!isComplex(a) && !isComplex(b)) return div(a, b, prec);
+  if (isComplex(a) && !isComplex(b)) return { re: div(a.re, b, prec), im: div(a.im, b, prec) };
+  const z: Mpc = isComplex(a) ? a : { re: a, im: { kind: "zero" } };
+  const w = b as Mpc;
+  const wp = prec + 10;
+  const mag = sumDown(exactProduct(w.re, w.re), exactProduct(w.im, w.im), wp, 1n);
+  const t = sumDown(exactProduct(z.re, w.re), exactProduct(z.im, w.im), wp, 1n);
+  const u = sumDown(exactProduct(z.im, w.re), exactProduct(z.re, w.im), wp, -1n);
+  return { re: div(t, mag, prec), im: div(u, mag, prec) };
+}
+
+/** `repr` of an mpf or mpc at a working precision. */
+export function mpReprAny(x: Mpf | Mpc, prec: number): string {
+  if (!isComplex(x)) return mpfRepr(x, prec);
+  const digits = reprDps(prec);
+  return `mpc(real='${toStr(x.re, digits)}', imag='${toStr(x.im, digits)}')`;
 }

@@ -125,8 +125,8 @@ export class GorillaFileSystem extends BfclEnvironment {
     });
     DIRECTORIES.set(snapshot, root);
     return new Map<string, Py>([
-      ["root", snapshot],
       ["long_context", this.longContext],
+      ["root", snapshot],
     ]);
   }
 

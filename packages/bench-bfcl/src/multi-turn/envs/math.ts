@@ -1,7 +1,7 @@
 import { decimalFromDouble, decimalFromInt, decimalRepr, decimalSqrt } from "../../py/decimal.js";
 import type { Decimal } from "../../py/decimal.js";
-import { div, dpsToPrec, exact, log, mpfRepr, rationalOfDouble } from "../../py/mpmath.js";
-import type { Mpf } from "../../py/mpmath.js";
+import { div, divAny, dpsToPrec, exact, logReal, mpReprAny, rationalOfDouble } from "../../py/mpmath.js";
+import type { Mpc, Mpf } from "../../py/mpmath.js";
 import { roundFloat } from "../../py/number-format.js";
 import * as ops from "../../py/ops.js";
 import { pyRepr, pyStr } from "../../py/repr.js";
@@ -168,18 +168,17 @@ export class MathAPI extends BfclEnvironment {
     try {
       const dps = Number(ops.toInt(precision));
       const prec = dpsToPrec(dps);
-      let quotient: Mpf;
+      let quotient: Mpf | Mpc;
       try {
-        quotient = div(log(toMpf(value, prec), prec), log(toMpf(base, prec), prec), prec);
+        quotient = divAny(logReal(toMpf(value, prec), prec), logReal(toMpf(base, prec), prec), prec);
       } catch (e) {
         if (e instanceof RangeError) {
           if (e.message === "division by zero") throw new PyError("ZeroDivisionError", "");
-          throw new PyError("NotImplementedError", "complex logarithms are not supported");
+          throw new PyError("NotImplementedError", `unsupported logarithm: ${e.message}`);
         }
         throw e;
       }
-      const repr = mpfRepr(quotient, prec);
-      return result(new PyOpaque("mpf", repr));
+      return result(new PyOpaque("re" in quotient ? "mpc" : "mpf", mpReprAny(quotient, prec)));
     } catch (e) {
       if (e instanceof PyError) return error(e.message);
       throw e;
