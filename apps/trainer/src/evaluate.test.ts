@@ -117,6 +117,8 @@ describe("evaluate: the built-in shop against its real environment", () => {
     for (const entry of result.entries) {
       expect(entry.rehearsal).toMatchObject({ attempts: 2, summarySource: "policy" });
       expect(entry.rehearsal!.memoryTokens).toBeLessThanOrEqual(120);
+      expect(entry.rehearsal!.memoryTokens).toBe(entry.rehearsal!.memory.length);
+      expect(entry.rehearsal!.memory).toMatch(/^## Rehearsal memory/);
       expect(Object.keys(entry.tokens.byRole).sort()).toEqual(["act", "reflect", "rehearse", "summarize"]);
       expect(entry.tokens.total).toBe(entry.tokens.rehearsal + entry.tokens.committed);
       const roles = Object.values(entry.tokens.byRole).reduce((n, r) => n + r.promptTokens + r.outputTokens, 0);

@@ -117,6 +117,8 @@ export const EvaluationEntry = z.object({
       attempts: z.number(),
       malformed: z.object({ reflect: z.number(), summarize: z.number() }),
       skipped: z.object({ reflect: z.number(), summarize: z.number() }),
+      /** The memory the committed execution was conditioned on. */
+      memory: z.string(),
       memoryTokens: z.number(),
       memoryCompressed: z.boolean(),
       predictedFailures: z.number(),
@@ -253,6 +255,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
               attempts: run.attempts.length,
               malformed: run.malformed,
               skipped: run.skipped,
+              memory: run.memory.text,
               memoryTokens: run.memory.tokens,
               memoryCompressed: run.memory.compressed,
               predictedFailures: run.memory.predictedFailures.length,
