@@ -87,4 +87,18 @@ describe.skipIf(!data)("evaluateBfcl", () => {
     await expect(evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "results", file: outputs }, outDir: runDir() })).rejects.toThrow(RecordError);
     await expect(evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "results", file: outputs }, outDir: runDir() })).rejects.toThrow(`${outputs}:2: id: expected a non-empty string`);
   });
+
+  it("resumes an interrupted run: verdicts already written are kept, the rest are scored", async () => {
+    const outDir = runDir();
+    await evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "oracle" }, outDir, limit: 5 });
+    const file = join(outDir, "entries.jsonl");
+    // Cut the last line short, as a kill mid-write would.
+    const text = readFileSync(file, "utf8");
+    writeFileSync(file, text.slice(0, text.length - 10));
+    const report = await evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "oracle" }, outDir, limit: 8, resume: true });
+    expect(report.scores[0]).toMatchObject({ correct: 8, total: 8 });
+    const written = readFileSync(file, "utf8").split("\n").filter((l) => l.trim());
+    const parsed = written.flatMap((l) => { try { return [JSON.parse(l) as { id: string }]; } catch { return []; } });
+    expect(parsed.map((e) => e.id)).toEqual(["simple_python_0", "simple_python_1", "simple_python_2", "simple_python_3", "simple_python_4", "simple_python_5", "simple_python_6", "simple_python_7"]);
+  });
 });

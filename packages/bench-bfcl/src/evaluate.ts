@@ -45,6 +45,11 @@ export interface BfclEvalOptions {
   readonly astOptions?: AstCheckOptions;
   /** Only the first `limit` entries of each category (a quick look, not a score). */
   readonly limit?: number;
+  /**
+   * Keep the verdicts already in the run directory's `entries.jsonl` (and a policy's outputs in
+   * `results.jsonl`) and score only the entries missing there, to finish an interrupted run.
+   */
+  readonly resume?: boolean;
   readonly signal?: AbortSignal;
   /** Called after each entry is scored. */
   readonly onEntry?: (verdict: EntryVerdict, category: string, done: number, total: number) => void;
@@ -68,10 +73,12 @@ export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalRe
   const entriesFile = join(options.outDir, "entries.jsonl");
   const resultsFile = join(options.outDir, "results.jsonl");
   const saved = options.source.kind === "results" ? await readResults(options.source.file) : undefined;
-  const entriesOut = await open(entriesFile, "w");
-  const resultsOut = options.source.kind === "policy" ? await open(resultsFile, "w") : undefined;
+  const done = options.resume ? await readVerdicts(entriesFile) : new Map<string, EntryVerdict>();
+  const mode = options.resume ? "a" : "w";
+  const entriesOut = await openOutput(entriesFile, mode);
+  const resultsOut = options.source.kind === "policy" ? await openOutput(resultsFile, mode) : undefined;
   try {
-    const { scores, skipped } = await runCategories(options, saved, entriesOut, resultsOut);
+    const { scores, skipped } = await runCategories(options, saved, done, entriesOut, resultsOut);
     const sizes: Record<string, number> = {};
     for (const category of ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]) {
       if (!scores.some((s) => s.category === category) && hasCategory(options.dataDir, category)) sizes[category] = await countEntries(options.dataDir, category);
@@ -89,9 +96,29 @@ export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalRe
 
 type FileHandle = Awaited<ReturnType<typeof open>>;
 
+/** Open an output file; when appending after an interruption, end a line left unfinished first. */
+async function openOutput(file: string, mode: "a" | "w"): Promise<FileHandle> {
+  const handle = await open(file, mode);
+  if (mode === "a") {
+    const { size } = await handle.stat();
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      const reader = await open(file, "r");
+      try {
+        await reader.read(last, 0, 1, size - 1);
+      } finally {
+        await reader.close();
+      }
+      if (last[0] !== 0x0a) await handle.write("\n");
+    }
+  }
+  return handle;
+}
+
 async function runCategories(
   options: BfclEvalOptions,
   saved: ReadonlyMap<string, Py> | undefined,
+  done: ReadonlyMap<string, EntryVerdict>,
   entriesOut: FileHandle,
   resultsOut: FileHandle | undefined,
 ): Promise<{ scores: CategoryScore[]; skipped: { category: string; reason: string }[] }> {
@@ -114,12 +141,14 @@ async function runCategories(
       continue;
     }
     if (entries.some((e) => e.kind === "multi_turn" && e.longContext) && filler === undefined) filler = await longContextFiller(options);
-    const verdicts = await scoreAll(entries, options, saved, filler, async (scored, done) => {
+    const previous = entries.map((entry) => done.get(entry.id)).filter((v): v is EntryVerdict => v !== undefined);
+    const pending = entries.filter((entry) => !done.has(entry.id));
+    const verdicts = await scoreAll(pending, options, saved, filler, async (scored, count) => {
       await entriesOut.write(`${entryLine(scored.verdict)}\n`);
       if (resultsOut) await resultsOut.write(`${jsonDumps(PyDict.of({ id: scored.verdict.id, result: scored.raw ?? null }))}\n`);
-      options.onEntry?.(scored.verdict, category, done, entries.length);
+      options.onEntry?.(scored.verdict, category, previous.length + count, entries.length);
     });
-    scores.push(categoryScore(category, verdicts.map((v) => v.verdict)));
+    scores.push(categoryScore(category, [...previous, ...verdicts.map((v) => v.verdict)]));
   }
   return { scores, skipped };
 }
@@ -133,6 +162,29 @@ async function longContextFiller(options: BfclEvalOptions): Promise<LongContextF
     );
   }
   return loadLongContextFiller(file);
+}
+
+/** Verdicts already written to a run directory; a line cut short by an interruption is ignored. */
+async function readVerdicts(file: string): Promise<Map<string, EntryVerdict>> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    return new Map();
+  }
+  const verdicts = new Map<string, EntryVerdict>();
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    let record: { id?: unknown; valid?: unknown; error?: unknown; turns?: unknown };
+    try {
+      record = JSON.parse(line) as typeof record;
+    } catch {
+      continue;
+    }
+    if (typeof record.id !== "string" || typeof record.valid !== "boolean") continue;
+    verdicts.set(record.id, { id: record.id, category: "", valid: record.valid, error: typeof record.error === "string" ? record.error : null });
+  }
+  return verdicts;
 }
 
 function entryLine(verdict: EntryVerdict): string {

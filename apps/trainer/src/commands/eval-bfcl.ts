@@ -18,6 +18,7 @@ const USAGE = `usage: envace eval bfcl --data <dir> --out <run dir> (--policy <s
   --temperature <t>     sampling temperature for a model (default 0.6)
   --top-p <p>           nucleus sampling for a model (default 0.95)
   --limit <n>           only the first n entries of each category (a quick look, not a score)
+  --resume              keep the verdicts already in --out and score only the entries missing there
   --underscore-to-dot   expect "_" where function names have "." (for saved outputs of such models)`;
 
 function positiveInteger(name: string, value: string | undefined): number | undefined {
@@ -56,6 +57,7 @@ export async function run(argv: string[]): Promise<number> {
         "top-p": { type: "string" },
         limit: { type: "string" },
         "underscore-to-dot": { type: "boolean" },
+        resume: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -105,6 +107,7 @@ export async function run(argv: string[]): Promise<number> {
     ...(values["long-context"] !== undefined ? { longContextSource: resolve(values["long-context"]) } : {}),
     ...(values["underscore-to-dot"] ? { astOptions: { underscoreToDot: true } } : {}),
     ...(limit !== undefined ? { limit } : {}),
+    ...(values.resume ? { resume: true } : {}),
     onEntry: (_verdict, category, done, total) => {
       if (done === total || (source.kind === "policy" && done % 10 === 0)) process.stderr.write(`  ${category}: ${done}/${total}\n`);
     },
