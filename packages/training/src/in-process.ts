@@ -11,7 +11,7 @@ import { checkParameters, countParameters, initParameters, type Parameters } fro
 import { Rng } from "./rng.js";
 import { TinySampler } from "./sampler.js";
 import { ByteLevelBpeTokenizer } from "./tokenizer.js";
-import { Transformer, type SequenceBatch } from "./transformer.js";
+import { Transformer, type AttentionKernel, type SequenceBatch } from "./transformer.js";
 import { initWasmBackend } from "./wasm.js";
 
 /** A tokenizer that can also write itself as Hugging Face files (the built-in one can). */
@@ -26,6 +26,8 @@ export interface InProcessBackendOptions {
   tokenizer?: CheckpointTokenizer;
   /** Token ids that end a generation; default: the tokenizer's stop tokens, else the config's eos. */
   stopTokenIds?: readonly number[];
+  /** How attention runs (default `auto`: batched for short sequences, per head for long ones). */
+  attentionKernel?: AttentionKernel;
 }
 
 /**
@@ -53,7 +55,7 @@ export class InProcessBackend implements TrainingBackend {
     this.params = toDevice(config, params);
     this.adam = adam ? { step: adam.step, m: toDevice(config, adam.m), v: toDevice(config, adam.v) } : freshAdamState(this.params);
     this.rng = rng;
-    this.model = new Transformer(config);
+    this.model = new Transformer(config, options.attentionKernel);
     this.grads = new GradientAccumulator(config);
     this.microbatchTokens = options.microbatchTokens ?? 2048;
     if (!(Number.isInteger(this.microbatchTokens) && this.microbatchTokens > 0)) {

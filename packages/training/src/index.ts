@@ -12,3 +12,4 @@ export { sampleToken } from "./sampling.js";
 export { initWasmBackend } from "./wasm.js";
 export { ByteLevelBpeTokenizer, DEFAULT_SPECIAL_TOKENS, DEFAULT_STOP_TOKENS, HfTokenizerJson, TokenizerError, trainTokenizer, type TrainTokenizerOptions } from "./tokenizer.js";
 export { referenceLogits, referenceScores } from "./reference.js";
+export type { AttentionKernel } from "./transformer.js";

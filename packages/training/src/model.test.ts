@@ -75,11 +75,13 @@ function direction(params: Parameters, names: readonly string[], rng: Rng): Para
   return d;
 }
 
+const kernels = ["per-head", "batched"] as const;
+
 describe("the tiny transformer", () => {
   const params = initParameters(config, 7);
 
-  it("computes the same log-probabilities as the float64 reference forward pass", async () => {
-    const backend = await InProcessBackend.fromParameters(config, params);
+  it.each(kernels)("computes the same log-probabilities as the float64 reference forward pass (%s attention)", async (attentionKernel) => {
+    const backend = await InProcessBackend.fromParameters(config, params, { attentionKernel });
     const data = makeData(1);
     const logprobs = await backend.forward(data);
     data.forEach((d, i) => {
@@ -123,7 +125,7 @@ describe("the tiny transformer", () => {
     },
   );
 
-  it("passes a finite-difference check of the GRPO loss gradient, tensor by tensor", async () => {
+  it.each(kernels)("passes a finite-difference check of the GRPO loss gradient, tensor by tensor (%s attention)", async (attentionKernel) => {
     const base = makeData(4);
     const probe = await InProcessBackend.fromParameters(config, params);
     const data = withSamplerLogprobs(base, await probe.forward(base), 5);
@@ -131,12 +133,12 @@ describe("the tiny transformer", () => {
     const loss = grpo("seq-mean-token-mean");
     // Micro-batches of one sequence each, so the split of the aggregation is covered too.
     const lossAt = async (p: Parameters) => {
-      const backend = await InProcessBackend.fromParameters(config, p, { microbatchTokens: 16 });
+      const backend = await InProcessBackend.fromParameters(config, p, { microbatchTokens: 16, attentionKernel });
       const { loss: value } = await backend.forwardBackward(data, loss);
       backend.dispose();
       return value;
     };
-    const backend = await InProcessBackend.fromParameters(config, params, { microbatchTokens: 16 });
+    const backend = await InProcessBackend.fromParameters(config, params, { microbatchTokens: 16, attentionKernel });
     await backend.forwardBackward(data, loss);
     const grads = (await backend.accumulatedGradients())!;
     backend.dispose();

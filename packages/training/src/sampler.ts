@@ -1,5 +1,5 @@
 import * as tf from "@tensorflow/tfjs-core";
-import { SamplingParams, type SampledTokens, type Sampler, type SamplingParamsInput, type Tokenizer } from "@envace/protocol";
+import { ContextLengthError, SamplingParams, type SampledTokens, type Sampler, type SamplingParamsInput, type Tokenizer } from "@envace/protocol";
 import { headDim, type TinyModelConfig } from "./config.js";
 import { disposeWeights, uploadWeights, type DeviceWeights } from "./device-weights.js";
 import type { Parameters } from "./parameters.js";
@@ -84,7 +84,7 @@ export class TinySampler implements Sampler {
     const bad = promptTokens.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= vocabSize);
     if (bad >= 0) return Promise.reject(new Error(`promptTokens[${bad}] = ${promptTokens[bad]} is not a token id of this model (0..${vocabSize - 1})`));
     if (promptTokens.length >= maxPositionEmbeddings) {
-      return Promise.reject(new Error(`the prompt has ${promptTokens.length} tokens; this model's context is ${maxPositionEmbeddings} positions`));
+      return Promise.reject(new ContextLengthError(promptTokens.length, maxPositionEmbeddings));
     }
     if (p.stop.length > 0 && !this.tokenizer) return Promise.reject(new Error("stop strings need a tokenizer: pass one to the sampler"));
     return new Promise<SampledTokens>((resolve, reject) => {

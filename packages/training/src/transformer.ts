@@ -14,6 +14,14 @@ import { block, columnDot, heapView, scoped, sliceRows, stackBlocks, tensorFrom,
  * test checks them all). Activations are [N, D] with N = rows·length; heads are [rows·heads, length, headDim].
  */
 
+/**
+ * How attention is computed. `per-head`: one pair of plain 2-D matMuls per sequence and head
+ * (fast for long sequences). `batched`: tfjs batched matMuls over all of them at once (tfjs-wasm
+ * runs these outside XNNPACK, several times slower per FLOP, but in a handful of kernel calls,
+ * which wins for short sequences). `auto` picks by sequence length and head size.
+ */
+export type AttentionKernel = "auto" | "per-head" | "batched";
+
 /** A padded batch of token sequences: `rows` sequences of `length` tokens, row-major. */
 export interface SequenceBatch {
   rows: number;
@@ -81,7 +89,10 @@ export class Transformer {
   private readonly rotate: tf.Tensor;
   private readonly rotateT: tf.Tensor;
 
-  constructor(config: TinyModelConfig) {
+  constructor(
+    config: TinyModelConfig,
+    private readonly kernel: AttentionKernel = "auto",
+  ) {
     this.config = config;
     this.D = config.hiddenSize;
     this.H = config.numHeads;
@@ -176,6 +187,73 @@ export class Transformer {
     });
   }
 
+  /** Whether attention over sequences of `length` runs as batched matMuls (see `AttentionKernel`). */
+  private batched(length: number): boolean {
+    if (this.kernel !== "auto") return this.kernel === "batched";
+    return length * length * this.dh <= 32 * 32 * 32;
+  }
+
+  /**
+   * Causal softmax attention of every sequence and head: the outputs [BH, T, dh] and, when
+   * `keep`, the attention probabilities for the backward pass.
+   */
+  private attention(qr: tf.Tensor, kr: tf.Tensor, v: tf.Tensor, mask: tf.Tensor, keep: boolean): { heads: tf.Tensor; probs: tf.Tensor[] } {
+    const [BH, length] = qr.shape as [number, number, number];
+    const kT = tf.transpose(kr, [0, 2, 1]);
+    if (this.batched(length)) {
+      const p = tf.softmax(tf.add(tf.matMul(qr, kT), mask));
+      return { heads: tf.matMul(p, v), probs: keep ? [p] : [] };
+    }
+    const heads: tf.Tensor[] = [];
+    const probs: tf.Tensor[] = [];
+    for (let i = 0; i < BH; i++) {
+      const p = this.attentionProbs(qr, kT, i, mask);
+      heads.push(tf.tidy(() => tf.matMul(p, block(v, i, [length, this.dh]))));
+      if (keep) probs.push(p);
+      else p.dispose();
+    }
+    return { heads: stackBlocks(heads), probs };
+  }
+
+  /** Gradients of the attention inputs (rotated q, rotated k, v) given the gradient of its outputs. */
+  private attentionBackward(c: LayerCache, dHeads: tf.Tensor, mask: tf.Tensor): { dQr: tf.Tensor; dKr: tf.Tensor; dV: tf.Tensor } {
+    const [BH, length, dh] = c.qr.shape as [number, number, number];
+    const vT = tf.transpose(c.v, [0, 2, 1]);
+    const kT = c.probs.length > 0 ? null : tf.transpose(c.kr, [0, 2, 1]);
+    // softmax backward: dS = P ⊙ (dP − rowsum(dP ⊙ P))
+    const softmaxBackward = (p: tf.Tensor, dP: tf.Tensor) => tf.mul(p, tf.sub(dP, tf.sum(tf.mul(dP, p), -1, true)));
+    if (this.batched(length)) {
+      const p = c.probs[0] ?? tf.softmax(tf.add(tf.matMul(c.qr, kT!), mask));
+      const dS = softmaxBackward(p, tf.matMul(dHeads, vT));
+      return {
+        dQr: tf.matMul(dS, c.kr),
+        dKr: tf.matMul(tf.transpose(dS, [0, 2, 1]), c.qr),
+        dV: tf.matMul(tf.transpose(p, [0, 2, 1]), dHeads),
+      };
+    }
+    const dq: tf.Tensor[] = [];
+    const dk: tf.Tensor[] = [];
+    const dv: tf.Tensor[] = [];
+    for (let i = 0; i < BH; i++) {
+      const [a, b, d] = scoped((): [tf.Tensor, tf.Tensor, tf.Tensor] => {
+        const p = c.probs[i] ?? this.attentionProbs(c.qr, kT!, i, mask);
+        const dO = block(dHeads, i, [length, dh]);
+        const dS = softmaxBackward(p, tf.matMul(dO, block(vT, i, [dh, length])));
+        // dK = dSᵀ·Q and dV = Pᵀ·dO, with the [T, T] factor transposed explicitly so each
+        // product has T rows (a matMul with only dh rows runs several times slower).
+        return [
+          tf.matMul(dS, block(c.kr, i, [length, dh])),
+          tf.matMul(transpose2d(dS), block(c.qr, i, [length, dh])),
+          tf.matMul(transpose2d(p), dO),
+        ];
+      });
+      dq.push(a);
+      dk.push(b);
+      dv.push(d);
+    }
+    return { dQr: stackBlocks(dq), dKr: stackBlocks(dk), dV: stackBlocks(dv) };
+  }
+
   private layerForward(
     w: LayerWeights,
     x: tf.Tensor,
@@ -193,16 +271,8 @@ export class Transformer {
       const [q, k, v] = this.splitHeads(tf.matMul(n1.y, w.qkvF), rows, length);
       const qr = this.rope(q, tables.cosQ, tables.sinQ);
       const kr = this.rope(k, tables.cos, tables.sin);
-      const kT = tf.transpose(kr, [0, 2, 1]);
-      const heads: tf.Tensor[] = [];
-      const probs: tf.Tensor[] = [];
-      for (let i = 0; i < BH; i++) {
-        const p = this.attentionProbs(qr, kT, i, tables.mask);
-        heads.push(tf.tidy(() => tf.matMul(p, block(v, i, [length, this.dh]))));
-        if (keepProbs) probs.push(p);
-        else p.dispose();
-      }
-      const o = tf.reshape(tf.transpose(tf.reshape(stackBlocks(heads), [rows, H, length, this.dh]), [0, 2, 1, 3]), [rows * length, D]);
+      const { heads, probs } = this.attention(qr, kr, v, tables.mask, keepProbs);
+      const o = tf.reshape(tf.transpose(tf.reshape(heads, [rows, H, length, this.dh]), [0, 2, 1, 3]), [rows * length, D]);
       const x1 = tf.add(x, tf.matMul(o, w.oF));
       const n2 = rmsNorm(x1, w.postNorm, eps);
       const gate = tf.matMul(n2.y, w.gateF);
@@ -249,33 +319,9 @@ export class Transformer {
       const dO = tf.matMul(dX1, w.oB);
       const gO = tf.matMul(transpose2d(dX1), c.o);
       const dHeads = tf.reshape(tf.transpose(tf.reshape(dO, [rows, length, H, dh]), [0, 2, 1, 3]), [BH, length, dh]);
-      const vT = tf.transpose(c.v, [0, 2, 1]);
-      const kT = c.probs.length > 0 ? null : tf.transpose(c.kr, [0, 2, 1]);
-      const dq: tf.Tensor[] = [];
-      const dk: tf.Tensor[] = [];
-      const dv: tf.Tensor[] = [];
-      for (let i = 0; i < BH; i++) {
-        const [a, b, d] = scoped((): [tf.Tensor, tf.Tensor, tf.Tensor] => {
-          const p = c.probs[i] ?? this.attentionProbs(c.qr, kT!, i, tables.mask);
-          const dO = block(dHeads, i, [length, dh]);
-          const dP = tf.matMul(dO, block(vT, i, [dh, length]));
-          // softmax backward: dS = P ⊙ (dP − rowsum(dP ⊙ P))
-          const dS = tf.mul(p, tf.sub(dP, tf.sum(tf.mul(dP, p), 1, true)));
-          // dK = dSᵀ·Q and dV = Pᵀ·dO, with the [T, T] factor transposed explicitly so each
-          // product has T rows (a matMul with only dh rows runs several times slower).
-          return [
-            tf.matMul(dS, block(c.kr, i, [length, dh])),
-            tf.matMul(transpose2d(dS), block(c.qr, i, [length, dh])),
-            tf.matMul(transpose2d(p), dO),
-          ];
-        });
-        dq.push(a);
-        dk.push(b);
-        dv.push(d);
-      }
-      const dQ = this.ropeBackward(stackBlocks(dq), tables.cosQ, tables.sinQ);
-      const dK = this.ropeBackward(stackBlocks(dk), tables.cos, tables.sin);
-      const dV = stackBlocks(dv);
+      const { dQr, dKr, dV } = this.attentionBackward(c, dHeads, tables.mask);
+      const dQ = this.ropeBackward(dQr, tables.cosQ, tables.sinQ);
+      const dK = this.ropeBackward(dKr, tables.cos, tables.sin);
       const dQkvHeads = tf.reshape(stackBlocks([dQ, dK, dV]), [3 * rows, H, length, dh]);
       const dQkv = tf.reshape(tf.transpose(tf.reshape(tf.transpose(dQkvHeads, [0, 2, 1, 3]), [3, rows, length, D]), [1, 2, 0, 3]), [N, 3 * D]);
       const dXn1 = tf.matMul(dQkv, w.qkvB);
