@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { attributeError } from "./python/errors.js";
-import { encodeString, pyDumps, sortCodePoints, writeValue } from "./python/json.js";
+import { dumpValue, encodeString, sortCodePoints } from "./python/json.js";
 import { pyDeepCopy, type PyDict, type PyModel, type PyValue } from "./python/value.js";
 
 /** A τ² database root: named tables, each a dict of entities (orders, users, flights, …). */
@@ -180,43 +180,27 @@ const hashesByChanges = new WeakMap<DbRoot, Map<string, string>>();
 
 /** `json.dumps(value, sort_keys=True)`, reusing the text of shared (frozen) entities. */
 export function sortedDump(value: PyValue): string {
-  const parts: string[] = [];
-  writeSorted(value, parts);
-  return parts.join("");
-}
-
-function writeSorted(value: PyValue, parts: string[]): void {
-  if (typeof value !== "object" || value === null) {
-    writeValue(value, true, parts);
-    return;
-  }
+  if (typeof value !== "object" || value === null) return dumpValue(value, true);
   if (Object.isFrozen(value)) {
     let text = fragments.get(value);
     if (text === undefined) {
-      text = pyDumps(value, { sortKeys: true });
+      text = dumpValue(value, true);
       fragments.set(value, text);
     }
-    parts.push(text);
-    return;
+    return text;
   }
   if (Array.isArray(value)) {
-    parts.push("[");
-    value.forEach((item, i) => {
-      if (i > 0) parts.push(", ");
-      writeSorted(item, parts);
-    });
-    parts.push("]");
-    return;
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ", " : "") + sortedDump(value[i]!);
+    return `${out}]`;
   }
-  const keys = sortCodePoints(value instanceof Map ? [...value.keys()] : Object.keys(value));
-  parts.push("{");
-  keys.forEach((key, i) => {
-    if (i > 0) parts.push(", ");
-    writeValue(key, true, parts);
-    parts.push(": ");
-    writeSorted(value instanceof Map ? value.get(key)! : value[key]!, parts);
-  });
-  parts.push("}");
+  let out = "{";
+  let first = true;
+  for (const key of sortCodePoints(value instanceof Map ? [...value.keys()] : Object.keys(value))) {
+    out += `${first ? "" : ", "}${encodeString(key)}: ${sortedDump(value instanceof Map ? value.get(key)! : value[key]!)}`;
+    first = false;
+  }
+  return `${out}}`;
 }
 
 /** A model dump as nested dicts, as `AddictDict(model.model_dump())` sees it. */

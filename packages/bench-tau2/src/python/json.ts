@@ -250,56 +250,52 @@ export interface PyDumpsOptions {
  * `NaN`/`Infinity` for non-finite floats. With `sortKeys`, keys are sorted by code point.
  */
 export function pyDumps(value: PyValue, options: PyDumpsOptions = {}): string {
-  const parts: string[] = [];
-  writeValue(value, options.sortKeys === true, parts);
-  return parts.join("");
+  return dumpValue(value, options.sortKeys === true);
 }
 
-/** Append the `json.dumps` text of `value` to `parts` (for writers that stream chunks). */
-export function writeValue(value: PyValue, sortKeys: boolean, parts: string[]): void {
-  if (value === null) {
-    parts.push("null");
-    return;
-  }
+/** The `json.dumps` text of one value (string concatenation is V8's fastest builder here). */
+export function dumpValue(value: PyValue, sortKeys: boolean): string {
+  if (value === null) return "null";
   switch (typeof value) {
     case "boolean":
-      parts.push(value ? "true" : "false");
-      return;
+      return value ? "true" : "false";
     case "string":
-      parts.push(encodeString(value));
-      return;
+      return encodeString(value);
     case "bigint":
-      parts.push(value.toString());
-      return;
+      return value.toString();
     case "number":
-      parts.push(floatJson(value));
-      return;
+      return floatJson(value);
   }
   if (Array.isArray(value)) {
-    parts.push("[");
-    value.forEach((item, i) => {
-      if (i > 0) parts.push(", ");
-      writeValue(item, sortKeys, parts);
-    });
-    parts.push("]");
-    return;
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ", " : "") + dumpValue(value[i]!, sortKeys);
+    return `${out}]`;
   }
-  let keys = value instanceof Map ? [...value.keys()] : Object.keys(value);
-  if (sortKeys) keys = sortCodePoints(keys);
-  parts.push("{");
-  keys.forEach((key, i) => {
-    if (i > 0) parts.push(", ");
-    parts.push(encodeString(key), ": ");
-    writeValue(value instanceof Map ? value.get(key)! : value[key]!, sortKeys, parts);
-  });
-  parts.push("}");
+  let out = "{";
+  let first = true;
+  if (value instanceof Map) {
+    const keys = sortKeys ? sortCodePoints([...value.keys()]) : value.keys();
+    for (const key of keys) {
+      out += `${first ? "" : ", "}${encodeString(key)}: ${dumpValue(value.get(key)!, sortKeys)}`;
+      first = false;
+    }
+  } else {
+    const keys = sortKeys ? sortCodePoints(Object.keys(value)) : Object.keys(value);
+    for (const key of keys) {
+      out += `${first ? "" : ", "}${encodeString(key)}: ${dumpValue(value[key]!, sortKeys)}`;
+      first = false;
+    }
+  }
+  return `${out}}`;
 }
 
 /** Sort strings as Python does (by code point), in place. */
 export function sortCodePoints(keys: string[]): string[] {
   // Without surrogates, UTF-16 order is code point order and the default sort is faster.
-  return keys.some((key) => /[\ud800-\udfff]/.test(key)) ? keys.sort(compareCodePoints) : keys.sort();
+  return keys.some((key) => SURROGATE.test(key)) ? keys.sort(compareCodePoints) : keys.sort();
 }
+
+const SURROGATE = /[\ud800-\udfff]/;
 
 /** Python compares strings by code point; JavaScript's default sort compares UTF-16 units. */
 export function compareCodePoints(a: string, b: string): number {
@@ -324,6 +320,8 @@ function floatJson(value: number): string {
   return floatRepr(value);
 }
 
+const NEEDS_ESCAPE = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/;
+
 const ESCAPES: Record<string, string> = {
   '"': '\\"',
   "\\": "\\\\",
@@ -336,8 +334,7 @@ const ESCAPES: Record<string, string> = {
 
 /** Python's `py_encode_basestring_ascii`: printable ASCII stays, everything else is escaped. */
 export function encodeString(text: string): string {
-   
-  if (!/[^\x20-\x21\x23-\x5b\x5d-\x7e]/.test(text)) return `"${text}"`;
+  if (!NEEDS_ESCAPE.test(text)) return `"${text}"`;
   let out = '"';
   for (let i = 0; i < text.length; i++) {
     const char = text[i]!;

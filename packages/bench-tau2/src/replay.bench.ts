@@ -1,0 +1,59 @@
+// `pnpm bench`: the time to oracle-replay and score every shared retail task, next to the
+// same work done naively (a deep copy of the database per environment and a full
+// `json.dumps(sort_keys=True)` per hash), measured in the same run.
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { loadDomain, loadUserGuidelines } from "./load.js";
+import { pyDumps } from "./python/json.js";
+import { pyDeepCopy, type PyModel, type PyValue } from "./python/value.js";
+import { runTau2 } from "./run.js";
+import { sharedData, skipNote } from "./testing/shared-data.js";
+
+const data = sharedData();
+if (data === undefined) {
+  console.log(skipNote("the τ² replay benchmark"));
+  process.exit(0);
+}
+
+const ms = (start: number): number => performance.now() - start;
+const fmt = (value: number): string => `${value.toFixed(0).padStart(6)} ms`;
+
+let start = performance.now();
+const domain = await loadDomain("retail", { data: join(data, "tau2") });
+const guidelines = await loadUserGuidelines(join(data, "tau2"));
+const loadMs = ms(start);
+
+// The first pass (below, untimed) compiles the code paths and fills the shared-entity caches,
+// as the first tasks of any run do.
+
+const rounds = 3;
+const replayTimes: number[] = [];
+let summary = (await runTau2({ domain, guidelines, participants: "oracle" })).summary;
+for (let round = 0; round < rounds; round++) {
+  start = performance.now();
+  summary = (await runTau2({ domain, guidelines, participants: "oracle" })).summary;
+  replayTimes.push(ms(start));
+}
+
+// The naive baseline: per task, three environments (the run, the replay, the gold actions),
+// each a deep copy of the database hashed by serialising all of it.
+function naiveEnvironmentHash(): string {
+  const copy: PyModel = {};
+  for (const [name, table] of Object.entries(domain.db)) copy[name] = pyDeepCopy(table as unknown as PyValue);
+  return createHash("sha256").update(pyDumps(copy, { sortKeys: true })).digest("hex");
+}
+// Slow by design, so measured on the first few tasks' worth of environments only.
+const naiveTasks = 5;
+start = performance.now();
+for (let task = 0; task < naiveTasks; task++) for (let env = 0; env < 3; env++) naiveEnvironmentHash();
+const naivePerTask = ms(start) / naiveTasks;
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const replay = median(replayTimes);
+const perTask = replay / domain.tasks.length;
+console.log(`τ² retail: oracle replay and scoring of all ${domain.tasks.length} shared tasks (median of ${rounds} rounds)`);
+console.log(`  load db.json + tasks.json (parse, validate, freeze)     ${fmt(loadMs)}`);
+console.log(`  replay + score all tasks                                ${fmt(replay)}   ${perTask.toFixed(1)} ms/task`);
+console.log(`    DB matches ${summary.db_match.matched}/${summary.db_match.checked} scored; ${summary.masked} masked (NL_ASSERTION without a judge)`);
+console.log(`  naive environments alone (3 deep copies + full hashes)             ${naivePerTask.toFixed(1)} ms/task (${naiveTasks} tasks)`);
+console.log(`  per task, this package vs the naive copies and hashes alone: ${(naivePerTask / perTask).toFixed(1)}× faster`);
