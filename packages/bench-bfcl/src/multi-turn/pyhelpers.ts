@@ -1,6 +1,5 @@
 import { contains, getItem } from "../py/containers.js";
-import { pyRepr } from "../py/repr.js";
-import { hashKey, PyDict, PyError, PyFloat, PyTuple, typeError, typeName } from "../py/value.js";
+import { hashKey, PyDict, PyError, PyTuple, typeError, typeName } from "../py/value.js";
 import type { Py } from "../py/value.js";
 
 /**
@@ -71,13 +70,4 @@ export function iter(value: Py): Py[] {
   if (value instanceof PyDict) return value.keys();
   if (typeof value === "string") return Array.from(value);
   throw typeError(`'${typeName(value)}' object is not iterable`);
-}
-
-/** `KeyError` as Python words it. */
-export function keyError(key: Py): PyError {
-  return new PyError("KeyError", pyRepr(key));
-}
-
-export function isFloat(value: Py): value is PyFloat {
-  return value instanceof PyFloat;
 }

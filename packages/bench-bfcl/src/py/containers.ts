@@ -55,10 +55,3 @@ export function contains(container: Py, item: Py): boolean {
   if (items === undefined) throw typeError(`argument of type '${typeName(container)}' is not iterable`);
   return items.some((element) => element === item || pyEquals(element, item));
 }
-
-/** `list.remove(item)`: drop the first element equal to `item`. */
-export function removeFirst(list: Py[], item: Py): void {
-  const index = list.findIndex((element) => element === item || pyEquals(element, item));
-  if (index < 0) throw new PyError("ValueError", "list.remove(x): x not in list");
-  list.splice(index, 1);
-}

@@ -144,11 +144,6 @@ export function pyEquals(a: Py, b: Py): boolean {
   return false;
 }
 
-/** Python `value in items`: identity or equality with some element. */
-export function pyIn(value: Py, items: readonly Py[]): boolean {
-  return items.some((item) => item === value || pyEquals(item, value));
-}
-
 function sequencesEqual(a: readonly Py[], b: readonly Py[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
