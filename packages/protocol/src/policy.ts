@@ -39,3 +39,18 @@ export interface SampledTokens {
 export interface Sampler {
   sample(promptTokens: readonly number[], params: SamplingParams, signal?: AbortSignal): Promise<SampledTokens>;
 }
+
+/**
+ * A prompt that does not fit the model's context. It says something about the rollout (its
+ * history grew too long), not about the model server, so rollout engines end the episode with
+ * `max_tokens` instead of failing.
+ */
+export class ContextLengthError extends RangeError {
+  override readonly name = "ContextLengthError";
+  constructor(
+    readonly promptTokens: number,
+    readonly contextTokens: number,
+  ) {
+    super(`a prompt of ${promptTokens} tokens leaves no room to generate in a context of ${contextTokens} tokens`);
+  }
+}

@@ -99,7 +99,8 @@ export async function probeFidelity(options: ProbeOptions): Promise<{ comparison
         probes.push(
           environment.rehearse(outcome.call, { history: before, latestAct: step.message }, sampling, signal).then((answer) => {
             const base = { tool: outcome.call.name, step: index, callId: outcome.call.id, real };
-            if (answer.kind === "failed") return { ...base, answer: "unreadable", rehearsed: null, exact: false, keys: false, status: false };
+            // A prediction that could not be read, or not even asked for (the prompt overflowed the context), disagrees.
+            if (answer.kind === "failed" || answer.kind === "too_long") return { ...base, answer: "unreadable", rehearsed: null, exact: false, keys: false, status: false };
             return { ...base, answer: answer.kind === "rejected" ? "refused" : "model", rehearsed: answer.result, ...compareResults(answer.result, real) };
           }),
         );

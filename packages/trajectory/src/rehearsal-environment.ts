@@ -1,4 +1,4 @@
-import type { Generation, Policy, SamplingParams, Task, ToolCall, ToolResult, ToolSpec } from "@envace/protocol";
+import { ContextLengthError, type Generation, type Policy, type SamplingParams, type Task, type ToolCall, type ToolResult, type ToolSpec } from "@envace/protocol";
 import { ToolCallValidator } from "./call-validator.js";
 import { parseRehearseOutput, type RehearseParseErrorCode, type RehearseParserOptions } from "./rehearse-parser.js";
 import { buildRehearsePrompt, type RehearsePromptOptions, type RehearseRequest, type ToolExample } from "./rehearse-prompt.js";
@@ -19,7 +19,9 @@ export type RehearsalAnswer =
   /** The model's prediction: a result or a predicted tool error. */
   | { kind: "rehearsed"; result: ToolResult; generation: Generation }
   /** The model's output could not be read, or was cut off (`finishReason: "length"`). */
-  | { kind: "failed"; generation: Generation; code: RehearseParseErrorCode | "TRUNCATED"; detail: string };
+  | { kind: "failed"; generation: Generation; code: RehearseParseErrorCode | "TRUNCATED"; detail: string }
+  /** The Rehearse prompt did not fit the model's context: nothing was generated. */
+  | { kind: "too_long"; promptTokens: number; contextTokens: number };
 
 /**
  * The environment of a self-unfolded rollout: it answers tool calls from a policy in the Rehearse
@@ -63,7 +65,13 @@ export class RehearsalEnvironment {
       return { kind: "rejected", result: { status: "error", callId: check.callId, name: check.name, error: check.error } };
     }
     const messages = buildRehearsePrompt({ tools: this.#tools, history: context.history, latestAct: context.latestAct, call }, this.#prompt);
-    const generation = await this.policy.generate({ role: "rehearse", messages, tools: [], sampling }, signal);
+    let generation: Generation;
+    try {
+      generation = await this.policy.generate({ role: "rehearse", messages, tools: [], sampling }, signal);
+    } catch (error) {
+      if (error instanceof ContextLengthError) return { kind: "too_long", promptTokens: error.promptTokens, contextTokens: error.contextTokens };
+      throw error;
+    }
     if (generation.finishReason === "length") {
       return { kind: "failed", generation, code: "TRUNCATED", detail: "the Rehearse output hit its token limit" };
     }

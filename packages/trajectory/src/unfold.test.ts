@@ -1,4 +1,5 @@
 import {
+  ContextLengthError,
   Trajectory as TrajectorySchema,
   type Environment,
   type GenerateRequest,
@@ -311,6 +312,21 @@ describe("unfold: limits and endings", () => {
     const trajectory = await unfold({ task, actor: policy, environment: new Bank(), limits: { maxPromptTokens: 200 } });
     expect(trajectory.termination).toMatchObject({ reason: "max_tokens", limit: 200 });
     expect((trajectory.termination as { detail: string }).detail).toMatch(/^act prompt of \d+ tokens$/);
+  });
+
+  it("ends with max_tokens, not a failure, when a model says a prompt overflows its context", async () => {
+    const overflowing = (role: GenerateRequest["role"]): ScriptedPolicy =>
+      new ScriptedPolicy("p", (request) => {
+        if (request.role === role) throw new ContextLengthError(600, 512);
+        return request.role === "act" ? call("get_balance", { account: "me" }) : result({ balance: 1 });
+      });
+    const act = await unfold({ task, actor: overflowing("act"), environment: new Bank() });
+    expect(act.termination).toEqual({ reason: "max_tokens", limit: 12288, detail: "act prompt of 600 tokens" });
+    expect(act.steps).toEqual([]);
+    const policy = overflowing("rehearse");
+    const rehearse = await unfold({ task, actor: policy, environment: rehearsal(policy) });
+    expect(rehearse.termination).toEqual({ reason: "max_tokens", limit: 12288, detail: "rehearse prompt of 600 tokens" });
+    expect(rowsOf(rehearse).map((r) => r.role)).toEqual(["act"]);
   });
 
   it("stops after maxToolErrors tool errors", async () => {

@@ -1,4 +1,5 @@
 import {
+  ContextLengthError,
   SamplingParams,
   type ActStep,
   type AssistantMessage,
@@ -131,7 +132,13 @@ export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRollo
       request.promptTokens = continuable.continuePrompt(previous, appended, tools);
       if (request.promptTokens.length > limits.maxPromptTokens) return finish(promptTooLong(request.promptTokens.length, limits, "act"));
     }
-    const generation = await actor.generate(request, signal);
+    let generation: Generation;
+    try {
+      generation = await actor.generate(request, signal);
+    } catch (error) {
+      if (error instanceof ContextLengthError) return finish(promptTooLong(error.promptTokens, limits, "act"));
+      throw error;
+    }
     turns += 1;
     stopIfAborted(signal);
 
@@ -176,6 +183,10 @@ export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRollo
       let result: ToolResult;
       if (world.kind === "rehearsed") {
         const answer = await world.rehearser.rehearse(call, { history: messages, latestAct: parsed.message }, sampling.rehearse, signal);
+        if (answer.kind === "too_long") {
+          ended = promptTooLong(answer.promptTokens, limits, "rehearse");
+          break;
+        }
         if (answer.kind === "failed") {
           result = { status: "error", callId: call.id, name: call.name, error: { code: answer.code, message: answer.detail } };
           outcomes.push({ provenance: "rehearsed", call, result, generation: answer.generation });

@@ -1,4 +1,4 @@
-import type { SampledTokens, Sampler, SamplingParams, SamplingParamsInput, Tokenizer } from "@envace/protocol";
+import { ContextLengthError, type SampledTokens, type Sampler, type SamplingParams, type SamplingParamsInput, type Tokenizer } from "@envace/protocol";
 import { parseSampling } from "../sampling-params.js";
 import type { KvCache, OnnxCausalLM } from "./causal-lm.js";
 import { sampleToken, seededRandom } from "./sampling.js";
@@ -48,7 +48,7 @@ export class OnnxSampler implements Sampler {
     if (promptTokens.length === 0) throw new RangeError("sample needs at least one prompt token");
     const params = parseSampling(input);
     const maxContext = this.#options.maxContext ?? Infinity;
-    if (promptTokens.length >= maxContext) throw new RangeError(`prompt of ${promptTokens.length} tokens leaves no room in a context of ${maxContext}`);
+    if (promptTokens.length >= maxContext) throw new ContextLengthError(promptTokens.length, maxContext);
     const random = seededRandom(params.seed ?? (Date.now() ^ (this.#seedCounter++ * 0x9e3779b9)));
     const { cache: start, reused } = this.#lookup(promptTokens);
     this.stats.reusedTokens += reused;
