@@ -6,7 +6,7 @@ import { hashKey, PyDict, PyError, pyEquals, PyOpaque, truthy, typeError, typeNa
 import type { Py } from "../../py/value.js";
 import { BfclEnvironment } from "../environment.js";
 import { contains } from "../../py/containers.js";
-import { asStr, dictGet, item, iter, noAttribute } from "../pyhelpers.js";
+import { asStr, dictGet, item, iter, noAttribute } from "../python-access.js";
 
 class FsFile {
   constructor(

@@ -8,7 +8,7 @@ import { pyRepr, pyStr } from "../../py/repr.js";
 import { float, int, isInt, pyEquals, PyDict, PyError, PyFloat, PyOpaque, toDouble, truthy, typeError, typeName } from "../../py/value.js";
 import type { Py } from "../../py/value.js";
 import { BfclEnvironment } from "../environment.js";
-import { has, item, iter } from "../pyhelpers.js";
+import { has, item, iter } from "../python-access.js";
 
 const result = (value: Py): PyDict => PyDict.of({ result: value });
 const error = (message: string): PyDict => PyDict.of({ error: message });

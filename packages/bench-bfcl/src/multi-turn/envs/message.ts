@@ -4,7 +4,7 @@ import * as ops from "../../py/ops.js";
 import { deepCopy, PyDict, PyError, pyEquals, PySet, truthy } from "../../py/value.js";
 import type { Py } from "../../py/value.js";
 import { BfclEnvironment } from "../environment.js";
-import { asList, asStr, dictGet, has, iter, noAttribute } from "../pyhelpers.js";
+import { asList, asStr, dictGet, has, iter, noAttribute } from "../python-access.js";
 import { randomFrom } from "./seed.js";
 
 const DEFAULT_STATE = (): PyDict =>

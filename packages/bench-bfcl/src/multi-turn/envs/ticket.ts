@@ -3,7 +3,7 @@ import { pyStr } from "../../py/repr.js";
 import { deepCopy, pyEquals, PyDict, truthy } from "../../py/value.js";
 import type { Py } from "../../py/value.js";
 import { BfclEnvironment } from "../environment.js";
-import { asDict, asList, asStr, item, iter, setItem } from "../pyhelpers.js";
+import { asDict, asList, asStr, item, iter, setItem } from "../python-access.js";
 
 const DEFAULT_STATE = (): PyDict => PyDict.of({ ticket_queue: [], ticket_counter: 1, current_user: null });
 const KEYS = ["ticket_queue", "ticket_counter", "current_user"];

@@ -6,7 +6,7 @@ import { pyRepr, pyStr } from "../../py/repr.js";
 import { deepCopy, float, isInt, PyDict, PyError, pyEquals, PyFloat, toDouble, truthy, typeName } from "../../py/value.js";
 import type { Py } from "../../py/value.js";
 import { BfclEnvironment } from "../environment.js";
-import { asDict, asList, asStr, dictGet, has, item, iter, setItem } from "../pyhelpers.js";
+import { asDict, asList, asStr, dictGet, has, item, iter, setItem } from "../python-access.js";
 import { randomFrom } from "./seed.js";
 
 const stock = (price: number, change: number, volume: number, ma5: number, ma20: number): PyDict =>

@@ -6,7 +6,7 @@ import { pyRepr, pyStr } from "../../py/repr.js";
 import { deepCopy, float, PyDict, PyError, pyEquals, PyFloat, PyTuple } from "../../py/value.js";
 import type { Py } from "../../py/value.js";
 import { BfclEnvironment } from "../environment.js";
-import { asDict, asStr, dictGet, has, item, iter, setItem } from "../pyhelpers.js";
+import { asDict, asStr, dictGet, has, item, iter, setItem } from "../python-access.js";
 import { randomFrom } from "./seed.js";
 
 const KEYS = ["credit_card_list", "booking_record", "access_token", "token_type", "token_expires_in", "token_scope", "user_first_name", "user_last_name", "budget_limit"];

@@ -3,7 +3,7 @@ import { PythonRandom } from "../../py/random.js";
 import { deepCopy, float, PyDict, pyEquals, truthy } from "../../py/value.js";
 import type { Py } from "../../py/value.js";
 import { BfclEnvironment } from "../environment.js";
-import { asDict, asStr, item, iter, setItem } from "../pyhelpers.js";
+import { asDict, asStr, item, iter, setItem } from "../python-access.js";
 import { randomFrom } from "./seed.js";
 
 const MAX_FUEL_LEVEL = 50;
