@@ -8,6 +8,7 @@ export * from "./judge.js";
 export * from "./load.js";
 export * from "./metrics.js";
 export * from "./oracle.js";
+export * from "./protocol-task.js";
 export * from "./rescore.js";
 export * from "./run.js";
 export * from "./simulate.js";

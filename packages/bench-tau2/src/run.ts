@@ -264,7 +264,7 @@ export function summarize(entries: readonly Tau2Entry[], run: { domain: string; 
 export function formatSummary(summary: Tau2Summary): string {
   const percent = (x: number): string => `${(100 * x).toFixed(1)}%`;
   const lines = [
-    `τ² ${summary.domain} · ${summary.agent} · ${summary.tasks} tasks × ${summary.trials} trials`,
+    `τ² ${summary.domain} · ${summary.agent} · ${summary.tasks} tasks × ${summary.trials} trial${summary.trials === 1 ? "" : "s"}`,
     `  scored ${summary.scored}, succeeded ${summary.successes}, average reward ${summary.avg_reward.toFixed(4)}`,
     `  ${Object.entries(summary.pass_hat_k).map(([k, value]) => `${k} ${percent(value)}`).join("  ")}`,
     `  DB match ${summary.db_match.matched}/${summary.db_match.checked}`,

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { agentSystemPrompt, DEFAULT_AGENT_INSTRUCTION, FIRST_AGENT_MESSAGE, parseTurn } from "./conversation.js";
 import { Tau2Environment } from "./environment.js";
 import { loadDomain, loadUserGuidelines, type Tau2Domain, type UserGuidelines } from "./load.js";
+import { toProtocolTask } from "./protocol-task.js";
 import { pyDumps } from "./python/json.js";
 import { simulate } from "./simulate.js";
 import type { Tau2Task } from "./task.js";
@@ -78,6 +79,18 @@ describe("a τ² conversation, turn by turn", () => {
       { role: "assistant", content: null, tool_calls: [{ id: "u1", type: "function", function: { name: "dismiss_notification", arguments: '{"notification_id": "notif_1"}' } }] },
       { role: "tool", tool_call_id: "u1", content: "Notification notif_1 dismissed" },
     ]);
+  });
+
+  it("offers the task to the protocol's side: starting context, tools, gold actions, evaluation metadata", async () => {
+    const protocol = toProtocolTask(domain, task("history"));
+    expect(protocol.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant"]);
+    expect(protocol.messages[2]).toMatchObject({ tool_calls: [{ id: "h1", function: { name: "create_task", arguments: '{"user_id": "user_1", "title": "Plan"}' } }] });
+    expect(protocol.goldActions).toEqual([{ id: "x0", name: "update_task_status", arguments: { task_id: "task_2", status: "completed" } }]);
+    expect(protocol.metadata).toMatchObject({ benchmark: "tau2", domain: "mock", reward_basis: ["DB"], user_scenario: "Instructions:\n\tYou already asked for a task; now say thanks and stop." });
+    const environment = new Tau2Environment(domain);
+    await environment.reset(protocol);
+    expect(environment.dbHash()).toBe(Tau2Environment.forTask(domain, task("history")).dbHash());
+    await expect(environment.reset({ ...protocol, id: "unknown" })).rejects.toThrow('task "unknown" is not a mock task');
   });
 
   it("starts from a task's message history where it left off", async () => {
