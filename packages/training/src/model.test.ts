@@ -1,4 +1,4 @@
-import { crossEntropySum, policyLoss, type LossAggregation, type PolicyLossConfig } from "@envace/grpo";
+import { crossEntropySum, importanceSamplingSum, policyLoss, ppoSum, type LossAggregation, type PolicyLossConfig } from "@envace/grpo";
 import { describe, expect, it } from "vitest";
 import type { Datum, LossFn } from "./backend.js";
 import { TinyModelConfig } from "./config.js";
@@ -155,6 +155,34 @@ describe("the tiny transformer", () => {
       expect(Math.abs(analytic - numeric), label).toBeLessThan(5e-3 * Math.abs(numeric) + 2e-5);
     }
   }, 30_000);
+
+  it.each([
+    ["importance_sampling", { type: "importance_sampling" } as const],
+    ["ppo", { type: "ppo", clipLow: 0.8, clipHigh: 1.2 } as const],
+  ])("computes Tinker's %s sum and its gradient", async (_, loss) => {
+    const base = makeData(10);
+    const ref = base.map((d) => referenceScores(config, params, d.tokens, d.targetTokens));
+    const data = withSamplerLogprobs(
+      base,
+      ref.map((r) => r.logprobs),
+      11,
+    );
+    const rows = data.map((d, i) => ({ logprobs: ref[i]!.logprobs, samplerLogprobs: d.logprobs, advantages: d.advantages, mask: d.mask }));
+    const expected = loss.type === "ppo" ? ppoSum(rows, loss.clipLow, loss.clipHigh) : importanceSamplingSum(rows);
+    const lossAt = async (p: Parameters) => {
+      const backend = await InProcessBackend.fromParameters(config, p);
+      const result = await backend.forwardBackward(data, loss);
+      const grads = await backend.accumulatedGradients();
+      backend.dispose();
+      return { value: result.loss, grads: grads! };
+    };
+    const { value, grads } = await lossAt(params);
+    expect(value).toBeCloseTo(expected.loss, 5);
+    const d = direction(params, [...params.keys()], Rng.fromSeed(12));
+    const eps = 1e-2;
+    const numeric = ((await lossAt(perturbed(params, d, eps))).value - (await lossAt(perturbed(params, d, -eps))).value) / (2 * eps);
+    expect(Math.abs(dot(grads, d) - numeric)).toBeLessThan(5e-3 * Math.abs(numeric) + 2e-5);
+  });
 
   it("adds up gradients across calls, and micro-batching does not change them", async () => {
     const data = makeData(8);

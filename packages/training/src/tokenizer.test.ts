@@ -115,6 +115,15 @@ describe("ByteLevelBpeTokenizer", () => {
     );
   });
 
+  it("carries a chat template through its Hugging Face files", () => {
+    const template = "{%- for m in messages %}{{ m.content }}{%- endfor %}";
+    const chat = trainTokenizer(texts, { vocabSize: 300, chatTemplate: template });
+    const { tokenizerJson, tokenizerConfig } = chat.toHuggingFace();
+    expect(tokenizerConfig.chat_template).toBe(template);
+    expect(ByteLevelBpeTokenizer.fromHuggingFace(tokenizerJson, tokenizerConfig, "model").chatTemplate).toBe(template);
+    expect(tokenizer.toHuggingFace().tokenizerConfig).not.toHaveProperty("chat_template");
+  });
+
   it("reads back the Hugging Face files it writes", () => {
     const { tokenizerJson, tokenizerConfig } = tokenizer.toHuggingFace();
     const copy = ByteLevelBpeTokenizer.fromHuggingFace(JSON.parse(JSON.stringify(tokenizerJson)), tokenizerConfig, "model");

@@ -106,8 +106,17 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
   private readonly specialPattern: RegExp | null;
   private readonly cache = new Map<string, number[]>();
   private readonly maxLength: number;
+  /** The model's chat template (Jinja), written to `tokenizer_config.json` as `chat_template`. */
+  readonly chatTemplate: string | undefined;
 
-  constructor(merges: readonly (readonly [string, string])[], specialTokens: readonly string[], stopTokens: readonly string[], maxLength = 2048) {
+  constructor(
+    merges: readonly (readonly [string, string])[],
+    specialTokens: readonly string[],
+    stopTokens: readonly string[],
+    maxLength = 2048,
+    chatTemplate?: string,
+  ) {
+    this.chatTemplate = chatTemplate;
     this.tokens = [...BASE_ORDER];
     this.tokens.forEach((t, i) => this.ids.set(t, i));
     merges.forEach(([a, b], rank) => {
@@ -269,6 +278,7 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
       model_max_length: this.maxLength,
       envace_stop_tokens: stop,
     };
+    if (this.chatTemplate !== undefined) tokenizerConfig.chat_template = this.chatTemplate;
     return { tokenizerJson, tokenizerConfig };
   }
 
@@ -288,9 +298,11 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
       return [pair[0]!, pair[1]!];
     });
     const specials = [...json.added_tokens].sort((a, b) => a.id - b.id).map((t) => t.content);
-    const config = z.object({ envace_stop_tokens: z.array(z.string()).optional(), model_max_length: z.number().optional() }).safeParse(tokenizerConfig ?? {});
+    const config = z
+      .object({ envace_stop_tokens: z.array(z.string()).optional(), model_max_length: z.number().optional(), chat_template: z.string().optional() })
+      .safeParse(tokenizerConfig ?? {});
     const stop = (config.success ? config.data.envace_stop_tokens : undefined) ?? DEFAULT_STOP_TOKENS.filter((t) => specials.includes(t));
-    const tokenizer = new ByteLevelBpeTokenizer(merges, specials, stop, config.success ? config.data.model_max_length : undefined);
+    const tokenizer = new ByteLevelBpeTokenizer(merges, specials, stop, config.success ? config.data.model_max_length : undefined, config.success ? config.data.chat_template : undefined);
     for (const [token, id] of Object.entries(json.model.vocab)) {
       if (tokenizer.tokenToId(token) !== id) {
         throw new TokenizerError(`${source}/tokenizer.json: model.vocab gives ${JSON.stringify(token)} id ${id}; this tokenizer expects the byte tokens in GPT-2 order, then one token per merge`);
@@ -337,6 +349,8 @@ export interface TrainTokenizerOptions {
   minFrequency?: number;
   /** `model_max_length` written to `tokenizer_config.json`. */
   maxLength?: number;
+  /** The chat template written to `tokenizer_config.json`, so a checkpoint folder loads as a chat model. */
+  chatTemplate?: string;
 }
 
 /**
@@ -445,7 +459,7 @@ export function trainTokenizer(corpus: Iterable<string>, options: TrainTokenizer
       if (c !== undefined && c > 0) heap.push(c, k);
     }
   }
-  return new ByteLevelBpeTokenizer(merges, specials, stops, options.maxLength);
+  return new ByteLevelBpeTokenizer(merges, specials, stops, options.maxLength, options.chatTemplate);
 }
 
 /** A binary max-heap of [count, key], ties broken by the smaller key. */
