@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { parseRecord } from "@envace/protocol";
 import type { z } from "zod";
 import { attributeError } from "./python/errors.js";
 import { dumpValue, encodeString, sortCodePoints } from "./python/json.js";
@@ -136,7 +137,7 @@ export class Database<T extends DbRoot> {
    */
   update(data: PyDict): void {
     const merged = mergeInto(toDict(this.dump()), data);
-    this.tablesValue = this.schema.parse(merged);
+    this.tablesValue = parseRecord(this.schema, merged, { file: `${this.className} updated with initialization data` });
     this.pristine = undefined;
   }
 }

@@ -78,8 +78,14 @@ export async function rescore(domain: Tau2Domain, simulations: readonly SavedSim
     const task = tasks.get(simulation.task_id);
     if (task === undefined) throw new Error(`simulation ${simulation.id}: no task "${simulation.task_id}" in the ${domain.definition.name} tasks`);
     const termination = simulation.termination_reason;
-    const reward = termination === "infrastructure_error" ? undefined : await evaluator.evaluate(task, simulation.messages, termination, options.signal);
-    const replayed: Tau2Environment = evaluator.replay(task, simulation.messages);
+    let reward;
+    let replayed: Tau2Environment;
+    try {
+      reward = termination === "infrastructure_error" ? undefined : await evaluator.evaluate(task, simulation.messages, termination, options.signal);
+      replayed = evaluator.replay(task, simulation.messages);
+    } catch (error) {
+      throw new Error(`simulation ${simulation.id} (task ${simulation.task_id}): ${(error as Error).message}`, { cause: error });
+    }
     entries.push(
       toEntry(task, { trial: simulation.trial ?? 0, termination_reason: termination, messages: simulation.messages, db_hash: replayed.dbHash() }, reward),
     );
