@@ -116,7 +116,7 @@ export class TinySampler implements Sampler {
     try {
       while (this.pending.length > 0 || this.active.length > 0) {
         const admitted = this.pending.splice(0, Math.max(0, this.maxBatch - this.active.length));
-        if (admitted.length > 0) this.prefill(model, weights, admitted);
+        for (const group of prefillGroups(admitted)) this.prefill(model, weights, group);
         if (this.active.length > 0) this.decode(weights);
         // Let new requests and aborts arrive between steps.
         await new Promise((resolve) => setImmediate(resolve));
@@ -258,6 +258,27 @@ export class TinySampler implements Sampler {
     });
     this.active = streams.filter((s) => !this.finishIfDone(s));
   }
+}
+
+/** Prompts are processed together up to this many padded tokens (bounds the activations' memory). */
+const PREFILL_TOKENS = 4096;
+
+/** Streams grouped for prompt processing: similar lengths together, each group within the token budget. */
+function prefillGroups(streams: readonly Stream[]): Stream[][] {
+  const sorted = [...streams].sort((a, b) => b.prompt.length - a.prompt.length);
+  const groups: Stream[][] = [];
+  let current: Stream[] = [];
+  let width = 0;
+  for (const s of sorted) {
+    if (current.length > 0 && (current.length + 1) * width > PREFILL_TOKENS) {
+      groups.push(current);
+      current = [];
+    }
+    if (current.length === 0) width = Math.ceil(s.prompt.length / 8) * 8;
+    current.push(s);
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
 }
 
 /**
