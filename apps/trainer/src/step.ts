@@ -32,7 +32,7 @@ export class CallCounter {
 
 export interface RolloutOptions {
   config: Pick<TrainConfig, "environment" | "rollout">;
-  domain: Pick<Domain, "name" | "environment" | "rehearsePrompt">;
+  domain: Pick<Domain, "name" | "environment" | "rehearsePrompt" | "users">;
   tasks: readonly Task[];
   /** The policy in the Act role. */
   actor: Policy;
@@ -63,6 +63,7 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
       // A real environment holds episode state: one per rollout. A rehearsal environment per group.
       environment: config.environment === "real" ? () => counter.wrap(real!(task)) : new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt }),
       size: config.rollout.rollouts_per_task,
+      ...(domain.users === undefined ? {} : { users: domain.users }),
       limit,
       limits,
       preset: "training",

@@ -11,7 +11,8 @@ import type { TrainConfig } from "./config/schema.js";
 import { evaluate, type EvaluationResult } from "./evaluate.js";
 import { ProgressBar } from "./run/progress.js";
 import { RunDirectory, stepName } from "./run/run-dir.js";
-import { builtinDomain, type Domain } from "./setup/domain.js";
+import { domainFromConfig } from "./data/index.js";
+import type { Domain } from "./setup/domain.js";
 import { TinyPolicyModel } from "./setup/tiny-model.js";
 import { goldRows, mergeContinuations, supervisedWarmStart } from "./sft.js";
 import { CallCounter, adamParams, policyLossConfig, policyUpdate, rewards, rollouts, sampleTasks, shuffled, stepMetrics } from "./step.js";
@@ -35,10 +36,21 @@ type Policies = Map<PolicyRole, TinyPolicyModel>;
 export async function train(config: TrainConfig, runDir: string, options: TrainOptions = {}): Promise<TrainResult> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const run = RunDirectory.open(runDir, config);
-  const domain = loadDomain(config);
+  const domain = await domainFromConfig(config, run.path);
+  try {
+    return await trainOn(domain, config, run, log, options.signal);
+  } finally {
+    await domain.close();
+  }
+}
+
+async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, log: (line: string) => void, signal: AbortSignal | undefined): Promise<TrainResult> {
+  const runDir = run.path;
   const started = Date.now();
   const elapsed = (): number => (Date.now() - started) / 1000;
   if (run.resuming) log(`resuming ${runDir} after step ${run.resumeStep}`);
+  const canEvaluate = config.eval.every_steps > 0 && domain.environment !== undefined;
+  if (config.eval.every_steps > 0 && !canEvaluate) log(`held-out evaluation skipped: the ${domain.name} data has no real environment to evaluate against`);
 
   const evaluations: EvaluationResult[] = [];
   const evaluateAt = async (step: number, model: TinyPolicyModel): Promise<void> => {
@@ -50,7 +62,7 @@ export async function train(config: TrainConfig, runDir: string, options: TrainO
     }
   };
 
-  const base = await warmStart(config, domain, run, log, config.eval.every_steps > 0 ? (model) => evaluateAt(0, model) : undefined);
+  const base = await warmStart(config, domain, run, log, canEvaluate ? (model) => evaluateAt(0, model) : undefined);
   const policies = await trainedPolicies(config, run, base);
   const simulator = config.environment === "simulator" ? await base.policy("simulator:frozen-sft") : undefined;
   const counter = new CallCounter();
@@ -59,7 +71,7 @@ export async function train(config: TrainConfig, runDir: string, options: TrainO
   bar.tick("", run.resumeStep);
   const limit = new ConcurrencyLimit(config.rollout.concurrency);
   for (let step = run.resumeStep + 1; step <= config.trainer.total_steps; step++) {
-    options.signal?.throwIfAborted();
+    signal?.throwIfAborted();
     const stepStarted = Date.now();
     const tasks = sampleTasks(domain.train, config.rollout.tasks_per_step, config.seed, step);
 
@@ -89,7 +101,7 @@ export async function train(config: TrainConfig, runDir: string, options: TrainO
     bar.tick(`reward ${formatNumber((last.reward as Record<string, number>).mean)} ${((Date.now() - stepStarted) / 1000).toFixed(1)}s/step`);
 
     const final = step === config.trainer.total_steps;
-    if (config.eval.every_steps > 0 && (step % config.eval.every_steps === 0 || final)) await evaluateAt(step, policies.get("act")!);
+    if (canEvaluate && (step % config.eval.every_steps === 0 || final)) await evaluateAt(step, policies.get("act")!);
     if (step % config.trainer.save_every === 0 || final) {
       await run.saveCheckpoint(stepName(step), (dir) => saveAll(policies, dir));
       run.prune(2);
@@ -97,13 +109,6 @@ export async function train(config: TrainConfig, runDir: string, options: TrainO
   }
   if (run.resumeStep === config.trainer.total_steps) log(`${runDir} already finished ${config.trainer.total_steps} steps`);
   return { runDir, steps: config.trainer.total_steps, evaluations };
-}
-
-function loadDomain(config: TrainConfig): Domain {
-  if (config.data.source !== "builtin") {
-    throw new Error(`data source ${config.data.source}: training on it needs a model other than the built-in tiny one; see the README's presets`);
-  }
-  return builtinDomain(config);
 }
 
 /**
@@ -120,7 +125,7 @@ async function warmStart(
   if (config.model.type !== "tiny") throw new Error(`model.type ${config.model.type}: the in-process backend trains the built-in tiny model only`);
   const engine = config.rollout.engine;
   if (run.hasCheckpoint("sft")) return TinyPolicyModel.load(run.checkpointPath("sft"), engine);
-  const model = await TinyPolicyModel.create(config.model, domain.corpus(), config.seed, engine);
+  const model = await TinyPolicyModel.create(config.model, domain.corpus(), { seed: config.seed, rolloutEngine: engine, listTools: !domain.toolsInSystemPrompt });
   log(`model: ${model.backend.parameterCount.toLocaleString("en")} parameters, vocabulary ${model.tokenizer.vocabSize}`);
   if (config.sft.enabled && domain.gold) {
     const renderer: IncrementalRenderer = (await model.policy("sft")).renderer;
@@ -199,6 +204,9 @@ async function evaluateHeldOut(config: TrainConfig, domain: Domain, model: TinyP
     environment: real,
     reward: domain.reward,
     rehearsal: setting,
+    rehearsePrompt: domain.rehearsePrompt,
+    ...(domain.writeTools === undefined ? {} : { writeTools: domain.writeTools }),
+    ...(domain.users === undefined ? {} : { users: () => domain.users! }),
     tokenizer: model.tokenizer,
     concurrency: config.rollout.concurrency,
     sampling: { act: { temperature: config.eval.temperature, topP: config.eval.top_p } },

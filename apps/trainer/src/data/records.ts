@@ -1,6 +1,6 @@
 import type { Cm2Record, JsonObject, RecordError, Task } from "@envace/protocol";
 import { cm2ToTask, type ChecklistJudge } from "@envace/rewards";
-import { DEFAULT_REHEARSE_INSTRUCTIONS, replayReference, type RehearsePromptOptions, type UserTurnSource } from "@envace/trajectory";
+import { DEFAULT_REHEARSE_INSTRUCTIONS, replayReference, type RehearsePromptOptions } from "@envace/trajectory";
 import type { Domain } from "../setup/domain.js";
 import type { GoldExample } from "../sft.js";
 import { throwIfAny } from "./errors.js";
@@ -66,12 +66,6 @@ export function checkRecords(records: readonly SourcedRecord[]): { split: Split;
  * dialogues, not tools that run, so training rehearses and evaluation has no real environment.
  */
 export interface DataDomain extends Domain {
-  /**
-   * Replays the reference dialogue's later user turns, each only if the checklist judge passes
-   * every `required_for_next_turn` item of the turn before (CM2's rule), for the rollout engine's
-   * `users` option. Absent for the built-in single-turn domain.
-   */
-  users?: UserTurnSource;
   /** Releases what the domain holds (the judge's in-flight calls and files). */
   close(): Promise<void>;
 }
@@ -96,6 +90,8 @@ export function recordDomain(name: string, train: Split, test: Split, options: R
     gold: (task) => gold.get(task.id) ?? referenceGold(task).examples,
     corpus: () => recordCorpus(train, rehearsePrompt),
     rehearsePrompt,
+    toolsInSystemPrompt: false,
+    // Later user turns are replayed only if the judge passes the turn's required items (CM2's rule).
     users: replayReference({
       gate: async ({ messages, task, signal }) => (await judge.mayReplayNextTurn(messages, task, signal ? { signal } : {})).replay,
     }),

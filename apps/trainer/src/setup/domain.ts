@@ -10,7 +10,7 @@ import {
   outcomeReward,
 } from "@envace/bench-builtin";
 import type { RewardFunction } from "@envace/rewards";
-import type { RehearsePromptOptions } from "@envace/trajectory";
+import type { RehearsePromptOptions, UserTurnSource } from "@envace/trajectory";
 import type { TrainConfig } from "../config/schema.js";
 import type { GoldExample } from "../sft.js";
 
@@ -31,6 +31,12 @@ export interface Domain {
   rehearsePrompt: RehearsePromptOptions;
   /** Tools that change the world, for rehearsal memories and safe-write gating. */
   writeTools?: readonly string[];
+  /** The system prompt already describes the tools, so the chat template need not list them. */
+  toolsInSystemPrompt: boolean;
+  /** Later user turns of a rollout (default: replay the task's reference dialogue). */
+  users?: UserTurnSource;
+  /** Releases what the domain holds (a judge's connections and files). */
+  close?(): Promise<void>;
 }
 
 /** The Rehearse prompt of the embedded default: the tiny model learns tool behaviour from its warm start. */
@@ -51,5 +57,6 @@ export function builtinDomain(config: TrainConfig): Domain {
     corpus: () => domainCorpus({ seed: config.seed }),
     rehearsePrompt: BUILTIN_REHEARSE_PROMPT,
     writeTools: WRITE_TOOLS,
+    toolsInSystemPrompt: true,
   };
 }

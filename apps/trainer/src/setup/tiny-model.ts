@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { TinyOnnxEngine } from "@envace/models";
+import { TINY_CHAT_TEMPLATE, TinyOnnxEngine } from "@envace/models";
 import { InProcessBackend, trainTokenizer, type ByteLevelBpeTokenizer } from "@envace/training";
 import { ChatTemplate, SamplerPolicy } from "@envace/trajectory";
 import type { TinyModelConfig as TinyModelSection } from "../config/schema.js";
@@ -40,9 +40,17 @@ export class TinyPolicyModel {
     private readonly rolloutEngine: "onnx" | "tfjs",
   ) {}
 
-  /** A new model whose tokenizer is trained on `corpus`. */
-  static async create(section: TinyModelSection, corpus: Iterable<string>, seed: number, rolloutEngine: "onnx" | "tfjs"): Promise<TinyPolicyModel> {
-    const tokenizer = trainTokenizer(corpus, { vocabSize: section.vocab_size, maxLength: section.max_position_embeddings });
+  /**
+   * A new model whose tokenizer is trained on `corpus`. Its chat template lists the tools unless
+   * the domain's system prompt already does; either way it is saved with every checkpoint.
+   */
+  static async create(
+    section: TinyModelSection,
+    corpus: Iterable<string>,
+    options: { seed: number; rolloutEngine: "onnx" | "tfjs"; listTools: boolean },
+  ): Promise<TinyPolicyModel> {
+    const chatTemplate = options.listTools ? TINY_CHAT_TEMPLATE : COMPACT_CHAT_TEMPLATE;
+    const tokenizer = trainTokenizer(corpus, { vocabSize: section.vocab_size, maxLength: section.max_position_embeddings, chatTemplate });
     const eos = tokenizer.stopTokenIds[0] ?? null;
     const backend = await InProcessBackend.create(
       {
@@ -55,9 +63,9 @@ export class TinyPolicyModel {
         ropeTheta: section.rope_theta,
         eosTokenId: eos,
       },
-      { seed, tokenizer },
+      { seed: options.seed, tokenizer },
     );
-    return new TinyPolicyModel(backend, tokenizer, new ChatTemplate(COMPACT_CHAT_TEMPLATE), rolloutEngine);
+    return new TinyPolicyModel(backend, tokenizer, new ChatTemplate(chatTemplate), options.rolloutEngine);
   }
 
   /** Resume from a checkpoint folder written by `save`. */
@@ -65,8 +73,8 @@ export class TinyPolicyModel {
     if (!existsSync(join(dir, "model.safetensors"))) throw new Error(`${dir}: not a checkpoint (no model.safetensors)`);
     const backend = await InProcessBackend.load(dir);
     const tokenizer = backend.tokenizer as ByteLevelBpeTokenizer | undefined;
-    if (tokenizer === undefined) throw new Error(`${dir}: the checkpoint has no tokenizer.json`);
-    return new TinyPolicyModel(backend, tokenizer, new ChatTemplate(COMPACT_CHAT_TEMPLATE), rolloutEngine);
+    if (tokenizer?.chatTemplate === undefined) throw new Error(`${dir}: the checkpoint has no tokenizer with a chat template`);
+    return new TinyPolicyModel(backend, tokenizer, new ChatTemplate(tokenizer.chatTemplate), rolloutEngine);
   }
 
   save(dir: string): Promise<void> {
