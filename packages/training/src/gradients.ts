@@ -31,6 +31,17 @@ export class GradientAccumulator {
     }
   }
 
+  /** Move everything `other` holds into this accumulator (adding), leaving `other` empty. */
+  absorb(other: GradientAccumulator): void {
+    for (const [name, g] of other.device) this.accumulate(name, g);
+    other.device.clear();
+    if (other.embedRows) {
+      if (this.embedRows) for (let i = 0; i < this.embedRows.length; i++) this.embedRows[i]! += other.embedRows[i]!;
+      else this.embedRows = other.embedRows;
+      other.embedRows = null;
+    }
+  }
+
   private accumulate(name: string, g: tf.Tensor): void {
     const prev = this.device.get(name);
     if (prev) {

@@ -135,33 +135,55 @@ export class InProcessBackend implements TrainingBackend {
       data.forEach((d, i) => {
         checkDatum(d, i, this.config, true);
       });
+      if (loss.type === "grpo" && loss.config.klCoef > 0) {
+        const missing = data.findIndex((d) => d.refLogprobs === undefined);
+        if (missing >= 0) throw new Error(`data[${missing}] has no refLogprobs, which the KL term (klCoef ${loss.config.klCoef}) needs`);
+      }
       const weights = this.weights();
       const scores: TokenScoresRow[] = new Array<TokenScoresRow>(data.length);
-      for (const group of this.microbatches(data)) {
-        const batch = packBatch(data, group);
-        const pass = this.model.forwardTrain(weights, batch);
-        let grads;
-        try {
-          const part = group.map((i, k) => rowScores(pass.scores, batch, k, data[i]!.tokens.length));
+      // This call's gradients join the accumulator only once the whole call has succeeded.
+      const callGrads = new GradientAccumulator(this.config);
+      try {
+        for (const group of this.microbatches(data)) {
+          const batch = packBatch(data, group);
+          const part = this.trainMicrobatch(weights, batch, group, data, loss, callGrads);
           group.forEach((i, k) => (scores[i] = part[k]!));
-          const objective = evaluateObjective(
-            loss,
-            group.map((i) => data[i]!),
-            part,
-          );
-          const factor = subsetFactor(loss, data, group);
-          const dLogprob = spread(objective.gradLogprobs, batch, factor);
-          const dEntropy = objective.gradEntropy ? spread(objective.gradEntropy, batch, factor) : null;
-          grads = pass.backward(dLogprob, dEntropy);
-        } finally {
-          pass.dispose();
+          await yieldToEventLoop();
         }
-        this.grads.add(grads, batch.tokens);
-        await yieldToEventLoop();
+        const objective = evaluateObjective(loss, data, scores);
+        this.grads.absorb(callGrads);
+        return { logprobs: scores.map((s) => Array.from(s.logprobs)), loss: objective.loss, metrics: objective.metrics };
+      } finally {
+        callGrads.clear();
       }
-      const objective = evaluateObjective(loss, data, scores);
-      return { logprobs: scores.map((s) => Array.from(s.logprobs)), loss: objective.loss, metrics: objective.metrics };
     });
+  }
+
+  /** Forward, loss gradient and backward for one micro-batch; returns the scores of its rows. */
+  private trainMicrobatch(
+    weights: DeviceWeights,
+    batch: SequenceBatch,
+    group: readonly number[],
+    data: readonly Datum[],
+    loss: LossFn,
+    grads: GradientAccumulator,
+  ): TokenScoresRow[] {
+    const pass = this.model.forwardTrain(weights, batch);
+    try {
+      const part = group.map((i, k) => rowScores(pass.scores, batch, k, data[i]!.tokens.length));
+      const objective = evaluateObjective(
+        loss,
+        group.map((i) => data[i]!),
+        part,
+      );
+      const factor = subsetFactor(loss, data, group);
+      const dLogprob = spread(objective.gradLogprobs, batch, factor);
+      const dEntropy = objective.gradEntropy ? spread(objective.gradEntropy, batch, factor) : null;
+      grads.add(pass.backward(dLogprob, dEntropy), batch.tokens);
+      return part;
+    } finally {
+      pass.dispose();
+    }
   }
 
   forward(data: Datum[]): Promise<number[][]> {

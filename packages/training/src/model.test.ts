@@ -184,6 +184,22 @@ describe("the tiny transformer", () => {
     expect(Math.abs(dot(grads, d) - numeric)).toBeLessThan(5e-3 * Math.abs(numeric) + 2e-5);
   });
 
+  it("refuses bad data before touching the gradients accumulated so far", async () => {
+    const backend = await InProcessBackend.fromParameters(config, params);
+    const data = makeData(13);
+    await backend.forwardBackward(data, { type: "cross_entropy" });
+    const before = await backend.accumulatedGradients();
+    await expect(backend.forwardBackward(data, grpo("token-mean"))).rejects.toThrow(/data\[0\] has no refLogprobs, which the KL term \(klCoef 0.05\) needs/);
+    await expect(backend.forwardBackward([{ ...data[0]!, targetTokens: [1] }], { type: "cross_entropy" })).rejects.toThrow(
+      /data\[0\]\.targetTokens has 1 entries, tokens has 5/,
+    );
+    await expect(backend.forwardBackward([{ ...data[0]!, tokens: data[0]!.tokens.map(() => 99) }], { type: "cross_entropy" })).rejects.toThrow(
+      /data\[0\]\.tokens\[0\] = 99 is not a token id \(0\.\.22\)/,
+    );
+    expect(await backend.accumulatedGradients()).toEqual(before);
+    backend.dispose();
+  });
+
   it("adds up gradients across calls, and micro-batching does not change them", async () => {
     const data = makeData(8);
     const whole = await InProcessBackend.fromParameters(config, params, { microbatchTokens: 4096 });
