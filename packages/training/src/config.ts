@@ -70,7 +70,7 @@ export const HfLlamaConfig = z.object({
 export type HfLlamaConfig = z.infer<typeof HfLlamaConfig>;
 
 /** The `config.json` a checkpoint folder holds for `config`. */
-export function toHfConfig(config: TinyModelConfig): HfLlamaConfig & { transformers_version: string } {
+export function toHfConfig(config: TinyModelConfig): HfLlamaConfig {
   return {
     architectures: ["LlamaForCausalLM"],
     model_type: "llama",
@@ -93,7 +93,6 @@ export function toHfConfig(config: TinyModelConfig): HfLlamaConfig & { transform
     eos_token_id: config.eosTokenId,
     initializer_range: config.initializerRange,
     torch_dtype: "float32",
-    transformers_version: "4.46.0",
   };
 }
 
