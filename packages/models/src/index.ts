@@ -21,7 +21,7 @@ export { exportLlamaCheckpoint, llamaOnnxBytes, type ExportResult } from "./onnx
 export { LlamaConfig, llamaShape, readLlamaConfig, llamaTensorNames, type LlamaShape } from "./onnx/llama-config.js";
 export { loadOnnxModel, type LoadOnnxOptions, type OnnxModel } from "./onnx/policy.js";
 export { OnnxSampler, type OnnxSamplerOptions } from "./onnx/sampler.js";
-export { readSafetensors, writeSafetensors, type Float32Tensor } from "./onnx/safetensors.js";
+export { readSafetensors, writeSafetensors, type NamedTensor as Float32Tensor } from "@envace/training";
 export { sampleToken, seededRandom, type SampledToken, type TokenSamplingParams } from "./onnx/sampling.js";
 
 export { ModelSpecError, parseModelSpec, policyFromSpec, type ModelSpec, type ResolvedModel, type ResolveOptions } from "./spec.js";

@@ -6,7 +6,7 @@ export { createTinyModel, InProcessBackend, type CheckpointTokenizer, type InPro
 export { evaluateObjective, type Objective } from "./objective.js";
 export { countParameters, initParameters, parameterSpecs, type ParameterSpec, type Parameters } from "./parameters.js";
 export { Rng } from "./rng.js";
-export { decodeSafetensors, encodeSafetensors, SafetensorsError, type NamedTensor } from "./safetensors.js";
+export { decodeSafetensors, encodeSafetensors, halfToFloat, readSafetensors, SafetensorsError, writeSafetensors, type NamedTensor } from "./safetensors.js";
 export { TinySampler, type TinySamplerOptions } from "./sampler.js";
 export { sampleToken } from "./sampling.js";
 export { initWasmBackend } from "./wasm.js";

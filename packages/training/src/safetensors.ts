@@ -1,9 +1,11 @@
+import { readFile, writeFile } from "node:fs/promises";
 import { z } from "zod";
 
 /**
  * The safetensors format: an 8-byte little-endian header length, a JSON header mapping each tensor
  * name to its dtype, shape and byte range, then the raw little-endian data. Tensors are written
- * as float32 and read from float32, float16 or bfloat16 (converted to float32).
+ * as float32 and read from float32, float16, bfloat16 or float64 (converted to float32), which
+ * covers the checkpoints Hugging Face tools write.
  */
 export interface NamedTensor {
   shape: number[];
@@ -26,7 +28,7 @@ const TensorEntry = z.object({
   data_offsets: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]),
 });
 
-const BYTES_PER_ELEMENT: Record<string, number> = { F32: 4, F16: 2, BF16: 2 };
+const BYTES_PER_ELEMENT: Record<string, number> = { F32: 4, F16: 2, BF16: 2, F64: 8 };
 
 assertLittleEndian();
 
@@ -88,14 +90,34 @@ export function decodeSafetensors(bytes: Uint8Array, file: string): { tensors: M
     if (!parsed.success) throw new SafetensorsError(file, `tensor ${name}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
     const { dtype, shape, data_offsets: [begin, end] } = parsed.data;
     const width = BYTES_PER_ELEMENT[dtype];
-    if (width === undefined) throw new SafetensorsError(file, `tensor ${name}: dtype ${dtype} is not supported (F32, F16, BF16)`);
+    if (width === undefined) throw new SafetensorsError(file, `tensor ${name}: dtype ${dtype} is not supported (F32, F16, BF16, F64)`);
     const size = shape.reduce((a, b) => a * b, 1);
-    if (end < begin || end > dataLength || end - begin !== size * width) {
-      throw new SafetensorsError(file, `tensor ${name}: data_offsets [${begin}, ${end}] do not fit shape [${shape.join(", ")}] of ${dtype} within ${dataLength} data bytes`);
+    if (end < begin || end - begin !== size * width) {
+      throw new SafetensorsError(file, `tensor ${name}: data_offsets [${begin}, ${end}] do not hold ${size} ${dtype} values (shape [${shape.join(", ")}])`);
+    }
+    if (end > dataLength) {
+      throw new SafetensorsError(file, `tensor ${name}: data_offsets [${begin}, ${end}] do not fit within ${dataLength} data bytes; the file is truncated`);
     }
     tensors.set(name, { shape, data: toFloat32(bytes, dataStart + begin, size, dtype) });
   }
   return { tensors, metadata };
+}
+
+/** Read every tensor of a safetensors file as float32; a missing file is named as such. */
+export async function readSafetensors(path: string): Promise<Map<string, NamedTensor>> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`missing ${path}`, { cause: error });
+    throw error;
+  }
+  return decodeSafetensors(bytes, path).tensors;
+}
+
+/** Write tensors as a float32 safetensors file (see `encodeSafetensors`). */
+export async function writeSafetensors(path: string, tensors: ReadonlyMap<string, NamedTensor>, metadata?: Record<string, string>): Promise<void> {
+  await writeFile(path, encodeSafetensors(tensors, metadata));
 }
 
 function toFloat32(bytes: Uint8Array, at: number, size: number, dtype: string): Float32Array {
@@ -104,20 +126,26 @@ function toFloat32(bytes: Uint8Array, at: number, size: number, dtype: string): 
     new Uint8Array(out.buffer).set(bytes.subarray(at, at + size * 4));
     return out;
   }
-  const view = new DataView(bytes.buffer, bytes.byteOffset + at, size * 2);
+  const view = new DataView(bytes.buffer, bytes.byteOffset + at, size * BYTES_PER_ELEMENT[dtype]!);
+  if (dtype === "F64") {
+    for (let i = 0; i < size; i++) out[i] = view.getFloat64(i * 8, true);
+    return out;
+  }
   const bits = new Uint32Array(out.buffer);
   for (let i = 0; i < size; i++) {
     const h = view.getUint16(i * 2, true);
+    // A bfloat16 is the top half of a float32, so its bits move over as they are.
     if (dtype === "BF16") bits[i] = h << 16;
     else out[i] = halfToFloat(h);
   }
   return out;
 }
 
-function halfToFloat(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exponent = (h >> 10) & 0x1f;
-  const fraction = h & 0x3ff;
+/** IEEE 754 half precision (the bits of a float16) to a number. */
+export function halfToFloat(bits: number): number {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >> 10) & 0x1f;
+  const fraction = bits & 0x3ff;
   if (exponent === 0) return sign * 2 ** -14 * (fraction / 1024);
   if (exponent === 0x1f) return fraction ? Number.NaN : sign * Infinity;
   return sign * 2 ** (exponent - 15) * (1 + fraction / 1024);

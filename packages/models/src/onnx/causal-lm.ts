@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { halfToFloat } from "@envace/training";
 import * as ort from "onnxruntime-node";
-import { halfToFloat } from "./safetensors.js";
 
 type KvType = "float32" | "float16";
 

@@ -1,8 +1,8 @@
 import { copyFile, mkdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { readSafetensors, type NamedTensor } from "@envace/training";
 import { checkLlamaTensors, llamaShape, readLlamaConfig, type LlamaConfig } from "./llama-config.js";
 import { buildLlamaModel, type LlamaGraphOptions } from "./llama-graph.js";
-import { readSafetensors, type Float32Tensor } from "./safetensors.js";
 
 /** Protobuf cannot hold a message of 2 GiB or more; larger models need external data. */
 const PROTOBUF_LIMIT = 2 ** 31 - 1;
@@ -19,7 +19,7 @@ export interface ExportResult {
 }
 
 /** The ONNX model of a Llama checkpoint held in memory (for weight sync without touching disk). */
-export function llamaOnnxBytes(config: LlamaConfig, weights: ReadonlyMap<string, Float32Tensor>, source = "weights", options: LlamaGraphOptions = {}): Uint8Array {
+export function llamaOnnxBytes(config: LlamaConfig, weights: ReadonlyMap<string, NamedTensor>, source = "weights", options: LlamaGraphOptions = {}): Uint8Array {
   const shape = llamaShape(config);
   checkLlamaTensors(shape, weights, source);
   let total = 0;

@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { writeSafetensors, type NamedTensor } from "@envace/training";
 import { expectedLlamaTensors, llamaShape, type LlamaConfig } from "./llama-config.js";
 import { seededRandom } from "./sampling.js";
-import { writeSafetensors, type Float32Tensor } from "./safetensors.js";
 
 /**
  * Small checkpoints with random weights in the Hugging Face layout, for tests and benchmarks:
@@ -62,7 +62,7 @@ export interface TinyLlamaOptions {
 }
 
 /** A config and random weights (scaled like an initialised model) for a vocabulary of 259 byte-level tokens. */
-export function randomLlama(options: TinyLlamaOptions = {}): { config: LlamaConfig; weights: Map<string, Float32Tensor> } {
+export function randomLlama(options: TinyLlamaOptions = {}): { config: LlamaConfig; weights: Map<string, NamedTensor> } {
   const hidden = options.hidden ?? 32;
   const heads = options.heads ?? 4;
   const config: LlamaConfig = {
@@ -83,7 +83,7 @@ export function randomLlama(options: TinyLlamaOptions = {}): { config: LlamaConf
     eos_token_id: 258,
   };
   const random = seededRandom(options.seed ?? 1);
-  const weights = new Map<string, Float32Tensor>();
+  const weights = new Map<string, NamedTensor>();
   for (const [name, shape] of expectedLlamaTensors(llamaShape(config))) {
     const count = shape.reduce((a, b) => a * b, 1);
     // Norm weights around 1, matrices around 0 with a scale that keeps activations of order 1.
@@ -96,7 +96,7 @@ export function randomLlama(options: TinyLlamaOptions = {}): { config: LlamaConf
 }
 
 /** Write a checkpoint folder in the Hugging Face layout. */
-export async function writeLlamaCheckpoint(dir: string, config: LlamaConfig, weights: ReadonlyMap<string, Float32Tensor>): Promise<void> {
+export async function writeLlamaCheckpoint(dir: string, config: LlamaConfig, weights: ReadonlyMap<string, NamedTensor>): Promise<void> {
   await mkdir(dir, { recursive: true });
   const { tokenizer, config: tokenizerConfig } = byteTokenizerFiles();
   await Promise.all([

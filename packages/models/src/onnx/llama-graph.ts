@@ -1,6 +1,6 @@
+import type { NamedTensor } from "@envace/training";
 import onnxProto from "onnx-proto";
 import { llamaTensorNames as names, type LlamaShape } from "./llama-config.js";
-import type { Float32Tensor } from "./safetensors.js";
 
 const { onnx } = onnxProto;
 type NodeProto = onnxProto.onnx.INodeProto;
@@ -72,7 +72,7 @@ class GraphBuilder {
 }
 
 /** `[out, in]` → `[in, out]`, so the graph can use a plain `MatMul(x, W)`. */
-export function transpose2d(tensor: Float32Tensor): Float32Tensor {
+export function transpose2d(tensor: NamedTensor): NamedTensor {
   const [rows, cols] = tensor.shape as [number, number];
   const out = new Float32Array(rows * cols);
   for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = tensor.data[r * cols + c]!;
@@ -102,12 +102,12 @@ export interface LlamaGraphOptions {
   producer?: string;
 }
 
-export function buildLlamaModel(shape: LlamaShape, weights: ReadonlyMap<string, Float32Tensor>, options: LlamaGraphOptions = {}): Uint8Array {
+export function buildLlamaModel(shape: LlamaShape, weights: ReadonlyMap<string, NamedTensor>, options: LlamaGraphOptions = {}): Uint8Array {
   const g = new GraphBuilder();
   const half16 = options.cacheType === "float16";
   const cacheElem = half16 ? onnx.TensorProto.DataType.FLOAT16 : onnx.TensorProto.DataType.FLOAT;
   const { heads, kvHeads, headDim, layers, vocab } = shape;
-  const weight = (name: string): Float32Tensor => {
+  const weight = (name: string): NamedTensor => {
     const tensor = weights.get(name);
     if (!tensor) throw new Error(`missing weight ${name}`);
     return tensor;

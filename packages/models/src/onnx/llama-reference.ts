@@ -1,12 +1,12 @@
+import type { NamedTensor } from "@envace/training";
 import { llamaTensorNames as names, type LlamaShape } from "./llama-config.js";
-import type { Float32Tensor } from "./safetensors.js";
 
 /**
  * A direct, unoptimised forward pass of the Llama block in float64, written from the
  * architecture's definition. It recomputes the whole sequence and is the yardstick the exported
  * ONNX graph is tested against; it is far too slow for generation.
  */
-export function referenceLogits(shape: LlamaShape, weights: ReadonlyMap<string, Float32Tensor>, tokens: readonly number[]): Float64Array[] {
+export function referenceLogits(shape: LlamaShape, weights: ReadonlyMap<string, NamedTensor>, tokens: readonly number[]): Float64Array[] {
   const { hidden, heads, kvHeads, headDim, intermediate } = shape;
   const w = (name: string): Float32Array => {
     const tensor = weights.get(name);

@@ -11,7 +11,6 @@ import { LlamaConfig, llamaShape, readLlamaConfig } from "./llama-config.js";
 import { referenceLogits } from "./llama-reference.js";
 import { loadOnnxModel, type OnnxModel } from "./policy.js";
 import { OnnxSampler } from "./sampler.js";
-import { bfloat16ToFloat, encodeSafetensors, halfToFloat, parseSafetensors, readSafetensors } from "./safetensors.js";
 import { seededRandom } from "./sampling.js";
 
 let root: string;
@@ -27,39 +26,6 @@ const maxAbsDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => {
   return max;
 };
 const randomTokens = (random: () => number, length: number, vocab: number) => Array.from({ length }, () => Math.floor(random() * vocab));
-
-describe("safetensors", () => {
-  it("round-trips float32 tensors with metadata", async () => {
-    const tensors = new Map([
-      ["b", { shape: [2, 2], data: Float32Array.from([1, -2, 3.5, 4]) }],
-      ["a", { shape: [3], data: Float32Array.from([0.25, 0, -1]) }],
-    ]);
-    const path = join(root, "roundtrip.safetensors");
-    await writeFile(path, encodeSafetensors(tensors, { format: "pt" }));
-    const read = await readSafetensors(path);
-    expect([...read.keys()].sort()).toEqual(["a", "b"]);
-    expect(read.get("b")).toEqual(tensors.get("b"));
-    expect(read.get("a")).toEqual(tensors.get("a"));
-  });
-
-  it("converts half and bfloat16 values", () => {
-    expect(halfToFloat(0x3c00)).toBe(1);
-    expect(halfToFloat(0xc000)).toBe(-2);
-    expect(halfToFloat(0x3555)).toBeCloseTo(1 / 3, 3);
-    expect(halfToFloat(0x7c00)).toBe(Infinity);
-    expect(bfloat16ToFloat(0x3f80)).toBe(1);
-    expect(bfloat16ToFloat(0xc040)).toBe(-3);
-  });
-
-  it("names the file and tensor of a bad entry, and a missing file", async () => {
-    const header = new TextEncoder().encode(JSON.stringify({ w: { dtype: "F32", shape: [4], data_offsets: [0, 8] } }));
-    const bytes = new Uint8Array(8 + header.length + 8);
-    new DataView(bytes.buffer).setBigUint64(0, BigInt(header.length), true);
-    bytes.set(header, 8);
-    expect(() => parseSafetensors(bytes, "bad.safetensors")).toThrow("bad.safetensors: tensor w: data_offsets [0, 8] do not hold 4 F32 values");
-    await expect(readSafetensors(join(root, "nope.safetensors"))).rejects.toThrow(`missing ${join(root, "nope.safetensors")}`);
-  });
-});
 
 describe("config.json", () => {
   it("refuses what the exporter does not implement, naming file and key", async () => {

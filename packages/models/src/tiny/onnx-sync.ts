@@ -1,9 +1,8 @@
 import { performance } from "node:perf_hooks";
-import { toHfConfig, type TinyModelConfig } from "@envace/training";
+import { toHfConfig, type NamedTensor, type TinyModelConfig } from "@envace/training";
 import { OnnxCausalLM, type OnnxSessionOptions } from "../onnx/causal-lm.js";
 import { llamaOnnxBytes } from "../onnx/export.js";
 import { expectedLlamaTensors, LlamaConfig, llamaShape } from "../onnx/llama-config.js";
-import type { Float32Tensor } from "../onnx/safetensors.js";
 import { OnnxSampler, type OnnxSamplerOptions } from "../onnx/sampler.js";
 
 /** What one weight sync cost. */
@@ -17,8 +16,8 @@ export interface WeightSyncTiming {
 }
 
 /** Parameters by Hugging Face name (as the training package keeps them) with the shapes the config implies. */
-export function shapedWeights(config: LlamaConfig, params: ReadonlyMap<string, Float32Array>): Map<string, Float32Tensor> {
-  const weights = new Map<string, Float32Tensor>();
+export function shapedWeights(config: LlamaConfig, params: ReadonlyMap<string, Float32Array>): Map<string, NamedTensor> {
+  const weights = new Map<string, NamedTensor>();
   for (const [name, shape] of expectedLlamaTensors(llamaShape(config))) {
     const data = params.get(name);
     if (data) weights.set(name, { shape, data });
