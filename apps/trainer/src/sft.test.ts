@@ -3,7 +3,7 @@ import { generateTasks, goldTrajectory, SYSTEM_PROMPT_SHORT } from "@envace/benc
 import { trainTokenizer } from "@envace/training";
 import { ChatTemplate, IncrementalRenderer } from "@envace/trajectory";
 import type { TrainingRow } from "@envace/protocol";
-import { goldRows, mergeContinuations } from "./sft.js";
+import { cosineSchedule, goldRows, mergeContinuations } from "./sft.js";
 import { COMPACT_CHAT_TEMPLATE } from "./setup/tiny-model.js";
 
 const tasks = generateTasks({ seed: 3, count: 4, split: "train", systemPrompt: SYSTEM_PROMPT_SHORT });
@@ -73,5 +73,17 @@ describe("mergeContinuations", () => {
 
   it("keeps rows that do not continue each other apart", () => {
     expect(mergeContinuations([row("a", "act", [1, 2], [3], 0), row("a", "act", [1, 5, 3], [4], 1), row("b", "act", [1, 2, 3], [4], 0)])).toHaveLength(3);
+  });
+});
+
+describe("cosineSchedule", () => {
+  it("warms up linearly, peaks, then decays along a cosine to a tenth of the peak", () => {
+    const lr = (i: number) => cosineSchedule(1, i, 22, 0.1);
+    // 2 warm-up batches (22 × 0.1, floored), then 20 decaying ones.
+    expect([lr(0), lr(1), lr(2)]).toEqual([0.5, 1, 1]);
+    expect(lr(21)).toBeCloseTo(0.1, 12);
+    // Halfway through the decay: 0.1 + 0.9 × (1 + cos(π · 9.5/19)) / 2 = 0.55.
+    expect(cosineSchedule(1, 2 + 9.5, 22, 0.1)).toBeCloseTo(0.55, 12);
+    for (let i = 3; i < 22; i++) expect(lr(i)).toBeLessThan(lr(i - 1));
   });
 });

@@ -91,10 +91,20 @@ export function mergeContinuations(rows: readonly TrainingRow[]): Datum[] {
   return data;
 }
 
+/** The learning rate of batch `index` of `total`: linear warm-up, then cosine decay to `floor`·peak. */
+export function cosineSchedule(peak: number, index: number, total: number, warmupRatio: number, floor = 0.1): number {
+  const warmup = Math.floor(total * warmupRatio);
+  if (index < warmup) return (peak * (index + 1)) / warmup;
+  const progress = total - warmup <= 1 ? 1 : (index - warmup) / (total - warmup - 1);
+  return peak * (floor + (1 - floor) * 0.5 * (1 + Math.cos(Math.PI * progress)));
+}
+
 export interface SftOptions {
   epochs: number;
   batchSize: number;
   adam: AdamParams;
+  /** Learning rate of each batch (default: `adam.learningRate` throughout). */
+  schedule?: (batch: number, total: number) => number;
   /** Shuffles the data each epoch. */
   shuffle: (data: Datum[], epoch: number) => Datum[];
   onBatch?: (progress: { epoch: number; batch: number; batches: number; loss: number; tokens: number }) => void;
@@ -103,6 +113,7 @@ export interface SftOptions {
 /** Supervised warm start: cross-entropy on the gold targets, summed per batch and divided by its target tokens. */
 export async function supervisedWarmStart(backend: TrainingBackend, data: readonly Datum[], options: SftOptions): Promise<void> {
   const batches = Math.ceil(data.length / options.batchSize);
+  const total = batches * options.epochs;
   for (let epoch = 0; epoch < options.epochs; epoch++) {
     const order = options.shuffle([...data], epoch);
     for (let b = 0; b < batches; b++) {
@@ -111,7 +122,8 @@ export async function supervisedWarmStart(backend: TrainingBackend, data: readon
       // Tinker's cross-entropy is a sum; weighting by 1/tokens gives a per-token mean and a stable step size.
       const weighted = batch.map((d) => ({ ...d, mask: d.mask.map((m) => m / tokens) }));
       const { loss } = await backend.forwardBackward(weighted, { type: "cross_entropy" });
-      await backend.optimStep(options.adam);
+      const learningRate = options.schedule?.(epoch * batches + b, total) ?? options.adam.learningRate;
+      await backend.optimStep({ ...options.adam, learningRate });
       options.onBatch?.({ epoch, batch: b, batches, loss, tokens });
     }
   }

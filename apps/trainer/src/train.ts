@@ -4,7 +4,7 @@
  * without a real environment, computes role-wise GRPO advantages, takes one policy-gradient step,
  * logs, and now and then evaluates against the real environment.
  */
-import { computeAdvantages, type AdvantageBatch } from "@envace/grpo";
+import { computeAdvantages, type AdvantageBatch, type AdvantageConfigInput } from "@envace/grpo";
 import type { PolicyRole } from "@envace/protocol";
 import { ConcurrencyLimit, rowsOf, type IncrementalRenderer } from "@envace/trajectory";
 import type { TrainConfig } from "./config/schema.js";
@@ -13,8 +13,9 @@ import { ProgressBar } from "./run/progress.js";
 import { RunDirectory, stepName } from "./run/run-dir.js";
 import { domainFromConfig } from "./data/index.js";
 import type { Domain } from "./setup/domain.js";
-import { TinyPolicyModel } from "./setup/tiny-model.js";
-import { goldRows, mergeContinuations, supervisedWarmStart } from "./sft.js";
+import { createModel, loadModel } from "./setup/models.js";
+import type { TrainedModel } from "./setup/trained-model.js";
+import { cosineSchedule, goldRows, mergeContinuations, supervisedWarmStart } from "./sft.js";
 import { CallCounter, adamParams, policyLossConfig, policyUpdate, rewards, rollouts, sampleTasks, shuffled, stepMetrics } from "./step.js";
 
 export interface TrainOptions {
@@ -31,7 +32,7 @@ export interface TrainResult {
 }
 
 /** The models a mode trains: one shared policy, or one per role (the per-role ablation). */
-type Policies = Map<PolicyRole, TinyPolicyModel>;
+type Policies = Map<PolicyRole, TrainedModel>;
 
 export async function train(config: TrainConfig, runDir: string, options: TrainOptions = {}): Promise<TrainResult> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -53,7 +54,7 @@ async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, l
   if (config.eval.every_steps > 0 && !canEvaluate) log(`held-out evaluation skipped: the ${domain.name} data has no real environment to evaluate against`);
 
   const evaluations: EvaluationResult[] = [];
-  const evaluateAt = async (step: number, model: TinyPolicyModel): Promise<void> => {
+  const evaluateAt = async (step: number, model: TrainedModel): Promise<void> => {
     evaluations.length = 0;
     for (const setting of config.eval.rehearsal) {
       const result = await evaluateHeldOut(config, domain, model, setting, step, log);
@@ -64,48 +65,49 @@ async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, l
 
   const base = await warmStart(config, domain, run, log, canEvaluate ? (model) => evaluateAt(0, model) : undefined);
   const policies = await trainedPolicies(config, run, base);
-  const simulator = config.environment === "simulator" ? await base.policy("simulator:frozen-sft") : undefined;
+  const actModel = policies.get("act")!;
+  const rehearseModel = policies.get("rehearse")!;
+  // The caller-only baseline's simulator: a separate copy of the warm-started model that never trains.
+  const frozen = config.environment === "simulator" ? await loadModel(config, run.checkpointPath("sft")) : undefined;
+  const simulator = await frozen?.policy("simulator:frozen-sft");
   const counter = new CallCounter();
-
+  const limit = new ConcurrencyLimit(config.rollout.concurrency);
+  const trainedRoles: PolicyRole[] = config.mode === "grpo" ? ["act"] : ["act", "rehearse"];
   const bar = new ProgressBar("train", config.trainer.total_steps);
   bar.tick("", run.resumeStep);
-  const limit = new ConcurrencyLimit(config.rollout.concurrency);
-  for (let step = run.resumeStep + 1; step <= config.trainer.total_steps; step++) {
-    signal?.throwIfAborted();
-    const stepStarted = Date.now();
-    const tasks = sampleTasks(domain.train, config.rollout.tasks_per_step, config.seed, step);
 
-    const actor = await policies.get("act")!.policy(`${config.mode}:${stepName(step)}`);
-    const rehearser = simulator ?? (policies.has("rehearse") ? await policies.get("rehearse")!.policy(`rehearse:${stepName(step)}`) : actor);
-    const trajectories = await rollouts({ config, domain, tasks, actor, rehearser, counter, limit });
-    const verdicts = await rewards(domain, tasks, trajectories);
-    const trainedRoles: PolicyRole[] = config.mode === "grpo" ? ["act"] : ["act", "rehearse"];
-    const batch = computeAdvantages(
-      trajectories.flatMap((t) => rowsOf(t, { roles: trainedRoles })),
-      verdicts,
-      {
-        baseline: config.algorithm.baseline,
-        roleWise: config.algorithm.role_wise,
-        normalizeStd: config.algorithm.norm_adv_by_std,
-        invalidPenalty: -config.algorithm.invalid_output_penalty,
-        groupSize: config.rollout.rollouts_per_task,
-      },
-    );
+  try {
+    for (let step = run.resumeStep + 1; step <= config.trainer.total_steps; step++) {
+      signal?.throwIfAborted();
+      const stepStarted = Date.now();
+      const tasks = sampleTasks(domain.train, config.rollout.tasks_per_step, config.seed, step);
 
-    const update = await updatePolicies(config, policies, batch);
+      // Rollout: the policy acts; tool responses come from the policy itself (EnvACE), a frozen
+      // simulator, a separate Rehearse policy (per-role), or the real environment.
+      const actor = await actModel.policy(`${config.mode}:${stepName(step)}`);
+      const rehearser = simulator ?? (rehearseModel === actModel ? actor : await rehearseModel.policy(`rehearse:${stepName(step)}`));
+      const trajectories = await rollouts({ config, domain, tasks, actor, rehearser, counter, limit });
 
-    run.metrics.append(
-      stepMetrics({ step, batch, trajectories, verdicts, update, environmentCalls: counter.take(), elapsedSeconds: elapsed(), stepSeconds: (Date.now() - stepStarted) / 1000 }),
-    );
-    const last = run.metrics.all().at(-1)!;
-    bar.tick(`reward ${formatNumber((last.reward as Record<string, number>).mean)} ${((Date.now() - stepStarted) / 1000).toFixed(1)}s/step`);
+      // Reward, then role-wise advantages over each task's group of rollouts.
+      const verdicts = await rewards(domain, tasks, trajectories);
+      const batch = computeAdvantages(trajectories.flatMap((t) => rowsOf(t, { roles: trainedRoles })), verdicts, advantageConfig(config));
 
-    const final = step === config.trainer.total_steps;
-    if (canEvaluate && (step % config.eval.every_steps === 0 || final)) await evaluateAt(step, policies.get("act")!);
-    if (step % config.trainer.save_every === 0 || final) {
-      await run.saveCheckpoint(stepName(step), (dir) => saveAll(policies, dir));
-      run.prune(2);
+      // Update: one clipped policy-gradient step per trained model.
+      const update = await updatePolicies(config, policies, batch);
+
+      // Log, evaluate now and then, checkpoint.
+      const record = stepMetrics({ step, batch, trajectories, verdicts, update, environmentCalls: counter.take(), elapsedSeconds: elapsed(), stepSeconds: (Date.now() - stepStarted) / 1000 });
+      run.metrics.append(record);
+      bar.tick(`reward ${formatNumber((record.reward as Record<string, number>).mean)} ${((Date.now() - stepStarted) / 1000).toFixed(1)}s/step`);
+      const final = step === config.trainer.total_steps;
+      if (canEvaluate && (step % config.eval.every_steps === 0 || final)) await evaluateAt(step, actModel);
+      if (step % config.trainer.save_every === 0 || final) {
+        await run.saveCheckpoint(stepName(step), (dir) => saveAll(policies, dir));
+        run.prune(2);
+      }
     }
+  } finally {
+    for (const model of new Set([base, actModel, rehearseModel, frozen])) model?.close();
   }
   if (run.resumeStep === config.trainer.total_steps) log(`${runDir} already finished ${config.trainer.total_steps} steps`);
   return { runDir, steps: config.trainer.total_steps, evaluations };
@@ -120,19 +122,17 @@ async function warmStart(
   domain: Domain,
   run: RunDirectory,
   log: (line: string) => void,
-  baseline: ((model: TinyPolicyModel) => Promise<void>) | undefined,
-): Promise<TinyPolicyModel> {
-  if (config.model.type !== "tiny") throw new Error(`model.type ${config.model.type}: the in-process backend trains the built-in tiny model only`);
-  const engine = config.rollout.engine;
-  if (run.hasCheckpoint("sft")) return TinyPolicyModel.load(run.checkpointPath("sft"), engine);
-  const model = await TinyPolicyModel.create(config.model, domain.corpus(), { seed: config.seed, rolloutEngine: engine, listTools: !domain.toolsInSystemPrompt });
-  log(`model: ${model.backend.parameterCount.toLocaleString("en")} parameters, vocabulary ${model.tokenizer.vocabSize}`);
+  baseline: ((model: TrainedModel) => Promise<void>) | undefined,
+): Promise<TrainedModel> {
+  if (run.hasCheckpoint("sft")) return loadModel(config, run.checkpointPath("sft"));
+  const model = await createModel(config, domain);
+  log(`model: ${model.describe()}`);
   if (config.sft.enabled && domain.gold) {
     const renderer: IncrementalRenderer = (await model.policy("sft")).renderer;
     const rows = domain.train.flatMap((task) =>
       goldRows(task, domain.gold!(task).filter((e) => config.sft.roles.includes(e.role)), { renderer, rehearsePrompt: domain.rehearsePrompt }),
     );
-    const context = model.backend.config.maxPositionEmbeddings;
+    const context = model.contextTokens;
     const all = mergeContinuations(rows);
     const data = all.filter((d) => d.tokens.length <= context);
     if (data.length < all.length) log(`sft: left out ${all.length - data.length} of ${all.length} sequences longer than the model's context (${context} tokens)`);
@@ -143,6 +143,7 @@ async function warmStart(
       epochs: config.sft.epochs,
       batchSize: config.sft.batch_size,
       adam: adamParams(config.sft.lr, config.actor),
+      ...(config.sft.lr_schedule === "cosine" ? { schedule: (batch: number, total: number) => cosineSchedule(config.sft.lr, batch, total, config.sft.warmup_ratio) } : {}),
       shuffle: (items, epoch) => shuffled(items, config.seed * 1_000 + epoch),
       onBatch: ({ loss, tokens }) => {
         done += 1;
@@ -157,14 +158,13 @@ async function warmStart(
 }
 
 /** The policies this mode trains, at the resumed step (or copies of the warm start). */
-async function trainedPolicies(config: TrainConfig, run: RunDirectory, base: TinyPolicyModel): Promise<Policies> {
-  const engine = config.rollout.engine;
+async function trainedPolicies(config: TrainConfig, run: RunDirectory, base: TrainedModel): Promise<Policies> {
   const from = run.resumeStep > 0 ? run.checkpointPath(stepName(run.resumeStep)) : run.checkpointPath("sft");
   if (config.mode !== "per-role") {
-    const model = run.resumeStep > 0 ? await TinyPolicyModel.load(`${from}/policy`, engine) : base;
+    const model = run.resumeStep > 0 ? await loadModel(config, `${from}/policy`) : base;
     return new Map([["act", model], ["rehearse", model]]);
   }
-  const load = (role: PolicyRole): Promise<TinyPolicyModel> => TinyPolicyModel.load(run.resumeStep > 0 ? `${from}/${role}` : from, engine);
+  const load = (role: PolicyRole): Promise<TrainedModel> => loadModel(config, run.resumeStep > 0 ? `${from}/${role}` : from);
   return new Map([["act", await load("act")], ["rehearse", await load("rehearse")]]);
 }
 
@@ -174,6 +174,16 @@ async function saveAll(policies: Policies, dir: string): Promise<void> {
   if (act === rehearse) return act.save(`${dir}/policy`);
   await act.save(`${dir}/act`);
   await rehearse.save(`${dir}/rehearse`);
+}
+
+function advantageConfig(config: TrainConfig): AdvantageConfigInput {
+  return {
+    baseline: config.algorithm.baseline,
+    roleWise: config.algorithm.role_wise,
+    normalizeStd: config.algorithm.norm_adv_by_std,
+    invalidPenalty: -config.algorithm.invalid_output_penalty,
+    groupSize: config.rollout.rollouts_per_task,
+  };
 }
 
 async function updatePolicies(config: TrainConfig, policies: Policies, batch: AdvantageBatch): Promise<Awaited<ReturnType<typeof policyUpdate>>> {
@@ -193,7 +203,7 @@ function prefixed(prefix: string, metrics: Record<string, number>): Record<strin
   return Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`${prefix}/${k}`, v]));
 }
 
-async function evaluateHeldOut(config: TrainConfig, domain: Domain, model: TinyPolicyModel, setting: string, step: number, log: (line: string) => void): Promise<EvaluationResult> {
+async function evaluateHeldOut(config: TrainConfig, domain: Domain, model: TrainedModel, setting: string, step: number, log: (line: string) => void): Promise<EvaluationResult> {
   const real = domain.environment;
   if (real === undefined) throw new Error(`${domain.name} has no real environment to evaluate against`);
   const policy = await model.policy(`eval:${stepName(step)}`);

@@ -32,22 +32,20 @@ export const TinyModelConfig = z.strictObject({
 });
 export type TinyModelConfig = z.infer<typeof TinyModelConfig>;
 
-export const OpenAIModelConfig = z.strictObject({
-  type: z.literal("openai"),
-  /** e.g. `http://localhost:8000/v1` for vLLM. */
-  base_url: z.url(),
-  name: z.string().min(1),
-  /** Environment variable holding the API key, if the server needs one. */
-  api_key_env: z.string().optional(),
-});
-
-export const OnnxModelConfig = z.strictObject({
-  type: z.literal("onnx"),
-  /** A folder with `model.onnx`, `config.json`, `tokenizer.json`, `tokenizer_config.json`. */
+export const HfModelConfig = z.strictObject({
+  type: z.literal("hf"),
+  /**
+   * A Hugging Face model folder with `tokenizer.json` and `tokenizer_config.json` (its chat
+   * template). The weights live on the training server; this gives the tokens.
+   */
   path: z.string().min(1),
+  /** The model's context length, in tokens. */
+  context_tokens: positiveInt.default(32_768),
 });
+export type HfModelConfig = z.infer<typeof HfModelConfig>;
 
-export const ModelConfig = z.discriminatedUnion("type", [TinyModelConfig, OpenAIModelConfig, OnnxModelConfig]);
+/** The model trained: the built-in tiny one (in-process backend) or a Hugging Face model on a Tinker server. */
+export const ModelConfig = z.discriminatedUnion("type", [TinyModelConfig, HfModelConfig]);
 export type ModelConfig = z.infer<typeof ModelConfig>;
 
 export const BackendConfig = z.discriminatedUnion("type", [
@@ -59,6 +57,13 @@ export const BackendConfig = z.discriminatedUnion("type", [
     base_model: z.string().min(1),
     api_key_env: z.string().default("TINKER_API_KEY"),
     lora_rank: z.number().int().min(0).default(32),
+    /** How the server reduces losses: `sum` (hosted Tinker) or `datum-token-mean` (SkyRL tx's JAX backend). */
+    reduction: z.enum(["sum", "datum-token-mean"]).default("sum"),
+    /**
+     * `native`: Tinker's `ppo` loss (refuses terms it cannot express, such as dual clip);
+     * `surrogate`: our exact loss through one extra forward pass per step.
+     */
+    loss_strategy: z.enum(["native", "surrogate"]).default("native"),
   }),
 ]);
 export type BackendConfig = z.infer<typeof BackendConfig>;
@@ -68,6 +73,9 @@ export const SftConfig = z.strictObject({
   epochs: positiveInt.default(3),
   batch_size: positiveInt.default(16),
   lr: z.number().positive().default(3e-3),
+  /** Linear warm-up over this fraction of the batches, then cosine decay to 10% of `lr`; `constant` keeps `lr`. */
+  lr_schedule: z.enum(["cosine", "constant"]).default("cosine"),
+  warmup_ratio: z.number().min(0).max(1).default(0.05),
   /** Which roles the gold trajectories teach. */
   roles: z.array(z.enum(["act", "rehearse"])).min(1).default(["act", "rehearse"]),
 });
@@ -176,7 +184,13 @@ export const TrainConfig = z
     if (config.data.source !== "builtin" && config.data.path === undefined) {
       ctx.addIssue({ code: "custom", path: ["data", "path"], message: `data source ${config.data.source} needs a path` });
     }
-    if (config.reward.type === "checklist" && config.reward.judge === undefined) {
+    if (config.backend.type === "in-process" && config.model.type !== "tiny") {
+      ctx.addIssue({ code: "custom", path: ["backend"], message: "the in-process backend trains the built-in tiny model; use backend type tinker for a Hugging Face model" });
+    }
+    if (config.backend.type === "tinker" && config.model.type !== "hf") {
+      ctx.addIssue({ code: "custom", path: ["model"], message: "a Tinker backend needs model type hf (a local folder with the model's tokenizer and chat template)" });
+    }
+    if (config.reward.type === "checklist" && config.reward.judge === undefined && config.data.source !== "builtin") {
       ctx.addIssue({ code: "custom", path: ["reward", "judge"], message: "a checklist reward needs a judge (base_url, model)" });
     }
   });

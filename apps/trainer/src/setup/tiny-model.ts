@@ -4,6 +4,7 @@ import { TINY_CHAT_TEMPLATE, TinyOnnxEngine } from "@envace/models";
 import { InProcessBackend, trainTokenizer, type ByteLevelBpeTokenizer } from "@envace/training";
 import { ChatTemplate, SamplerPolicy } from "@envace/trajectory";
 import type { TinyModelConfig as TinyModelSection } from "../config/schema.js";
+import type { TrainedModel } from "./trained-model.js";
 
 /**
  * The chat format of the built-in model: ChatML turns, tool calls as `<tool_call>` blocks, tool
@@ -30,7 +31,7 @@ export const COMPACT_CHAT_TEMPLATE = `{%- for message in messages %}
  * its byte-level BPE tokenizer, and rollouts on onnxruntime with a KV cache (or tfjs), refreshed
  * after every optimizer step.
  */
-export class TinyPolicyModel {
+export class TinyPolicyModel implements TrainedModel {
   private engine: TinyOnnxEngine | undefined;
 
   private constructor(
@@ -77,8 +78,20 @@ export class TinyPolicyModel {
     return new TinyPolicyModel(backend, tokenizer, new ChatTemplate(tokenizer.chatTemplate), rolloutEngine);
   }
 
+  get contextTokens(): number {
+    return this.backend.config.maxPositionEmbeddings;
+  }
+
+  describe(): string {
+    return `tiny model, ${this.backend.parameterCount.toLocaleString("en")} parameters, vocabulary ${this.tokenizer.vocabSize}`;
+  }
+
   save(dir: string): Promise<void> {
     return this.backend.saveCheckpoint(dir);
+  }
+
+  close(): void {
+    this.backend.dispose();
   }
 
   /** A policy sampling from the current weights. Call again after each optimizer step. */

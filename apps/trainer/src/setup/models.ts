@@ -1,0 +1,23 @@
+import type { TrainConfig } from "../config/schema.js";
+import type { Domain } from "./domain.js";
+import { TinkerPolicyModel } from "./tinker-model.js";
+import { TinyPolicyModel } from "./tiny-model.js";
+import type { TrainedModel } from "./trained-model.js";
+
+/** A fresh model for `config`: the tiny one (its tokenizer trained on the domain) or one on a Tinker server. */
+export async function createModel(config: TrainConfig, domain: Domain): Promise<TrainedModel> {
+  const { model, backend } = config;
+  if (model.type === "tiny" && backend.type === "in-process") {
+    return TinyPolicyModel.create(model, domain.corpus(), { seed: config.seed, rolloutEngine: config.rollout.engine, listTools: !domain.toolsInSystemPrompt });
+  }
+  if (model.type === "hf" && backend.type === "tinker") return TinkerPolicyModel.open(backend, model, { seed: config.seed });
+  throw new Error(`model type ${model.type} cannot be trained by backend type ${backend.type}`);
+}
+
+/** The model saved in checkpoint folder `dir` by `TrainedModel.save`. */
+export async function loadModel(config: TrainConfig, dir: string): Promise<TrainedModel> {
+  const { model, backend } = config;
+  if (model.type === "tiny" && backend.type === "in-process") return TinyPolicyModel.load(dir, config.rollout.engine);
+  if (model.type === "hf" && backend.type === "tinker") return TinkerPolicyModel.open(backend, model, { seed: config.seed, checkpoint: dir });
+  throw new Error(`model type ${model.type} cannot be trained by backend type ${backend.type}`);
+}
