@@ -30,7 +30,10 @@ beforeAll(async () => {
   server = await startTinkerServer({
     createBackend: ({ seed }) => InProcessBackend.load(modelFolder, { optimizer: false, ...(seed === undefined ? {} : { seed }) }),
     checkpoints: folderCheckpoints(join(root, "server-checkpoints"), {
-      save: (backend, dir) => (backend as InProcessBackend).saveCheckpoint(dir),
+      save: (backend, dir) => {
+        if (!(backend instanceof InProcessBackend)) throw new Error("this server only hosts in-process models");
+        return backend.saveCheckpoint(dir);
+      },
       load: (dir, { optimizer }) => InProcessBackend.load(dir, { optimizer }),
     }),
   });
