@@ -124,6 +124,26 @@ describe("ByteLevelBpeTokenizer", () => {
     expect(tokenizer.toHuggingFace().tokenizerConfig).not.toHaveProperty("chat_template");
   });
 
+  it("with the isolated pretokenizer, gives a word one token sequence after a space and inside JSON, as Hugging Face does", () => {
+    const isolated = trainTokenizer(texts, { vocabSize: 600, pretokenizer: "isolated" });
+    const word = isolated.encode("ada");
+    expect(isolated.encode("hi ada.").slice(-1 - word.length, -1)).toEqual(word);
+    expect(isolated.encode('{"name":"ada"}')).toEqual(expect.arrayContaining(word));
+    const { tokenizerJson, tokenizerConfig } = isolated.toHuggingFace();
+    const hfIsolated = new HfTokenizer(tokenizerJson, tokenizerConfig);
+    fc.assert(
+      fc.property(text, (s) => {
+        const ids = isolated.encode(s);
+        expect(ids).toEqual(hfIsolated.encode(s).ids);
+        expect(isolated.decode(ids)).toBe(s);
+      }),
+      { numRuns: 300 },
+    );
+    const copy = ByteLevelBpeTokenizer.fromHuggingFace(JSON.parse(JSON.stringify(tokenizerJson)), tokenizerConfig, "model");
+    expect(copy.pretokenizer).toBe("isolated");
+    expect(copy.encode(texts[0]!)).toEqual(isolated.encode(texts[0]!));
+  });
+
   it("reads back the Hugging Face files it writes", () => {
     const { tokenizerJson, tokenizerConfig } = tokenizer.toHuggingFace();
     const copy = ByteLevelBpeTokenizer.fromHuggingFace(JSON.parse(JSON.stringify(tokenizerJson)), tokenizerConfig, "model");

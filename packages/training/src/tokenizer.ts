@@ -28,7 +28,23 @@ export class TokenizerError extends Error {
  * contractions, letters, digits and other symbols, each optionally led by one space, and runs
  * of whitespace.
  */
-const PRETOKENIZE = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+const GPT2_PATTERN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+
+/**
+ * How text is split into words before merges.
+ *
+ * - `gpt2`: GPT-2's pattern, where a word carries its leading space (` eli`).
+ * - `isolated`: letter runs, digit runs, symbol runs and whitespace runs, each on its own. A word
+ *   is then the same token after a space as inside JSON (`eli` in `of eli.` and in `{"name":"eli"}`),
+ *   so a small model copies it by identity instead of learning a second form of every word.
+ */
+export type Pretokenizer = "gpt2" | "isolated";
+
+const ISOLATED_SOURCE = "\\p{L}+|\\p{N}+|[^\\s\\p{L}\\p{N}]+|\\s+";
+const PATTERNS: Record<Pretokenizer, RegExp> = {
+  gpt2: GPT2_PATTERN,
+  isolated: new RegExp(ISOLATED_SOURCE, "gu"),
+};
 
 /**
  * GPT-2's reversible map from bytes to printable characters: printable Latin-1 bytes stand for
@@ -108,15 +124,17 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
   private readonly maxLength: number;
   /** The model's chat template (Jinja), written to `tokenizer_config.json` as `chat_template`. */
   readonly chatTemplate: string | undefined;
+  readonly pretokenizer: Pretokenizer;
 
   constructor(
     merges: readonly (readonly [string, string])[],
     specialTokens: readonly string[],
     stopTokens: readonly string[],
-    maxLength = 2048,
-    chatTemplate?: string,
+    options: { maxLength?: number; chatTemplate?: string; pretokenizer?: Pretokenizer } = {},
   ) {
-    this.chatTemplate = chatTemplate;
+    const maxLength = options.maxLength ?? 2048;
+    this.chatTemplate = options.chatTemplate;
+    this.pretokenizer = options.pretokenizer ?? "gpt2";
     this.tokens = [...BASE_ORDER];
     this.tokens.forEach((t, i) => this.ids.set(t, i));
     merges.forEach(([a, b], rank) => {
@@ -173,7 +191,7 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
     parts.forEach((part, i) => {
       // split() with a capturing group puts the separators (special tokens) at odd indices.
       if (i % 2 === 1) out.push(this.specialIds.get(part)!);
-      else for (const word of part.match(PRETOKENIZE) ?? []) out.push(...this.encodeWord(byteLevel(word)));
+      else for (const word of part.match(PATTERNS[this.pretokenizer]) ?? []) out.push(...this.encodeWord(byteLevel(word)));
     });
     return out;
   }
@@ -247,7 +265,16 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
       padding: null,
       added_tokens: added,
       normalizer: null,
-      pre_tokenizer: byteLevelStep,
+      pre_tokenizer:
+        this.pretokenizer === "gpt2"
+          ? byteLevelStep
+          : {
+              type: "Sequence" as const,
+              pretokenizers: [
+                { type: "Split" as const, pattern: { Regex: ISOLATED_SOURCE }, behavior: "Isolated" as const, invert: false },
+                { ...byteLevelStep, use_regex: false },
+              ],
+            },
       post_processor: null,
       decoder: byteLevelStep,
       model: {
@@ -302,7 +329,11 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
       .object({ envace_stop_tokens: z.array(z.string()).optional(), model_max_length: z.number().optional(), chat_template: z.string().optional() })
       .safeParse(tokenizerConfig ?? {});
     const stop = (config.success ? config.data.envace_stop_tokens : undefined) ?? DEFAULT_STOP_TOKENS.filter((t) => specials.includes(t));
-    const tokenizer = new ByteLevelBpeTokenizer(merges, specials, stop, config.success ? config.data.model_max_length : undefined, config.success ? config.data.chat_template : undefined);
+    const tokenizer = new ByteLevelBpeTokenizer(merges, specials, stop, {
+      ...(config.success && config.data.model_max_length !== undefined ? { maxLength: config.data.model_max_length } : {}),
+      ...(config.success && config.data.chat_template !== undefined ? { chatTemplate: config.data.chat_template } : {}),
+      pretokenizer: json.pre_tokenizer.type === "Sequence" ? "isolated" : "gpt2",
+    });
     for (const [token, id] of Object.entries(json.model.vocab)) {
       if (tokenizer.tokenToId(token) !== id) {
         throw new TokenizerError(`${source}/tokenizer.json: model.vocab gives ${JSON.stringify(token)} id ${id}; this tokenizer expects the byte tokens in GPT-2 order, then one token per merge`);
@@ -318,6 +349,14 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
 }
 
 const ByteLevelStep = z.object({ type: z.literal("ByteLevel"), add_prefix_space: z.literal(false) }).loose();
+/** The `isolated` pretokenizer: its split pattern, then bytes without GPT-2's own split. */
+const IsolatedSteps = z.object({
+  type: z.literal("Sequence"),
+  pretokenizers: z.tuple([
+    z.object({ type: z.literal("Split"), pattern: z.object({ Regex: z.literal(ISOLATED_SOURCE) }), behavior: z.literal("Isolated"), invert: z.literal(false) }),
+    z.object({ type: z.literal("ByteLevel"), add_prefix_space: z.literal(false), use_regex: z.literal(false) }).loose(),
+  ]),
+});
 
 export const HfTokenizerJson = z.object({
   version: z.string(),
@@ -325,7 +364,7 @@ export const HfTokenizerJson = z.object({
   padding: z.null(),
   added_tokens: z.array(z.object({ id: z.number().int().nonnegative(), content: z.string(), special: z.boolean() }).loose()),
   normalizer: z.null(),
-  pre_tokenizer: ByteLevelStep,
+  pre_tokenizer: z.union([ByteLevelStep, IsolatedSteps]),
   post_processor: z.null(),
   decoder: ByteLevelStep,
   model: z
@@ -351,6 +390,8 @@ export interface TrainTokenizerOptions {
   maxLength?: number;
   /** The chat template written to `tokenizer_config.json`, so a checkpoint folder loads as a chat model. */
   chatTemplate?: string;
+  /** How text is split into words before merges (default `gpt2`). */
+  pretokenizer?: Pretokenizer;
 }
 
 /**
@@ -376,7 +417,7 @@ export function trainTokenizer(corpus: Iterable<string>, options: TrainTokenizer
       throw new TokenizerError(`corpus text ${index}: ${(error as Error).message}`, { cause: error });
     }
     for (const part of splitter ? text.split(splitter) : [text]) {
-      for (const word of part.match(PRETOKENIZE) ?? []) {
+      for (const word of part.match(PATTERNS[options.pretokenizer ?? "gpt2"]) ?? []) {
         const w = byteLevel(word);
         counts.set(w, (counts.get(w) ?? 0) + 1);
       }
@@ -459,7 +500,11 @@ export function trainTokenizer(corpus: Iterable<string>, options: TrainTokenizer
       if (c !== undefined && c > 0) heap.push(c, k);
     }
   }
-  return new ByteLevelBpeTokenizer(merges, specials, stops, options.maxLength, options.chatTemplate);
+  return new ByteLevelBpeTokenizer(merges, specials, stops, {
+    ...(options.maxLength === undefined ? {} : { maxLength: options.maxLength }),
+    ...(options.chatTemplate === undefined ? {} : { chatTemplate: options.chatTemplate }),
+    pretokenizer: options.pretokenizer ?? "gpt2",
+  });
 }
 
 /** A binary max-heap of [count, key], ties broken by the smaller key. */

@@ -29,6 +29,8 @@ export const TinyModelConfig = z.strictObject({
   num_attention_heads: positiveInt.default(4),
   max_position_embeddings: positiveInt.default(512),
   rope_theta: z.number().positive().default(10_000),
+  /** How the tokenizer splits words: `isolated` makes a name one token after a space and inside JSON, so copying it is an identity. */
+  pretokenizer: z.enum(["isolated", "gpt2"]).default("isolated"),
 });
 export type TinyModelConfig = z.infer<typeof TinyModelConfig>;
 

@@ -51,7 +51,7 @@ export class TinyPolicyModel implements TrainedModel {
     options: { seed: number; rolloutEngine: "onnx" | "tfjs"; listTools: boolean },
   ): Promise<TinyPolicyModel> {
     const chatTemplate = options.listTools ? TINY_CHAT_TEMPLATE : COMPACT_CHAT_TEMPLATE;
-    const tokenizer = trainTokenizer(corpus, { vocabSize: section.vocab_size, maxLength: section.max_position_embeddings, chatTemplate });
+    const tokenizer = trainTokenizer(corpus, { vocabSize: section.vocab_size, maxLength: section.max_position_embeddings, chatTemplate, pretokenizer: section.pretokenizer });
     const eos = tokenizer.stopTokenIds[0] ?? null;
     const backend = await InProcessBackend.create(
       {
