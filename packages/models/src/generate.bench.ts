@@ -7,10 +7,9 @@
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { SamplingParams, type Sampler } from "@envace/protocol";
-import { initParameters, initWasmBackend, TinyModelConfig, TinySampler, toHfConfig, type Parameters } from "@envace/training";
+import { initParameters, initWasmBackend, sampleToken, seededRandom, TinyModelConfig, TinySampler, toHfConfig, type Parameters } from "@envace/training";
 import * as tf from "@tensorflow/tfjs";
 import { LlamaConfig, llamaShape } from "./onnx/llama-config.js";
-import { sampleToken, seededRandom } from "./onnx/sampling.js";
 import { TinyOnnxEngine } from "./tiny/onnx-sync.js";
 
 // The trainer's default tiny model (apps/trainer config defaults); no stop token, so every run

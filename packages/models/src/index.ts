@@ -22,7 +22,7 @@ export { LlamaConfig, llamaShape, readLlamaConfig, llamaTensorNames, type LlamaS
 export { loadOnnxModel, type LoadOnnxOptions, type OnnxModel } from "./onnx/policy.js";
 export { OnnxSampler, type OnnxSamplerOptions } from "./onnx/sampler.js";
 export { readSafetensors, writeSafetensors, type NamedTensor as Float32Tensor } from "@envace/training";
-export { sampleToken, seededRandom, type SampledToken, type TokenSamplingParams } from "./onnx/sampling.js";
+export { sampleToken, seededRandom, type SampledToken, type TokenSamplingParams } from "@envace/training";
 
 export { ModelSpecError, parseModelSpec, policyFromSpec, type ModelSpec, type ResolvedModel, type ResolveOptions } from "./spec.js";
 export { shapedWeights, TinyOnnxEngine, type WeightSyncTiming } from "./tiny/onnx-sync.js";

@@ -84,3 +84,12 @@ export class Rng {
 function rotl(x: number, k: number): number {
   return ((x << k) | (x >>> (32 - k))) >>> 0;
 }
+
+/**
+ * Uniform draws in [0, 1) from `Rng.fromSeed(seed)`, as the plain function `sampleToken` takes:
+ * the same seed gives the same stream here as in the tiny model's sampler.
+ */
+export function seededRandom(seed: number): () => number {
+  const rng = Rng.fromSeed(seed);
+  return () => rng.next();
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { TinyModelConfig } from "./config.js";
 import { InProcessBackend } from "./in-process.js";
 import { initParameters } from "./parameters.js";
-import { Rng } from "./rng.js";
+import { Rng, seededRandom } from "./rng.js";
 import { TinySampler } from "./sampler.js";
 import { sampleToken } from "./sampling.js";
 
@@ -11,7 +11,7 @@ const sampling = { temperature: 1, topP: 1, topK: 0 };
 function frequencies(logits: number[], params: typeof sampling, draws: number): number[] {
   const rng = Rng.fromSeed(1);
   const counts = logits.map(() => 0);
-  for (let i = 0; i < draws; i++) counts[sampleToken(logits, params, rng).token]! += 1;
+  for (let i = 0; i < draws; i++) counts[sampleToken(logits, params, () => rng.next()).token]! += 1;
   return counts.map((c) => c / draws);
 }
 
@@ -22,7 +22,7 @@ describe("sampleToken", () => {
   it("draws from softmax(logits) and reports the log-probability of the draw", () => {
     const rng = Rng.fromSeed(2);
     for (let i = 0; i < 50; i++) {
-      const { token, logprob } = sampleToken(logits, sampling, rng);
+      const { token, logprob } = sampleToken(logits, sampling, () => rng.next());
       expect(logprob).toBeCloseTo(Math.log((token + 1) / 6), 12);
     }
     const freq = frequencies(logits, sampling, 30_000);
@@ -32,7 +32,7 @@ describe("sampleToken", () => {
   it("reports log-probabilities under the temperature-scaled distribution actually sampled", () => {
     // At temperature 2 the weights are √1 : √2 : √3.
     const z = 1 + Math.SQRT2 + Math.sqrt(3);
-    const { token, logprob } = sampleToken(logits, { ...sampling, temperature: 2 }, Rng.fromSeed(3));
+    const { token, logprob } = sampleToken(logits, { ...sampling, temperature: 2 }, seededRandom(3));
     expect(logprob).toBeCloseTo(Math.log(Math.sqrt(token + 1) / z), 12);
   });
 
@@ -41,7 +41,7 @@ describe("sampleToken", () => {
     expect(frequencies(logits, { ...sampling, topP: 0.5 }, 200)).toEqual([0, 0, 1]);
     const rng = Rng.fromSeed(4);
     for (let i = 0; i < 50; i++) {
-      const { token, logprob } = sampleToken(logits, { ...sampling, topP: 0.6 }, rng);
+      const { token, logprob } = sampleToken(logits, { ...sampling, topP: 0.6 }, () => rng.next());
       expect(token).toBeGreaterThan(0);
       expect(logprob).toBeCloseTo(Math.log((token + 1) / 5), 12);
     }
@@ -54,7 +54,7 @@ describe("sampleToken", () => {
   });
 
   it("decodes greedily at temperature 0, a point mass with log-probability 0", () => {
-    expect(sampleToken([0.1, 2, -1], { ...sampling, temperature: 0 }, Rng.fromSeed(5))).toEqual({ token: 1, logprob: 0 });
+    expect(sampleToken([0.1, 2, -1], { ...sampling, temperature: 0 }, seededRandom(5))).toEqual({ token: 1, logprob: 0 });
   });
 });
 

@@ -166,7 +166,7 @@ export class TinySampler implements Sampler {
 
   /** Sample the next token of `s` from its logits. */
   private advance(s: Stream, logits: Float32Array): void {
-    const { token, logprob } = sampleToken(logits, s.params, s.rng);
+    const { token, logprob } = sampleToken(logits, s.params, () => s.rng.next());
     s.tokens.push(token);
     s.logprobs.push(logprob);
   }

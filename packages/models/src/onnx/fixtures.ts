@@ -1,8 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { writeSafetensors, type NamedTensor } from "@envace/training";
+import { seededRandom, writeSafetensors, type NamedTensor } from "@envace/training";
 import { expectedLlamaTensors, llamaShape, type LlamaConfig } from "./llama-config.js";
-import { seededRandom } from "./sampling.js";
 
 /**
  * Small checkpoints with random weights in the Hugging Face layout, for tests and benchmarks:

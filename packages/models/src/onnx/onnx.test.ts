@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SamplingParams } from "@envace/protocol";
+import { seededRandom } from "@envace/training";
 import { loadHuggingFaceTokenizer } from "@envace/trajectory";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OnnxCausalLM } from "./causal-lm.js";
@@ -11,7 +12,6 @@ import { LlamaConfig, llamaShape, readLlamaConfig } from "./llama-config.js";
 import { referenceLogits } from "./llama-reference.js";
 import { loadOnnxModel, type OnnxModel } from "./policy.js";
 import { OnnxSampler } from "./sampler.js";
-import { seededRandom } from "./sampling.js";
 
 let root: string;
 beforeAll(async () => {

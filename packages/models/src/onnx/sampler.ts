@@ -1,7 +1,7 @@
 import { ContextLengthError, type SampledTokens, type Sampler, type SamplingParams, type SamplingParamsInput, type Tokenizer } from "@envace/protocol";
+import { sampleToken, seededRandom } from "@envace/training";
 import { parseSampling } from "../sampling-params.js";
 import type { KvCache, OnnxCausalLM } from "./causal-lm.js";
-import { sampleToken, seededRandom } from "./sampling.js";
 
 export interface OnnxSamplerOptions {
   /** Token ids that end a generation (kept as the last output token). */

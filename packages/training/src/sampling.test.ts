@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { argmax, candidateSet, sampleToken, seededRandom } from "./sampling.js";
+import { seededRandom } from "./rng.js";
+import { argmax, candidateSet, sampleToken } from "./sampling.js";
 
 const plain = { temperature: 1, topP: 1, topK: 0 };
 
