@@ -3,10 +3,11 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseRecord, RecordError } from "@envace/protocol";
 import type { RecordSource } from "@envace/protocol";
+import { JsonDecodeError } from "@envace/python-text";
 import { z } from "zod";
 import { categoryOfId, isAgentic, isLongContext, isMultiTurn, isRelevanceOrIrrelevance, questionFileName } from "./categories.js";
 import type { AnswerCall } from "./checker/ast.js";
-import { JsonSyntaxError, parsePyJson } from "./py/json.js";
+import { parsePyJson } from "./py/json.js";
 import { PyDict } from "./py/value.js";
 import type { Py } from "./py/value.js";
 
@@ -145,7 +146,7 @@ function parsePy(line: Line): PyDict {
   try {
     value = parsePyJson(line.text);
   } catch (error) {
-    if (error instanceof JsonSyntaxError) throw new RecordError(line.source, [{ path: "", message: `not JSON (${error.message})` }]);
+    if (error instanceof JsonDecodeError) throw new RecordError(line.source, [{ path: "", message: `not JSON (${error.message})` }]);
     throw error;
   }
   if (!(value instanceof PyDict)) throw new RecordError(line.source, [{ path: "", message: "expected a JSON object" }]);

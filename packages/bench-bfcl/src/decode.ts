@@ -115,16 +115,6 @@ function guarded<T>(compute: () => T): T {
   }
 }
 
-const ARITHMETIC: Partial<Record<string, (a: Py, b: Py) => Py>> = {
-  "+": ops.add,
-  "-": ops.sub,
-  "*": ops.mul,
-  "/": ops.truediv,
-  "//": ops.floordiv,
-  "%": ops.mod,
-  "**": ops.pow,
-};
-
 /** Compute arithmetic on literals (upstream evaluates the expression's source). */
 function evaluateArithmetic(expr: Expr): Py {
   switch (expr.kind) {
@@ -142,7 +132,7 @@ function evaluateArithmetic(expr: Expr): Py {
       break;
     }
     case "binop": {
-      const op = ARITHMETIC[expr.op];
+      const op = ops.ARITHMETIC_OPERATORS[expr.op];
       if (op) return op(evaluateArithmetic(expr.left), evaluateArithmetic(expr.right));
       break;
     }

@@ -2,6 +2,7 @@ import { mkdir, open, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { RecordError } from "@envace/protocol";
 import type { Policy, SamplingParamsInput } from "@envace/protocol";
+import { JsonDecodeError } from "@envace/python-text";
 import { isAgentic } from "./categories.js";
 import type { AstCheckOptions } from "./checker/ast.js";
 import { countEntries, hasCategory, loadCategory } from "./data.js";
@@ -14,7 +15,7 @@ import { checkMultiTurn, oracleMultiTurnCalls } from "./multi-turn/checker.js";
 import type { MultiTurnCalls } from "./multi-turn/checker.js";
 import { defaultLongContextSource, loadLongContextFiller } from "./multi-turn/long-context.js";
 import { oracleCalls } from "./oracle.js";
-import { JsonSyntaxError, parsePyJson } from "./py/json.js";
+import { parsePyJson } from "./py/json.js";
 import { jsonDumps } from "./py/repr.js";
 import { PyDict } from "./py/value.js";
 import type { Py } from "./py/value.js";
@@ -317,7 +318,7 @@ export async function readResults(file: string): Promise<Map<string, Py>> {
     try {
       record = parsePyJson(line);
     } catch (error) {
-      if (error instanceof JsonSyntaxError) throw new RecordError(source, [{ path: "", message: `not JSON (${error.message})` }]);
+      if (error instanceof JsonDecodeError) throw new RecordError(source, [{ path: "", message: `not JSON (${error.message})` }]);
       throw error;
     }
     if (!(record instanceof PyDict)) throw new RecordError(source, [{ path: "", message: "expected an object {\"id\", \"result\"}" }]);

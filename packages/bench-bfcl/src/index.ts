@@ -34,7 +34,7 @@ export { defaultLongContextSource, FILLER_NAMES, loadLongContextFiller, parseLon
 export { createSession, ENVIRONMENT_CLASSES, EnvironmentSet, EXECUTION_ERROR_PREFIX, resultString } from "./multi-turn/runtime.js";
 export { oracleCalls } from "./oracle.js";
 export { additionalFunctionsPrompt, ADDITIONAL_FUNCTIONS_PROMPT, systemPrompt, toolNameOf, toTools, withLanguageHints } from "./prompts.js";
-export { JsonSyntaxError, parsePyJson } from "./py/json.js";
+export { parsePyJson } from "./py/json.js";
 export { fromJsonValue, toJsonValue } from "./py/json-value.js";
 export { PythonRandom } from "./py/random.js";
 export { jsonDumps, pyRepr, pyStr } from "./py/repr.js";

@@ -1,6 +1,7 @@
 import type { Generation, Message, WireToolCall } from "@envace/protocol";
+import { JsonDecodeError, jsonLoads } from "@envace/python-text";
 import { splitReasoning } from "@envace/trajectory";
-import { parsePyJson, PyJsonSyntaxError, pyDumps } from "./python/json.js";
+import { pyDumps } from "./python/json.js";
 import type { PyDict } from "./python/value.js";
 import type { Requestor, Tau2AssistantMessage, Tau2Message, Tau2ToolCall, Tau2UserMessage } from "./task.js";
 
@@ -119,9 +120,9 @@ export function parseTurn<R extends "assistant" | "user">(
   for (const [index, wire] of wires.entries()) {
     let args: unknown;
     try {
-      args = parsePyJson(wire.function.arguments);
+      args = jsonLoads(wire.function.arguments);
     } catch (error) {
-      const why = error instanceof PyJsonSyntaxError ? error.message : String(error);
+      const why = error instanceof JsonDecodeError ? error.message : String(error);
       return { ok: false, detail: `tool call ${index} (${wire.function.name}): arguments are not JSON (${why})` };
     }
     if (!(args instanceof Map)) return { ok: false, detail: `tool call ${index} (${wire.function.name}): arguments are not a JSON object` };
@@ -155,7 +156,7 @@ function hermesCalls(text: string): { ok: true; calls: WireToolCall[]; visible: 
     position = close < 0 ? text.length : close + TOOL_CALL_CLOSE.length;
     let block: unknown;
     try {
-      block = parsePyJson(body);
+      block = jsonLoads(body);
     } catch (error) {
       return { ok: false, detail: `<tool_call> block ${calls.length + 1} is not JSON (${(error as Error).message})` };
     }

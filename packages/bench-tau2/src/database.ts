@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import { parseRecord } from "@envace/protocol";
+import { jsonString, sortCodePoints } from "@envace/python-text";
 import type { z } from "zod";
 import { attributeError } from "./python/errors.js";
-import { dumpValue, encodeString, sortCodePoints } from "./python/json.js";
+import { dumpValue } from "./python/json.js";
 import { pyDeepCopy, type PyDict, type PyModel, type PyValue } from "./python/value.js";
 
 /** A τ² database root: named tables, each a dict of entities (orders, users, flights, …). */
@@ -89,12 +90,12 @@ export class Database<T extends DbRoot> {
     const parts: string[] = [];
     for (const [name, table] of Object.entries(this.tablesValue as DbRoot)) {
       const pristine = (this.pristine as DbRoot)[name];
-      parts.push(`${encodeString(name)}:${table.size}`);
+      parts.push(`${jsonString(name)}:${table.size}`);
       for (const [key, entity] of table) {
-        if (pristine?.get(key) !== entity) parts.push(`${encodeString(key)}=${sortedDump(entity as PyValue)}`);
+        if (pristine?.get(key) !== entity) parts.push(`${jsonString(key)}=${sortedDump(entity as PyValue)}`);
       }
       for (const key of pristine?.keys() ?? []) {
-        if (!table.has(key)) parts.push(`-${encodeString(key)}`);
+        if (!table.has(key)) parts.push(`-${jsonString(key)}`);
       }
     }
     return parts.join("\n");
@@ -106,9 +107,9 @@ export class Database<T extends DbRoot> {
     hash.update("{");
     sortCodePoints(Object.keys(root)).forEach((name, i) => {
       const table = root[name]!;
-      hash.update(`${i > 0 ? ", " : ""}${encodeString(name)}: {`);
+      hash.update(`${i > 0 ? ", " : ""}${jsonString(name)}: {`);
       this.sortedKeys(name, table).forEach((key, j) => {
-        hash.update(`${j > 0 ? ", " : ""}${encodeString(key)}: `);
+        hash.update(`${j > 0 ? ", " : ""}${jsonString(key)}: `);
         hash.update(sortedDump(table.get(key) as PyValue));
       });
       hash.update("}");
@@ -198,7 +199,7 @@ export function sortedDump(value: PyValue): string {
   let out = "{";
   let first = true;
   for (const key of sortCodePoints(value instanceof Map ? [...value.keys()] : Object.keys(value))) {
-    out += `${first ? "" : ", "}${encodeString(key)}: ${sortedDump(value instanceof Map ? value.get(key)! : value[key]!)}`;
+    out += `${first ? "" : ", "}${jsonString(key)}: ${sortedDump(value instanceof Map ? value.get(key)! : value[key]!)}`;
     first = false;
   }
   return `${out}}`;

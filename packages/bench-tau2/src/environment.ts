@@ -1,9 +1,10 @@
 import type { Environment, JsonValue, Task, ToolCall, ToolResult, ToolSpec } from "@envace/protocol";
+import { jsonLoads } from "@envace/python-text";
 import { Database, type DbRoot } from "./database.js";
 import type { DomainSide } from "./domains/index.js";
 import type { Tau2Domain } from "./load.js";
 import { attributeError, errorCode, PyException, valueError } from "./python/errors.js";
-import { parsePyJson, pyDumps } from "./python/json.js";
+import { pyDumps } from "./python/json.js";
 import { fromJson, isPyModel, pyEquals, pyStr, pyTypeName, toJson, type PyDict, type PyValue } from "./python/value.js";
 import type { EnvAssertion, EnvFunctionCall, InitialState, Requestor, Tau2Message, Tau2Task, Tau2ToolCall } from "./task.js";
 
@@ -283,7 +284,7 @@ function sameContent(actual: string, recorded: string | null): boolean {
 
 function loadsOrText(text: string): PyValue {
   try {
-    return parsePyJson(text);
+    return jsonLoads(text);
   } catch {
     return text;
   }

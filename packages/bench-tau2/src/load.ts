@@ -2,9 +2,9 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { parseRecord, RecordError } from "@envace/protocol";
+import { JsonDecodeError, jsonLoads } from "@envace/python-text";
 import { freezeDatabase, type DbRoot } from "./database.js";
 import { DOMAINS, type DomainDefinition, type DomainSide } from "./domains/index.js";
-import { parsePyJson, PyJsonSyntaxError } from "./python/json.js";
 import type { PyValue } from "./python/value.js";
 import { Tau2Task } from "./task.js";
 
@@ -33,11 +33,11 @@ export interface UserGuidelines {
 /** Read a JSON file as Python reads it; syntax errors name the file and line. */
 export async function readPyJsonFile(file: string): Promise<PyValue> {
   const text = await readText(file);
-  let syntax: PyJsonSyntaxError;
+  let syntax: JsonDecodeError;
   try {
-    return parsePyJson(text);
+    return jsonLoads(text);
   } catch (error) {
-    if (!(error instanceof PyJsonSyntaxError)) throw error;
+    if (!(error instanceof JsonDecodeError)) throw error;
     syntax = error;
   }
   throw new RecordError({ file, line: syntax.line }, [{ path: "", message: `not JSON (${syntax.reason}, column ${syntax.column})` }]);

@@ -1,10 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { parseRecord, RecordError } from "@envace/protocol";
+import { JsonDecodeError, jsonLoads } from "@envace/python-text";
 import { z } from "zod";
 import type { Tau2Environment } from "./environment.js";
 import { Tau2Evaluator, type NlAssertionJudge } from "./evaluate.js";
 import type { Tau2Domain } from "./load.js";
-import { parsePyJson, PyJsonSyntaxError } from "./python/json.js";
 import { pyModel, pyOptional } from "./python/schema.js";
 import type { PyValue } from "./python/value.js";
 import { summarize, toEntry, type Tau2RunResult } from "./run.js";
@@ -45,11 +45,11 @@ export async function loadSimulations(file: string): Promise<SavedSimulation[]> 
 }
 
 function parse(text: string, file: string, line?: number): PyValue {
-  let syntax: PyJsonSyntaxError;
+  let syntax: JsonDecodeError;
   try {
-    return parsePyJson(text);
+    return jsonLoads(text);
   } catch (error) {
-    if (!(error instanceof PyJsonSyntaxError)) throw error;
+    if (!(error instanceof JsonDecodeError)) throw error;
     syntax = error;
   }
   throw new RecordError({ file, line: line ?? syntax.line }, [{ path: "", message: `not JSON (${syntax.reason}, column ${syntax.column})` }]);

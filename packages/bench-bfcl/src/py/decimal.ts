@@ -1,4 +1,4 @@
-import { decompose } from "./number-format.js";
+import { binaryParts, divRoundHalfEven } from "@envace/python-text";
 import { PyError } from "./value.js";
 
 /**
@@ -17,7 +17,7 @@ export interface Decimal {
 export function decimalFromDouble(x: number): Decimal {
   if (!Number.isFinite(x)) throw new PyError("ValueError", "infinite or NaN Decimal values are not supported");
   const negative = x < 0 || Object.is(x, -0);
-  const { mantissa, exponent } = decompose(Math.abs(x));
+  const { mantissa, exponent } = binaryParts(Math.abs(x));
   if (mantissa === 0n) return { negative, coefficient: 0n, exponent: 0 };
   let m = mantissa;
   let e = exponent;
@@ -43,11 +43,7 @@ function fix(d: Decimal, prec: number): Decimal {
   let { coefficient, exponent } = d;
   const excess = digitCount(coefficient) - prec;
   if (excess > 0) {
-    const divisor = 10n ** BigInt(excess);
-    let q = coefficient / divisor;
-    const r = coefficient % divisor;
-    const twice = 2n * r;
-    if (twice > divisor || (twice === divisor && q % 2n === 1n)) q += 1n;
+    let q = divRoundHalfEven(coefficient, 10n ** BigInt(excess));
     exponent += excess;
     if (digitCount(q) > prec) {
       q /= 10n;

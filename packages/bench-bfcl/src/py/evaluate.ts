@@ -12,16 +12,6 @@ export interface Scope {
 
 const ELLIPSIS = new PyOpaque("ellipsis", "Ellipsis");
 
-const BINARY: Partial<Record<string, (a: Py, b: Py) => Py>> = {
-  "+": ops.add,
-  "-": ops.sub,
-  "*": ops.mul,
-  "/": ops.truediv,
-  "//": ops.floordiv,
-  "%": ops.mod,
-  "**": ops.pow,
-};
-
 /**
  * Evaluate an expression as Python's `eval` would, for the constructs call strings contain:
  * literals, containers, arithmetic, subscripts, and names and calls resolved through `scope`.
@@ -49,7 +39,7 @@ export function evaluate(expr: Expr, scope: Scope = {}): Py {
       return !truthy(operand);
     }
     case "binop": {
-      const op = BINARY[expr.op];
+      const op = ops.ARITHMETIC_OPERATORS[expr.op];
       const left = evaluate(expr.left, scope);
       const right = evaluate(expr.right, scope);
       if (!op) throw typeError(`the '${expr.op}' operator is not supported`);

@@ -1,5 +1,5 @@
 import type { JsonValue } from "@envace/protocol";
-import { floatRepr } from "./number-format.js";
+import { floatRepr } from "@envace/python-text";
 import { pyRepr, pyStr } from "./repr.js";
 import { PyDict, PyFloat, PyOpaque, PySet, PyTuple } from "./value.js";
 import type { Py } from "./value.js";

@@ -1,5 +1,4 @@
-import { decompose, divRoundHalfEven } from "./number-format.js";
-
+import { binaryParts, divRoundHalfEven, roundFloat } from "@envace/python-text";
 /**
  * The slice of `mpmath` that BFCL's `MathAPI.logarithm` uses: binary floating point numbers of
  * a chosen precision, a correctly rounded natural logarithm and quotient, and mpmath's
@@ -13,23 +12,14 @@ export type Mpf =
 
 const LOG2_10 = 3.3219280948873626;
 
-/** Python's `round(x)` for a float: to the nearest integer, ties to even. */
-function roundHalfEven(x: number): number {
-  const floor = Math.floor(x);
-  const diff = x - floor;
-  if (diff > 0.5) return floor + 1;
-  if (diff < 0.5) return floor;
-  return floor % 2 === 0 ? floor : floor + 1;
-}
-
 /** mpmath's `dps_to_prec`: bits for `dps` decimal digits. */
 export function dpsToPrec(dps: number): number {
-  return Math.max(1, roundHalfEven((dps + 1) * LOG2_10));
+  return Math.max(1, roundFloat((dps + 1) * LOG2_10, 0));
 }
 
 /** mpmath's `prec_to_dps`. */
 export function precToDps(prec: number): number {
-  return Math.max(1, roundHalfEven(prec / LOG2_10) - 1);
+  return Math.max(1, roundFloat(prec / LOG2_10, 0) - 1);
 }
 
 /** mpmath's `repr_dps`: digits `repr` shows at a precision. */
@@ -73,7 +63,7 @@ function normalize(negative: boolean, man: bigint, exp: number): Mpf {
 
 /** An exact number (a float's value, or an integer) as a rational. */
 export function rationalOfDouble(x: number): [bigint, bigint] {
-  const { mantissa, exponent } = decompose(x);
+  const { mantissa, exponent } = binaryParts(x);
   return exponent >= 0 ? [mantissa << BigInt(exponent), 1n] : [mantissa, 1n << BigInt(-exponent)];
 }
 

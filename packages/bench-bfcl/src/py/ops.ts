@@ -1,3 +1,4 @@
+import { compareCodePoints } from "@envace/python-text";
 import { pyRepr } from "./repr.js";
 import { float, int, isInt, PyError, PyFloat, PyTuple, toDouble, typeError, typeName } from "./value.js";
 import type { Py } from "./value.js";
@@ -146,6 +147,17 @@ export function abs(a: Py): Py {
   throw typeError(`bad operand type for abs(): '${typeName(a)}'`);
 }
 
+/** The arithmetic operators by their symbol in Python source. */
+export const ARITHMETIC_OPERATORS: Partial<Record<string, (a: Py, b: Py) => Py>> = {
+  "+": add,
+  "-": sub,
+  "*": mul,
+  "/": truediv,
+  "//": floordiv,
+  "%": mod,
+  "**": pow,
+};
+
 export type Comparison = "<" | "<=" | ">" | ">=";
 
 /** Python's ordering comparisons (`==` is `pyEquals`). */
@@ -189,21 +201,6 @@ function ordering(op: Comparison, a: Py, b: Py): number {
     return x.length - y.length;
   }
   throw typeError(`'${op}' not supported between instances of '${typeName(a)}' and '${typeName(b)}'`);
-}
-
-/** Order strings by code point, as Python does (JS compares UTF-16 units). */
-export function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    const surrogateX = x >= 0xd800 && x <= 0xdfff;
-    const surrogateY = y >= 0xd800 && y <= 0xdfff;
-    if (surrogateX === surrogateY) return x - y;
-    return surrogateX ? 1 : -1;
-  }
-  return a.length - b.length;
 }
 
 /** Python `float(value)`. */

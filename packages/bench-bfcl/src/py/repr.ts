@@ -1,50 +1,6 @@
-import { floatRepr } from "./number-format.js";
+import { floatRepr, jsonFloat, jsonString, strRepr } from "@envace/python-text";
 import { PyDict, PyError, PyFloat, PyOpaque, PySet, PyTuple, typeName } from "./value.js";
 import type { Py } from "./value.js";
-
-/** Characters Python's `str.isprintable()` rejects (space aside), which `repr` escapes. */
-const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-
-/** `repr(s)` of a Python string. */
-export function strRepr(s: string): string {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const ch of s) {
-    switch (ch) {
-      case "\\":
-        out += "\\\\";
-        continue;
-      case "\n":
-        out += "\\n";
-        continue;
-      case "\r":
-        out += "\\r";
-        continue;
-      case "\t":
-        out += "\\t";
-        continue;
-      default:
-        break;
-    }
-    if (ch === quote) {
-      out += `\\${ch}`;
-      continue;
-    }
-    const code = ch.codePointAt(0)!;
-    if (ch !== " " && NON_PRINTABLE.test(ch)) {
-      if (code < 0x100) out += `\\x${hex(code, 2)}`;
-      else if (code < 0x10000) out += `\\u${hex(code, 4)}`;
-      else out += `\\U${hex(code, 8)}`;
-      continue;
-    }
-    out += ch;
-  }
-  return out + quote;
-}
-
-function hex(code: number, width: number): string {
-  return code.toString(16).padStart(width, "0");
-}
 
 /** Python `repr(value)`. */
 export function pyRepr(value: Py): string {
@@ -108,13 +64,6 @@ export function jsonDumps(value: Py): string {
   }
 }
 
-function jsonFloat(x: number): string {
-  if (Number.isNaN(x)) return "NaN";
-  if (x === Infinity) return "Infinity";
-  if (x === -Infinity) return "-Infinity";
-  return floatRepr(x);
-}
-
 function jsonKey(key: Py): string {
   if (typeof key === "string") return key;
   if (key === null) return "null";
@@ -122,24 +71,6 @@ function jsonKey(key: Py): string {
   if (typeof key === "number" || typeof key === "bigint") return String(key);
   if (key instanceof PyFloat) return jsonFloat(key.value);
   throw new NotSerializable(`keys must be str, int, float, bool or None, not ${typeName(key)}`);
-}
-
-const JSON_ESCAPES: Record<string, string> = { '"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f" };
-
-/** A JSON string literal with every non-ASCII UTF-16 unit escaped, as `ensure_ascii` does. */
-export function jsonString(s: string): string {
-  let out = '"';
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i]!;
-    const escape = JSON_ESCAPES[ch];
-    if (escape !== undefined) {
-      out += escape;
-      continue;
-    }
-    const code = s.charCodeAt(i);
-    out += code < 0x20 || code > 0x7e ? `\\u${hex(code, 4)}` : ch;
-  }
-  return out + '"';
 }
 
 /** `json.dumps(value, indent=n)`: one item per line, `": "` after keys, `","` at line ends. */

@@ -1,6 +1,5 @@
+import { floatRepr, roundFloat } from "@envace/python-text";
 import { PyException, typeError } from "./errors.js";
-import { pyRound } from "./round.js";
-import { floatRepr } from "./value.js";
 
 /**
  * The `calculate` tool's arithmetic: `str(round(float(eval(expression)), 2))` over digits,
@@ -12,7 +11,7 @@ export function calculate(expression: string): string {
   if (value === "tuple" || value === "complex") {
     throw typeError(`float() argument must be a string or a real number, not '${value}'`);
   }
-  return floatRepr(pyRound(toFloat(value), 2));
+  return floatRepr(roundFloat(toFloat(value), 2));
 }
 
 type Value = bigint | number | "tuple" | "complex";

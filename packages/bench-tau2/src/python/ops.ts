@@ -1,5 +1,5 @@
+import { compareCodePoints } from "@envace/python-text";
 import { attributeError, typeError } from "./errors.js";
-import { compareCodePoints } from "./json.js";
 import { pyEquals, pyTypeName, type PyDict, type PyValue } from "./value.js";
 
 // The few Python operations τ²'s tools apply to arguments the agent wrote, with the errors

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-// Zod schemas over Python values (see `parsePyJson`): they validate a database file the way
+// Zod schemas over Python values (see `jsonLoads` in `@envace/python-text`): they validate a database file the way
 // pydantic's lax mode does and produce typed models whose dicts are `Map`s, ints `bigint`s
 // and floats `number`s, with model fields in declaration order.
 

@@ -1,4 +1,5 @@
 import type { JsonValue } from "@envace/protocol";
+import { floatRepr, strRepr } from "@envace/python-text";
 
 /**
  * A value as τ²'s Python code sees it. The difference from JSON matters for exact output:
@@ -48,62 +49,6 @@ export function pyTypeName(value: unknown): string {
   }
 }
 
-/** Python's `repr()` of a string: single quotes unless the text holds `'` and no `"`. */
-export function pyStringRepr(text: string): string {
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const char of text) {
-    const code = char.codePointAt(0)!;
-    if (char === quote || char === "\\") out += `\\${char}`;
-    else if (char === "\n") out += "\\n";
-    else if (char === "\r") out += "\\r";
-    else if (char === "\t") out += "\\t";
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
-    else if (!isPrintable(code)) out += code <= 0xff ? `\\x${hex(code, 2)}` : code <= 0xffff ? `\\u${hex(code, 4)}` : `\\U${hex(code, 8)}`;
-    else out += char;
-  }
-  return out + quote;
-}
-
-function hex(code: number, width: number): string {
-  return code.toString(16).padStart(width, "0");
-}
-
-// Python's str.isprintable(): everything except the Unicode "Other" and "Separator" categories
-// (the ASCII space excepted).
-function isPrintable(code: number): boolean {
-  if (code === 0x20) return true;
-  return !/[\p{C}\p{Z}]/u.test(String.fromCodePoint(code));
-}
-
-/** Python's `repr(float)`: the shortest round-trip digits, `1.0`, `1e-05`, `1e+16`, `inf`, `nan`. */
-export function floatRepr(value: number): string {
-  if (Number.isNaN(value)) return "nan";
-  if (value === Infinity) return "inf";
-  if (value === -Infinity) return "-inf";
-  if (value === 0) return Object.is(value, -0) ? "-0.0" : "0.0";
-  const magnitude = Math.abs(value);
-  if (magnitude >= 1e-4 && magnitude < 1e16) {
-    // Both languages print the shortest round-trip digits in plain notation here.
-    const text = String(value);
-    return text.includes(".") ? text : `${text}.0`;
-  }
-  const sign = value < 0 ? "-" : "";
-  const [mantissa, exponentText] = Math.abs(value).toExponential().split("e") as [string, string];
-  const digits = mantissa.replace(".", "");
-  const exponent = Number(exponentText);
-  // Python writes 0.<digits> × 10^point; it switches to scientific notation outside (-4, 16].
-  const point = exponent + 1;
-  if (point <= -4 || point > 16) {
-    const head = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-    const power = Math.abs(exponent).toString().padStart(2, "0");
-    return `${sign}${head}e${exponent < 0 ? "-" : "+"}${power}`;
-  }
-  if (point <= 0) return `${sign}0.${"0".repeat(-point)}${digits}`;
-  if (point >= digits.length) return `${sign}${digits}${"0".repeat(point - digits.length)}.0`;
-  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
-}
-
 /** Python's `repr()` for the values JSON can produce (models print like dicts). */
 export function pyRepr(value: PyValue): string {
   if (value === null) return "None";
@@ -111,7 +56,7 @@ export function pyRepr(value: PyValue): string {
     case "boolean":
       return value ? "True" : "False";
     case "string":
-      return pyStringRepr(value);
+      return strRepr(value);
     case "bigint":
       return value.toString();
     case "number":
@@ -119,7 +64,7 @@ export function pyRepr(value: PyValue): string {
   }
   if (Array.isArray(value)) return `[${value.map(pyRepr).join(", ")}]`;
   const entries = value instanceof Map ? [...value.entries()] : Object.entries(value);
-  return `{${entries.map(([key, item]) => `${pyStringRepr(key)}: ${pyRepr(item)}`).join(", ")}}`;
+  return `{${entries.map(([key, item]) => `${strRepr(key)}: ${pyRepr(item)}`).join(", ")}}`;
 }
 
 /** Python's `str()`: strings as they are, everything else as `repr()`. */

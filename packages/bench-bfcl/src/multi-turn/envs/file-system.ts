@@ -1,5 +1,5 @@
-import { compare, compareCodePoints } from "../../py/ops.js";
-import { formatFixed } from "../../py/number-format.js";
+import { compareCodePoints, formatFixed } from "@envace/python-text";
+import { compare } from "../../py/ops.js";
 import { pyRepr } from "../../py/repr.js";
 import { codePointLength, rstrip, splitlines, splitWhitespace, strip } from "../../py/strings.js";
 import { hashKey, PyDict, PyError, pyEquals, PyOpaque, truthy, typeError, typeName } from "../../py/value.js";

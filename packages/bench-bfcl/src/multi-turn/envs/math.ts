@@ -1,8 +1,8 @@
+import { roundFloat } from "@envace/python-text";
 import { decimalFromDouble, decimalFromInt, decimalRepr, decimalSqrt } from "../../py/decimal.js";
 import type { Decimal } from "../../py/decimal.js";
 import { div, divAny, dpsToPrec, exact, logReal, mpReprAny, rationalOfDouble } from "../../py/mpmath.js";
 import type { Mpc, Mpf } from "../../py/mpmath.js";
-import { roundFloat } from "../../py/number-format.js";
 import * as ops from "../../py/ops.js";
 import { pyRepr, pyStr } from "../../py/repr.js";
 import { float, int, isInt, pyEquals, PyDict, PyError, PyFloat, PyOpaque, toDouble, truthy, typeError, typeName } from "../../py/value.js";

@@ -1,5 +1,5 @@
+import { formatFixed } from "@envace/python-text";
 import { DATETIME_MAX, DATETIME_MIN, formatDateTime, strptime } from "../../py/datetime.js";
-import { formatFixed } from "../../py/number-format.js";
 import * as ops from "../../py/ops.js";
 import { PythonRandom } from "../../py/random.js";
 import { pyRepr, pyStr } from "../../py/repr.js";

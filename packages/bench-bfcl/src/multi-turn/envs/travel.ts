@@ -1,5 +1,5 @@
+import { roundFloat } from "@envace/python-text";
 import { strptime } from "../../py/datetime.js";
-import { roundFloat } from "../../py/number-format.js";
 import * as ops from "../../py/ops.js";
 import { PythonRandom } from "../../py/random.js";
 import { pyRepr, pyStr } from "../../py/repr.js";

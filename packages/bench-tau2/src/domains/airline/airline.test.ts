@@ -1,12 +1,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RecordError } from "@envace/protocol";
+import { jsonLoads } from "@envace/python-text";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Tau2Environment } from "../../environment.js";
 import { Tau2Evaluator } from "../../evaluate.js";
 import { loadDomain, type Tau2Domain, type UserGuidelines } from "../../load.js";
 import { oracle } from "../../oracle.js";
-import { parsePyJson } from "../../python/json.js";
 import type { PyDict } from "../../python/value.js";
 import { simulate } from "../../simulate.js";
 import { airlineDb, writeAirlineFolder } from "../../testing/airline-fixture.js";
@@ -20,7 +20,7 @@ interface UpstreamCall {
 }
 
 // Upstream's own responses and hashes for a sequence of calls on the test database.
-const upstream = parsePyJson(readFileSync(new URL("../../testing/airline-upstream.json", import.meta.url), "utf8")) as PyDict;
+const upstream = jsonLoads(readFileSync(new URL("../../testing/airline-upstream.json", import.meta.url), "utf8")) as PyDict;
 const upstreamCalls = (upstream.get("calls") as PyDict[]).map(
   (call): UpstreamCall => ({
     name: call.get("name") as string,

@@ -1,9 +1,9 @@
+import { roundFloat } from "@envace/python-text";
 import type { Database } from "../../database.js";
 import { attributeError, PyException, valueError } from "../../python/errors.js";
 import { pyDumps } from "../../python/json.js";
 import { abs, add, count, getKey, hasKey, iterate, len, lessThan, sorted, sub } from "../../python/ops.js";
 import { construct, str } from "../../python/pydantic.js";
-import { pyRound } from "../../python/round.js";
 import { pyEquals, pyStr, pyTypeName, type PyDict, type PyModel, type PyValue } from "../../python/value.js";
 import { Toolkit, type ToolDefinition } from "../../toolkit.js";
 import { calculateTool, param, STRING, STRING_LIST, transferToHumanAgents } from "../common.js";
@@ -92,7 +92,7 @@ function changeGiftCardBalance(db: Db, userId: string, paymentMethodId: string, 
   const method = writablePaymentMethod(db, userId, paymentMethodId);
   if (method.source !== "gift_card") return;
   const balance = sign === 1 ? add(method.balance, delta) : sub(method.balance, delta);
-  method.balance = pyRound(Number(balance), 2);
+  method.balance = roundFloat(Number(balance), 2);
 }
 
 function isPendingOrder(order: Order): boolean {
@@ -191,7 +191,7 @@ const tools: ToolDefinition<RetailDb>[] = [
         if (!variant.available) throw valueError(`New item ${pyStr(newItemId)} not found or available`);
         diffPrice = add(diffPrice, variant.price - item.price);
       }
-      diffPrice = typeof diffPrice === "bigint" ? diffPrice : pyRound(diffPrice, 2);
+      diffPrice = typeof diffPrice === "bigint" ? diffPrice : roundFloat(diffPrice, 2);
       const method = getPaymentMethod(db, order.user_id, paymentMethodId);
       if (method.source === "gift_card" && lessThan(method.balance, diffPrice)) {
         throw valueError("Insufficient gift card balance to pay for the price difference");
