@@ -7,9 +7,8 @@
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { SamplingParams, type Sampler } from "@envace/protocol";
-import { initParameters, initWasmBackend, sampleToken, seededRandom, TinyModelConfig, TinySampler, toHfConfig, type Parameters } from "@envace/training";
+import { initParameters, initWasmBackend, llamaShape, sampleToken, seededRandom, TinyModelConfig, TinySampler, toHfConfig, type Parameters } from "@envace/training";
 import * as tf from "@tensorflow/tfjs";
-import { LlamaConfig, llamaShape } from "./onnx/llama-config.js";
 import { TinyOnnxEngine } from "./tiny/onnx-sync.js";
 
 // The trainer's default tiny model (apps/trainer config defaults); no stop token, so every run
@@ -35,7 +34,7 @@ const sampling = (seed: number) => SamplingParams.parse({ temperature: 1, maxTok
 /** A plain tfjs forward pass of the same Llama block over the whole sequence; returns the last position's logits. */
 class TfjsRecompute implements Sampler {
   readonly #w: Map<string, tf.Tensor>;
-  readonly #shape = llamaShape(LlamaConfig.parse(toHfConfig(config)));
+  readonly #shape = llamaShape(toHfConfig(config));
 
   constructor(weights: Parameters) {
     const shape = this.#shape;

@@ -18,7 +18,7 @@ export type { TokenDataMode } from "./openai/wire.js";
 
 export { OnnxCausalLM, MODEL_FILES, type ForwardResult, type KvCache, type OnnxSessionOptions } from "./onnx/causal-lm.js";
 export { exportLlamaCheckpoint, llamaOnnxBytes, type ExportResult } from "./onnx/export.js";
-export { LlamaConfig, llamaShape, readLlamaConfig, llamaTensorNames, type LlamaShape } from "./onnx/llama-config.js";
+export { LlamaConfig, llamaShape, readLlamaConfig, llamaTensorNames, type LlamaShape } from "@envace/training";
 export { loadOnnxModel, type LoadOnnxOptions, type OnnxModel } from "./onnx/policy.js";
 export { OnnxSampler, type OnnxSamplerOptions } from "./onnx/sampler.js";
 export { readSafetensors, writeSafetensors, type NamedTensor as Float32Tensor } from "@envace/training";

@@ -1,5 +1,6 @@
 import { parseRecord, RecordError, type RecordSource } from "@envace/protocol";
 import { z } from "zod";
+import { LlamaConfig } from "./llama-config.js";
 
 /**
  * The tiny decoder-only transformer, in the Llama/Qwen layout: token embedding, pre-norm blocks
@@ -41,27 +42,18 @@ export function headDim(config: TinyModelConfig): number {
 }
 
 /**
- * `config.json` as Hugging Face `LlamaForCausalLM` writes it, restricted to what the tiny model
- * supports: tied embeddings, no biases, one key/value head per query head, SiLU.
+ * `config.json` as the tiny model writes and reads it: the general `LlamaConfig` restricted to
+ * what the tiny model supports (tied embeddings, single bos/eos ids; one key/value head per query
+ * head is checked by `fromHfConfig`), with the keys Hugging Face always writes required, plus the
+ * two that only training uses.
  */
-export const HfLlamaConfig = z.object({
+export const HfLlamaConfig = LlamaConfig.safeExtend({
   architectures: z.array(z.literal("LlamaForCausalLM")).length(1).default(["LlamaForCausalLM"]),
   model_type: z.literal("llama"),
-  vocab_size: z.number().int().positive(),
-  hidden_size: z.number().int().positive(),
-  intermediate_size: z.number().int().positive(),
-  num_hidden_layers: z.number().int().positive(),
-  num_attention_heads: z.number().int().positive(),
-  num_key_value_heads: z.number().int().positive().optional(),
-  head_dim: z.number().int().positive().optional(),
   rms_norm_eps: z.number().positive(),
   rope_theta: z.number().positive(),
-  rope_scaling: z.null().optional(),
   max_position_embeddings: z.number().int().positive(),
   tie_word_embeddings: z.literal(true, { error: "the tiny model ties its input and output embeddings; only true is supported" }),
-  hidden_act: z.literal("silu").default("silu"),
-  attention_bias: z.literal(false).default(false),
-  mlp_bias: z.literal(false).default(false),
   bos_token_id: z.number().int().nonnegative().nullable().optional(),
   eos_token_id: z.number().int().nonnegative().nullable().optional(),
   initializer_range: z.number().positive().optional(),

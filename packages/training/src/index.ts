@@ -1,6 +1,15 @@
 export * from "./backend.js";
 export { loadCheckpoint, saveCheckpoint, TrainingStateFile, type CheckpointContents, type HostAdamState, type LoadOptions } from "./checkpoint.js";
 export { fromHfConfig, headDim, HfLlamaConfig, TinyModelConfig, toHfConfig, type TinyModelConfigInput } from "./config.js";
+export {
+  checkLlamaTensors,
+  expectedLlamaTensors,
+  LlamaConfig,
+  llamaShape,
+  llamaTensorNames,
+  readLlamaConfig,
+  type LlamaShape,
+} from "./llama-config.js";
 export { datumFromRow } from "./datum.js";
 export { createTinyModel, InProcessBackend, type CheckpointTokenizer, type InProcessBackendOptions } from "./in-process.js";
 export { evaluateObjective, type Objective } from "./objective.js";
@@ -12,4 +21,5 @@ export { sampleToken, type SampledToken, type TokenSamplingParams } from "./samp
 export { initWasmBackend } from "./wasm.js";
 export { ByteLevelBpeTokenizer, DEFAULT_SPECIAL_TOKENS, DEFAULT_STOP_TOKENS, HfTokenizerJson, TokenizerError, trainTokenizer, type TrainTokenizerOptions } from "./tokenizer.js";
 export { referenceLogits, referenceScores } from "./reference.js";
+export { llamaReferenceLogits } from "./llama-reference.js";
 export type { AttentionKernel } from "./transformer.js";

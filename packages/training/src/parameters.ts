@@ -1,4 +1,5 @@
 import type { TinyModelConfig } from "./config.js";
+import { llamaTensorNames } from "./llama-config.js";
 import { Rng } from "./rng.js";
 
 /** Model parameters by Hugging Face name, each a float32 array in Hugging Face layout. */
@@ -11,22 +12,22 @@ export interface ParameterSpec {
   init: "normal" | "residual" | "ones";
 }
 
-export const EMBED = "model.embed_tokens.weight";
-export const FINAL_NORM = "model.norm.weight";
+export const EMBED = llamaTensorNames.embed;
+export const FINAL_NORM = llamaTensorNames.norm;
 
 /** The names of one block's parameters. */
 export function layerNames(i: number) {
-  const p = `model.layers.${i}`;
+  const names = llamaTensorNames;
   return {
-    inputNorm: `${p}.input_layernorm.weight`,
-    q: `${p}.self_attn.q_proj.weight`,
-    k: `${p}.self_attn.k_proj.weight`,
-    v: `${p}.self_attn.v_proj.weight`,
-    o: `${p}.self_attn.o_proj.weight`,
-    postNorm: `${p}.post_attention_layernorm.weight`,
-    gate: `${p}.mlp.gate_proj.weight`,
-    up: `${p}.mlp.up_proj.weight`,
-    down: `${p}.mlp.down_proj.weight`,
+    inputNorm: names.inputNorm(i),
+    q: names.q(i),
+    k: names.k(i),
+    v: names.v(i),
+    o: names.o(i),
+    postNorm: names.postNorm(i),
+    gate: names.gate(i),
+    up: names.up(i),
+    down: names.down(i),
   };
 }
 

@@ -1,7 +1,6 @@
 import { copyFile, mkdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { readSafetensors, type NamedTensor } from "@envace/training";
-import { checkLlamaTensors, llamaShape, readLlamaConfig, type LlamaConfig } from "./llama-config.js";
+import { checkLlamaTensors, llamaShape, readLlamaConfig, readSafetensors, type LlamaConfig, type NamedTensor } from "@envace/training";
 import { buildLlamaModel, type LlamaGraphOptions } from "./llama-graph.js";
 
 /** Protobuf cannot hold a message of 2 GiB or more; larger models need external data. */

@@ -1,7 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { seededRandom, writeSafetensors, type NamedTensor } from "@envace/training";
-import { expectedLlamaTensors, llamaShape, type LlamaConfig } from "./llama-config.js";
+import { expectedLlamaTensors, llamaShape, seededRandom, writeSafetensors, type LlamaConfig, type NamedTensor } from "@envace/training";
 
 /**
  * Small checkpoints with random weights in the Hugging Face layout, for tests and benchmarks:

@@ -1,6 +1,5 @@
-import type { NamedTensor } from "@envace/training";
+import { llamaTensorNames as names, type LlamaShape, type NamedTensor } from "@envace/training";
 import onnxProto from "onnx-proto";
-import { llamaTensorNames as names, type LlamaShape } from "./llama-config.js";
 
 const { onnx } = onnxProto;
 type NodeProto = onnxProto.onnx.INodeProto;

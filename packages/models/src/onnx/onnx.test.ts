@@ -1,15 +1,13 @@
-import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SamplingParams } from "@envace/protocol";
-import { seededRandom } from "@envace/training";
+import { llamaReferenceLogits, llamaShape, seededRandom, type NamedTensor } from "@envace/training";
 import { loadHuggingFaceTokenizer } from "@envace/trajectory";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OnnxCausalLM } from "./causal-lm.js";
 import { exportLlamaCheckpoint, llamaOnnxBytes } from "./export.js";
 import { randomLlama, writeLlamaCheckpoint } from "./fixtures.js";
-import { LlamaConfig, llamaShape, readLlamaConfig } from "./llama-config.js";
-import { referenceLogits } from "./llama-reference.js";
 import { loadOnnxModel, type OnnxModel } from "./policy.js";
 import { OnnxSampler } from "./sampler.js";
 
@@ -25,23 +23,8 @@ const maxAbsDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => {
   for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i]! - b[i]!));
   return max;
 };
+const dataOf = (weights: ReadonlyMap<string, NamedTensor>) => new Map([...weights].map(([name, tensor]) => [name, tensor.data]));
 const randomTokens = (random: () => number, length: number, vocab: number) => Array.from({ length }, () => Math.floor(random() * vocab));
-
-describe("config.json", () => {
-  it("refuses what the exporter does not implement, naming file and key", async () => {
-    const path = join(root, "biased-config.json");
-    await writeFile(path, JSON.stringify({ ...randomLlama().config, attention_bias: true, rope_scaling: { type: "linear", factor: 2 } }));
-    const error = await readLlamaConfig(path).catch((e: unknown) => e as Error);
-    expect(error.message).toContain(path);
-    expect(error.message).toContain("attention_bias: attention biases are not supported");
-    expect(error.message).toContain("rope_scaling: RoPE scaling is not supported");
-  });
-
-  it("requires heads to divide evenly", () => {
-    const result = LlamaConfig.safeParse({ ...randomLlama().config, num_key_value_heads: 3 });
-    expect(result.success).toBe(false);
-  });
-});
 
 describe("export of a Llama checkpoint", () => {
   const variants = [
@@ -63,7 +46,7 @@ describe("export of a Llama checkpoint", () => {
       const random = seededRandom(options.seed * 100);
       for (let trial = 0; trial < 3; trial++) {
         const tokens = randomTokens(random, 4 + Math.floor(random() * 12), config.vocab_size);
-        const expected = referenceLogits(llamaShape(config), weights, tokens);
+        const expected = llamaReferenceLogits(llamaShape(config), dataOf(weights), tokens);
         const actual = await model.allLogits(tokens);
         expected.forEach((row, position) => expect(maxAbsDiff(row, actual[position]!)).toBeLessThan(1e-4));
       }
@@ -218,7 +201,7 @@ describe("loadOnnxModel", () => {
     await model.replaceModel(llamaOnnxBytes(config, changed));
     const after = await model.allLogits([1, 2, 3]);
     expect(maxAbsDiff(before.at(-1)!, after.at(-1)!)).toBeGreaterThan(0.1);
-    const expected = referenceLogits(llamaShape(config), changed, [1, 2, 3]);
+    const expected = llamaReferenceLogits(llamaShape(config), dataOf(changed), [1, 2, 3]);
     expect(maxAbsDiff(expected.at(-1)!, after.at(-1)!)).toBeLessThan(1e-4);
     const reusedBefore = sampler.stats.reusedTokens;
     await sampler.sample([1, 2, 3, 4], params({ temperature: 0, maxTokens: 1 }));

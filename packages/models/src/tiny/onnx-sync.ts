@@ -1,8 +1,7 @@
 import { performance } from "node:perf_hooks";
-import { toHfConfig, type NamedTensor, type TinyModelConfig } from "@envace/training";
+import { expectedLlamaTensors, llamaShape, toHfConfig, type LlamaConfig, type NamedTensor, type TinyModelConfig } from "@envace/training";
 import { OnnxCausalLM, type OnnxSessionOptions } from "../onnx/causal-lm.js";
 import { llamaOnnxBytes } from "../onnx/export.js";
-import { expectedLlamaTensors, LlamaConfig, llamaShape } from "../onnx/llama-config.js";
 import { OnnxSampler, type OnnxSamplerOptions } from "../onnx/sampler.js";
 
 /** What one weight sync cost. */
@@ -49,7 +48,7 @@ export class TinyOnnxEngine {
     params: ReadonlyMap<string, Float32Array>,
     options: OnnxSessionOptions & Partial<OnnxSamplerOptions> = {},
   ): Promise<TinyOnnxEngine> {
-    const hf = LlamaConfig.parse(toHfConfig(config));
+    const hf: LlamaConfig = toHfConfig(config);
     // A model this small spends more on waking threads than on arithmetic: one thread by default.
     const sessionOptions = { ...options, threads: options.threads ?? 1 };
     const model = await OnnxCausalLM.fromBytes(llamaOnnxBytes(hf, shapedWeights(hf, params), "tiny model parameters"), sessionOptions);

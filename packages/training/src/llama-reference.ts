@@ -1,17 +1,20 @@
-import type { NamedTensor } from "@envace/training";
 import { llamaTensorNames as names, type LlamaShape } from "./llama-config.js";
 
 /**
  * A direct, unoptimised forward pass of the Llama block in float64, written from the
- * architecture's definition. It recomputes the whole sequence and is the yardstick the exported
- * ONNX graph is tested against; it is far too slow for generation.
+ * architecture's definition (Hugging Face semantics: pre-norm RMSNorm, projections y = x·Wᵀ with
+ * W in [out, in] layout, rotary embedding in the rotate_half convention, causal softmax attention
+ * scaled by 1/√headDim with grouped key/value heads, SwiGLU, final RMSNorm, logits from `lm_head`
+ * or the tied embedding). `weights` are float32 arrays by Hugging Face name. It recomputes the
+ * whole sequence, one position at a time: the specification the tfjs model and the exported ONNX
+ * graph are tested against, far too slow for generation.
  */
-export function referenceLogits(shape: LlamaShape, weights: ReadonlyMap<string, NamedTensor>, tokens: readonly number[]): Float64Array[] {
+export function llamaReferenceLogits(shape: LlamaShape, weights: ReadonlyMap<string, Float32Array>, tokens: readonly number[]): Float64Array[] {
   const { hidden, heads, kvHeads, headDim, intermediate } = shape;
   const w = (name: string): Float32Array => {
-    const tensor = weights.get(name);
-    if (!tensor) throw new Error(`missing weight ${name}`);
-    return tensor.data;
+    const data = weights.get(name);
+    if (!data) throw new Error(`missing weight ${name}`);
+    return data;
   };
   /** y = W x with W stored [out, in]. */
   const linear = (x: Float64Array, weight: Float32Array, out: number): Float64Array => {

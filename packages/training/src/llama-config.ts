@@ -3,9 +3,11 @@ import { parseRecord } from "@envace/protocol";
 import { z } from "zod";
 
 /**
- * The `config.json` keys of a Hugging Face `LlamaForCausalLM` this package reads. Only the plain
- * Llama block is supported (no biases, SiLU, unscaled RoPE); anything else is refused by name
- * rather than exported wrongly.
+ * The `config.json` keys of a Hugging Face `LlamaForCausalLM`: the general Llama block, with
+ * grouped key/value heads and a tied or separate output head (what the ONNX exporter of
+ * `@envace/models` reads; the tiny model's `HfLlamaConfig` is a restriction of it). Only the
+ * plain block is supported (no biases, SiLU, unscaled RoPE); anything else is refused by name
+ * rather than computed wrongly.
  */
 export const LlamaConfig = z
   .looseObject({
