@@ -1,4 +1,5 @@
-import { callJudge, ConcurrencyLimiter, DEFAULT_RETRY, type JudgeSampling, type RetryPolicy } from "@envace/rewards";
+import { ConcurrencyLimit } from "@envace/concurrency";
+import { callJudge, DEFAULT_RETRY, type JudgeSampling, type RetryPolicy } from "@envace/rewards";
 import OpenAI from "openai";
 import type { NlAssertionJudge, NlAssertionVerdict } from "./evaluate.js";
 import { pyDumps } from "./python/json.js";
@@ -25,10 +26,10 @@ export interface NlJudgeOptions {
  * comparable, the prompts are not identical.
  */
 export class NlJudge implements NlAssertionJudge {
-  private readonly limiter: ConcurrencyLimiter;
+  private readonly limiter: ConcurrencyLimit;
 
   constructor(private readonly options: NlJudgeOptions) {
-    this.limiter = new ConcurrencyLimiter(options.concurrency ?? 8);
+    this.limiter = new ConcurrencyLimit(options.concurrency ?? 8);
   }
 
   /** A judge on an OpenAI-compatible server (`baseURL` such as `http://localhost:8000/v1`). */

@@ -1,6 +1,5 @@
 export { ModelServerError, TokenDataUnavailableError, type ModelServerFailure } from "./http/errors.js";
-export { ConcurrencyLimiter } from "./http/limiter.js";
-export { backoffDelay, defaultRetryOptions, type RetryEvent, type RetryOptions } from "./http/retry.js";
+export { defaultRetryOptions, type RetryEvent, type RetryOptions } from "./http/retry.js";
 
 export {
   capabilitiesOf,

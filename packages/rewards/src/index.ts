@@ -9,7 +9,6 @@ export * from "./checklist/checklist-judge.js";
 export * from "./checklist/cm2.js";
 export * from "./checklist/dialogue.js";
 export * from "./checklist/judge-client.js";
-export * from "./checklist/limiter.js";
 export * from "./checklist/predicates.js";
 export * from "./checklist/prompt.js";
 export * from "./checklist/retry.js";

@@ -1,69 +1,11 @@
+import type { ConcurrencyLimit } from "@envace/concurrency";
 import type { Environment, Trajectory } from "@envace/protocol";
 import type { RehearsalEnvironment } from "./rehearsal-environment.js";
 import { unfoldRollout, type SharedRolloutOptions } from "./unfold.js";
 import type { UserTurnSource } from "./user-turns.js";
 
-/**
- * A global cap on concurrent work, shared by every group of a batch (and by anything else that
- * should share it, e.g. judge calls). Waiters are served first in, first out.
- */
-export class ConcurrencyLimit {
-  readonly limit: number;
-  #active = 0;
-  readonly #waiting: (() => void)[] = [];
-
-  constructor(limit: number) {
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`concurrency limit must be a positive integer, got ${limit}`);
-    this.limit = limit;
-  }
-
-  /** Work running now. */
-  get active(): number {
-    return this.#active;
-  }
-
-  /** Work waiting for a slot. */
-  get pending(): number {
-    return this.#waiting.length;
-  }
-
-  /** Run `work` once a slot is free. Aborting `signal` while waiting rejects without running it. */
-  async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    await this.#acquire(signal);
-    try {
-      return await work();
-    } finally {
-      this.#release();
-    }
-  }
-
-  #acquire(signal?: AbortSignal): Promise<void> {
-    signal?.throwIfAborted();
-    if (this.#active < this.limit) {
-      this.#active += 1;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve, reject) => {
-      const grant = (): void => {
-        signal?.removeEventListener("abort", onAbort);
-        this.#active += 1;
-        resolve();
-      };
-      const onAbort = (): void => {
-        const at = this.#waiting.indexOf(grant);
-        if (at >= 0) this.#waiting.splice(at, 1);
-        reject(signal?.reason as Error);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#waiting.push(grant);
-    });
-  }
-
-  #release(): void {
-    this.#active -= 1;
-    this.#waiting.shift()?.();
-  }
-}
+// The global cap `unfoldGroup` takes: one limit shared by every group of a batch.
+export { ConcurrencyLimit } from "@envace/concurrency";
 
 type EnvironmentLike = Environment | RehearsalEnvironment;
 

@@ -60,8 +60,3 @@ export function retryAfterMs(headers: { get(name: string): string | null } | und
 export function isAbortError(error: unknown): boolean {
   return error instanceof Error && (error.name === "AbortError" || error.constructor.name === "APIUserAbortError");
 }
-
-/** The error to throw when `signal` fired: its reason if that is an Error, else an AbortError. */
-export function abortReason(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new DOMException("The operation was aborted.", "AbortError");
-}

@@ -1,27 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ModelServerError, retryAfterMs } from "./errors.js";
-import { ConcurrencyLimiter } from "./limiter.js";
-import { backoffDelay, defaultRetryOptions, withRetry } from "./retry.js";
-
-const options = { maxRetries: 3, initialDelayMs: 100, maxDelayMs: 1_000, factor: 2, jitter: 0.5 };
-
-describe("backoffDelay", () => {
-  it("grows exponentially with the random part at its bounds", () => {
-    // attempt 2: 100 * 2^2 = 400; half fixed, half random.
-    expect(backoffDelay(2, options, () => 0)).toBe(200);
-    expect(backoffDelay(2, options, () => 1)).toBe(400);
-    expect(backoffDelay(0, options, () => 0.5)).toBe(75);
-  });
-
-  it("never exceeds the cap, even when the server asks for longer", () => {
-    expect(backoffDelay(10, options, () => 1)).toBe(1_000);
-    expect(backoffDelay(0, options, () => 0, 60_000)).toBe(1_000);
-  });
-
-  it("waits at least what the server asked for", () => {
-    expect(backoffDelay(0, options, () => 0, 700)).toBe(700);
-  });
-});
+import { defaultRetryOptions, withRetry } from "./retry.js";
 
 describe("retryAfterMs", () => {
   const headers = (entries: Record<string, string>) => new Headers(entries);
@@ -93,48 +72,5 @@ describe("withRetry", () => {
     const pending = withRetry(() => Promise.reject(new ModelServerError("timeout", "u", "slow")), slow, controller.signal);
     setTimeout(() => controller.abort(), 10);
     await expect(pending).rejects.toMatchObject({ name: "AbortError" });
-  });
-});
-
-describe("ConcurrencyLimiter", () => {
-  it("never runs more than the limit at once and runs everything", async () => {
-    const limiter = new ConcurrencyLimiter(2);
-    let active = 0;
-    let peak = 0;
-    const task = async (i: number) => {
-      active++;
-      peak = Math.max(peak, active);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      active--;
-      return i;
-    };
-    const results = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => limiter.run(() => task(i))));
-    expect(results).toEqual([0, 1, 2, 3, 4, 5]);
-    expect(peak).toBe(2);
-    expect(limiter.active).toBe(0);
-  });
-
-  it("drops a waiting task whose signal aborts, without running it", async () => {
-    const limiter = new ConcurrencyLimiter(1);
-    let release!: () => void;
-    const first = limiter.run(() => new Promise<void>((resolve) => (release = resolve)));
-    const controller = new AbortController();
-    let ran = false;
-    const second = limiter.run(() => {
-      ran = true;
-      return Promise.resolve();
-    }, controller.signal);
-    expect(limiter.waiting).toBe(1);
-    controller.abort();
-    await expect(second).rejects.toMatchObject({ name: "AbortError" });
-    expect(limiter.waiting).toBe(0);
-    release();
-    await first;
-    expect(ran).toBe(false);
-    expect(limiter.active).toBe(0);
-  });
-
-  it("rejects a limit below one", () => {
-    expect(() => new ConcurrencyLimiter(0)).toThrow("positive integer");
   });
 });

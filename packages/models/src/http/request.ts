@@ -1,5 +1,6 @@
+import { abortReason } from "@envace/concurrency";
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
-import { abortReason, ModelServerError, retryAfterMs } from "./errors.js";
+import { ModelServerError, retryAfterMs } from "./errors.js";
 
 export interface HttpOptions {
   /** Per-attempt timeout. */

@@ -1,30 +1,17 @@
-import { abortReason, ModelServerError } from "./errors.js";
+import { abortReason, backoffDelay, sleep, type Backoff } from "@envace/concurrency";
+import { ModelServerError } from "./errors.js";
 
-export interface RetryOptions {
-  /** Further attempts after the first. Default 4. */
+/**
+ * Retries of a model-server request: capped exponential backoff with jitter. Defaults: 4 retries,
+ * the first after 500 ms, doubling, capped at 30 s, with a quarter of each delay drawn at random.
+ */
+export interface RetryOptions extends Backoff {
+  /** Further attempts after the first. */
   maxRetries: number;
-  /** Delay before the first retry. Default 500 ms. */
-  initialDelayMs: number;
-  /** Upper bound of any delay, including one the server asks for. Default 30 s. */
-  maxDelayMs: number;
-  /** Growth of the delay per attempt. Default 2. */
-  factor: number;
-  /** Fraction of the delay drawn at random (0 = none, 1 = "full jitter"). Default 0.25. */
   jitter: number;
 }
 
 export const defaultRetryOptions: RetryOptions = { maxRetries: 4, initialDelayMs: 500, maxDelayMs: 30_000, factor: 2, jitter: 0.25 };
-
-/**
- * The delay before retry number `attempt` (0-based): exponential, capped, with the last
- * `jitter` fraction randomised so that many clients do not retry in lockstep. A delay the server
- * asked for wins when it is longer.
- */
-export function backoffDelay(attempt: number, options: RetryOptions, random: () => number = Math.random, serverAskedMs?: number): number {
-  const exponential = Math.min(options.maxDelayMs, options.initialDelayMs * options.factor ** attempt);
-  const jittered = exponential * (1 - options.jitter) + exponential * options.jitter * random();
-  return Math.min(options.maxDelayMs, Math.max(jittered, serverAskedMs ?? 0));
-}
 
 export interface RetryEvent {
   attempt: number;
@@ -34,7 +21,8 @@ export interface RetryEvent {
 
 /**
  * Run `attempt` until it succeeds, a non-retryable error occurs, retries run out, or `signal`
- * aborts. Only `ModelServerError`s marked retryable are retried.
+ * aborts. Only `ModelServerError`s marked retryable are retried, after `backoffDelay` (or longer
+ * when the server asked for it with `retry-after`).
  */
 export async function withRetry<T>(
   attempt: (attemptIndex: number) => Promise<T>,
@@ -53,22 +41,4 @@ export async function withRetry<T>(
       await sleep(delayMs, signal);
     }
   }
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(abortReason(signal));
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(abortReason(signal!));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -1,6 +1,6 @@
+import { ConcurrencyLimit } from "@envace/concurrency";
 import OpenAI from "openai";
 import { ModelServerError, TokenDataUnavailableError } from "../http/errors.js";
-import { ConcurrencyLimiter } from "../http/limiter.js";
 import { fromOpenAIError } from "../http/request.js";
 import { defaultRetryOptions, withRetry, type RetryEvent, type RetryOptions } from "../http/retry.js";
 import { capabilitiesOf, detectServer, type DetectedServer, type ServerCapabilities, type ServerKind } from "./capabilities.js";
@@ -32,7 +32,7 @@ export class ServerConnection {
   readonly baseURL: string;
   readonly client: OpenAI;
   readonly retry: RetryOptions;
-  readonly limiter: ConcurrencyLimiter;
+  readonly limiter: ConcurrencyLimit;
   readonly timeoutMs: number;
   readonly #options: ServerConnectionOptions;
   #detected: Promise<DetectedServer> | undefined;
@@ -42,7 +42,7 @@ export class ServerConnection {
     this.baseURL = options.baseURL.replace(/\/+$/, "");
     this.timeoutMs = options.timeoutMs ?? 600_000;
     this.retry = { ...defaultRetryOptions, ...options.retry };
-    this.limiter = new ConcurrencyLimiter(options.maxConcurrency ?? 64);
+    this.limiter = new ConcurrencyLimit(options.maxConcurrency ?? 64);
     this.client = new OpenAI({
       baseURL: this.baseURL,
       apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? "EMPTY",

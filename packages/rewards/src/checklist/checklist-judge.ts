@@ -1,3 +1,4 @@
+import { ConcurrencyLimit } from "@envace/concurrency";
 import type { ChecklistItem, RewardVerdict, Task, UserMessage } from "@envace/protocol";
 import type OpenAI from "openai";
 import { masked, type RewardFunction, scored } from "../reward.js";
@@ -6,7 +7,6 @@ import { splitAssistant } from "./assistant-parts.js";
 import { JudgeCallLog, type JudgeCallRecord } from "./call-log.js";
 import { type Dialogue, type DialogueSource, toDialogue, turnMessages } from "./dialogue.js";
 import { callJudge, type JudgeCallResult, judgeRequestKey, type JudgeSampling } from "./judge-client.js";
-import { ConcurrencyLimiter } from "./limiter.js";
 import { type ChecklistStepView, decodeToolCall, predicateFor, type ProgrammaticItems } from "./predicates.js";
 import { buildJudgePrompt, type JudgePromptInput, type RenderOptions } from "./prompt.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
@@ -127,7 +127,7 @@ export class ChecklistJudge {
   private readonly options: ChecklistJudgeOptions;
   private readonly sampling: JudgeSampling;
   private readonly retry: RetryPolicy;
-  private readonly limiter: ConcurrencyLimiter;
+  private readonly limiter: ConcurrencyLimit;
   private readonly cache: VerdictStore;
   private readonly callLog: JudgeCallLog | undefined;
   private readonly inFlight = new Map<string, Promise<JudgeCallResult>>();
@@ -137,7 +137,7 @@ export class ChecklistJudge {
     this.options = options;
     this.sampling = options.sampling ?? { temperature: 0 };
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
-    this.limiter = new ConcurrencyLimiter(options.concurrency ?? 16);
+    this.limiter = new ConcurrencyLimit(options.concurrency ?? 16);
     this.cache = options.cache ?? (options.runDir === undefined ? new VerdictCache() : VerdictCache.inRunDir(options.runDir));
     this.callLog = options.callLog ?? (options.runDir === undefined ? undefined : JudgeCallLog.inRunDir(options.runDir));
   }

@@ -1,7 +1,8 @@
+import { backoffDelay, sleep } from "@envace/concurrency";
 import type OpenAI from "openai";
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import { canonicalJson, sha256Hex } from "../canonical.js";
-import { backoffDelay, DEFAULT_RETRY, type RetryPolicy, sleep } from "./retry.js";
+import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { JUDGE_RESPONSE_FORMAT, type JudgeVerdict, parseVerdict, VerdictParseError } from "./verdict.js";
 
 /** Sampling for judge calls, in the OpenAI request's own names. */
@@ -57,7 +58,7 @@ export async function callJudge(client: OpenAI, request: JudgeRequest, options: 
       const tail = outcome.retryable ? `after ${attempts} attempts` : "(not retried)";
       return { ok: false, error: `${outcome.error} ${tail}`, attempts, latencyMs };
     }
-    await sleep(backoffDelay(attempts, retry, outcome.retryAfterMs), options.signal);
+    await sleep(backoffDelay(attempts - 1, retry, Math.random, outcome.retryAfterMs), options.signal);
   }
 }
 

@@ -1,40 +1,10 @@
-/** Capped exponential backoff for judge calls. */
-export interface RetryPolicy {
+import type { Backoff } from "@envace/concurrency";
+
+/** Retries of a judge call: capped exponential backoff, counted in attempts. */
+export interface RetryPolicy extends Backoff {
   /** Attempts in all, the first included. */
   maxAttempts: number;
-  /** Wait before the second attempt. */
-  initialDelayMs: number;
-  /** No wait is longer than this, whatever the server's `retry-after` asks. */
-  maxDelayMs: number;
-  multiplier: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 1_000, maxDelayMs: 30_000, multiplier: 2 };
-
-/**
- * How long to wait after failed attempt `attempt` (1-based): `initial × multiplier^(attempt-1)`,
- * at least what the server asked for, never more than the cap.
- */
-export function backoffDelay(attempt: number, policy: RetryPolicy, serverAskedMs = 0): number {
-  const exponential = policy.initialDelayMs * policy.multiplier ** (attempt - 1);
-  return Math.min(policy.maxDelayMs, Math.max(exponential, serverAskedMs));
-}
-
-/** Resolve after `ms`, or reject as soon as `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason as Error);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason as Error);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
+/** 1 s, 2 s, 4 s, 8 s between five attempts; no wait is longer than 30 s, whatever `retry-after` asks. */
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 1_000, maxDelayMs: 30_000, factor: 2 };
