@@ -7,7 +7,6 @@ import { readMetrics } from "./run/metrics-log.js";
 import { MICRO_CONFIG } from "./testing/micro.js";
 import { train } from "./train.js";
 
-
 function runDir(): string {
   return join(mkdtempSync(join(tmpdir(), "envace-train-")), "run");
 }
@@ -27,4 +26,18 @@ describe("train", () => {
     expect(result.evaluations).toHaveLength(1);
     expect(JSON.parse(readFileSync(join(dir, "config.json"), "utf8"))).toEqual(config);
   }, 120_000);
+
+  it("starts a second mode from the first run's warm start with init_from", async () => {
+    const first = runDir();
+    await train(parseConfig(MICRO_CONFIG, "micro.yaml"), first, { log: quiet });
+    const warm = join(first, "checkpoints", "sft");
+    const second = runDir();
+    const config = parseConfig(`${MICRO_CONFIG}\nmode: grpo\nenvironment: simulator\ninit_from: ${warm}\n`.replace("sft: {", "sft: { enabled: false,"), "b.yaml");
+    await train(config, second, { log: quiet });
+    const weights = (dir: string): Buffer => readFileSync(join(dir, "checkpoints", "sft", "model.safetensors"));
+    expect(weights(second).equals(weights(first))).toBe(true);
+    const { records } = readMetrics(join(second, "metrics.jsonl"));
+    expect(records.filter((r) => r.kind === "sft")).toEqual([]);
+    expect(records.filter((r) => r.kind === "train").map((r) => r.env_calls)).toEqual([0, 0]);
+  }, 180_000);
 });

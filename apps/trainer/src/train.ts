@@ -125,8 +125,8 @@ async function warmStart(
   baseline: ((model: TrainedModel) => Promise<void>) | undefined,
 ): Promise<TrainedModel> {
   if (run.hasCheckpoint("sft")) return loadModel(config, run.checkpointPath("sft"));
-  const model = await createModel(config, domain);
-  log(`model: ${model.describe()}`);
+  const model = config.init_from === undefined ? await createModel(config, domain) : await loadModel(config, config.init_from);
+  log(`model: ${model.describe()}${config.init_from === undefined ? "" : ` from ${config.init_from}`}`);
   if (config.sft.enabled && domain.gold) {
     const renderer: IncrementalRenderer = (await model.policy("sft")).renderer;
     const rows = domain.train.flatMap((task) =>

@@ -164,6 +164,12 @@ export const TrainConfig = z
     /** `grpo` only: where tool responses come from — a frozen `simulator` model or the `real` environment. */
     environment: z.enum(["self", "simulator", "real"]).default("self"),
     seed: z.number().int().min(0).default(0),
+    /**
+     * Start from this checkpoint folder of an earlier run (its `checkpoints/sft`, or a step's
+     * `policy` folder) instead of a fresh model, e.g. to compare modes from one warm start.
+     * SFT still runs on top of it unless `sft.enabled` is false.
+     */
+    init_from: z.string().min(1).optional(),
     data: DataConfig.default(DataConfig.parse({})),
     model: ModelConfig.default(TinyModelConfig.parse({ type: "tiny" })),
     backend: BackendConfig.default({ type: "in-process" }),
