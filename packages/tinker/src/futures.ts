@@ -1,5 +1,6 @@
 import { TinkerHttpError, TinkerRequestFailedError, TinkerTimeoutError } from "./errors.js";
-import { backoffDelay, replyDetail, sleep, type HttpReply, type TinkerHttp } from "./http.js";
+import { sleep } from "@envace/concurrency";
+import { replyDetail, retryDelay, type HttpReply, type TinkerHttp } from "./http.js";
 import { FailedFuture, MetadataOnly, TryAgain } from "./wire.js";
 
 export const RETRIEVE_FUTURE = "/api/v1/retrieve_future";
@@ -59,7 +60,7 @@ export async function retrieveFuture(http: TinkerHttp, firstRequestId: string, o
       );
     } catch (error) {
       if (options.signal?.aborted || error instanceof TinkerHttpError) throw error;
-      await sleep(backoffDelay(policy, backoffs++), options.signal);
+      await sleep(retryDelay(policy, backoffs++), options.signal);
       continue;
     }
     const { status, body } = reply;
@@ -75,7 +76,7 @@ export async function retrieveFuture(http: TinkerHttp, firstRequestId: string, o
       continue;
     }
     if (status === 429) {
-      await sleep(backoffDelay(policy, backoffs++, reply.headers), options.signal);
+      await sleep(retryDelay(policy, backoffs++, reply.headers), options.signal);
       continue;
     }
     if (status === 400) {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { backoffDelay, sleep } from "@envace/concurrency";
 import type { z } from "zod";
 import { TinkerHttpError, TinkerTimeoutError } from "./errors.js";
 
@@ -49,32 +50,16 @@ export interface HttpReply {
   headers: Headers;
 }
 
-/** Resolve after `ms`, or reject when `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason as Error);
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason as Error);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
-/** The n-th backoff delay (n from 0), or the server's `Retry-After` when it sent one (at most 60 s). */
-export function backoffDelay(policy: RetryPolicy, attempt: number, headers?: Headers): number {
+/**
+ * The n-th backoff delay (n from 0): doubling from `initialDelayMs` up to `maxDelayMs`, or the
+ * server's `Retry-After` when it sent one (at most 60 s, as the Python SDK allows).
+ */
+export function retryDelay(policy: RetryPolicy, attempt: number, headers?: Headers): number {
   const afterMs = headers?.get("retry-after-ms");
   if (afterMs && Number.isFinite(Number(afterMs))) return Math.min(Number(afterMs), 60_000);
   const after = headers?.get("retry-after");
   if (after && Number.isFinite(Number(after))) return Math.min(Number(after) * 1_000, 60_000);
-  return Math.min(policy.initialDelayMs * 2 ** attempt, policy.maxDelayMs);
+  return backoffDelay(attempt, { initialDelayMs: policy.initialDelayMs, maxDelayMs: policy.maxDelayMs, factor: 2 });
 }
 
 /** A short human-readable reason from an error reply (`detail`, `error` or `message`). */
@@ -181,7 +166,7 @@ export class TinkerHttp {
     error: unknown,
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    const delay = backoffDelay(this.options.retry, attempt, reply?.headers);
+    const delay = retryDelay(this.options.retry, attempt, reply?.headers);
     if (Date.now() + delay > deadline) {
       const last = reply ? `HTTP ${reply.status}: ${replyDetail(reply.body)}` : String(error);
       throw new TinkerTimeoutError(`${route}: gave up after ${attempt + 1} attempts (last: ${last})`);
