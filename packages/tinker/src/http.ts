@@ -62,6 +62,13 @@ export function retryDelay(policy: RetryPolicy, attempt: number, headers?: Heade
   return backoffDelay(attempt, { initialDelayMs: policy.initialDelayMs, maxDelayMs: policy.maxDelayMs, factor: 2 });
 }
 
+/** A failed fetch as a user reads it: `fetch failed (ECONNREFUSED)`. */
+function failureOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" ? `${error.message} (${code})` : error.message;
+}
+
 /** A short human-readable reason from an error reply (`detail`, `error` or `message`). */
 export function replyDetail(body: unknown): string {
   if (body && typeof body === "object") {
@@ -168,8 +175,8 @@ export class TinkerHttp {
   ): Promise<void> {
     const delay = retryDelay(this.options.retry, attempt, reply?.headers);
     if (Date.now() + delay > deadline) {
-      const last = reply ? `HTTP ${reply.status}: ${replyDetail(reply.body)}` : String(error);
-      throw new TinkerTimeoutError(`${route}: gave up after ${attempt + 1} attempts (last: ${last})`);
+      const last = reply ? `HTTP ${reply.status}: ${replyDetail(reply.body)}` : failureOf(error);
+      throw new TinkerTimeoutError(`${this.options.baseUrl}${route}: gave up after ${attempt + 1} attempts (last: ${last})`);
     }
     await sleep(delay, signal);
   }

@@ -1,10 +1,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { parseConfig } from "../config/load.js";
 import { readMetrics } from "../run/metrics-log.js";
+import { builtinDomain } from "../setup/domain.js";
+import { TinyPolicyModel } from "../setup/tiny-model.js";
 import { MICRO_CONFIG } from "../testing/micro.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
@@ -22,6 +27,15 @@ function envace(args: string[]): ChildProcess & { output: Promise<{ code: number
     });
   });
   return Object.assign(child, { output });
+}
+
+/** A loopback URL nothing listens on. */
+async function closedPort(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
 }
 
 function workspace(): string {
@@ -49,6 +63,46 @@ describe("envace train", () => {
     expect(result.stderr).toContain(`${config}:3: rollout.rollouts_per_task: `);
     expect(readFileSync(join(out, "notes.txt"), "utf8")).toBe("keep me");
     expect(existsSync(join(out, "config.json"))).toBe(false);
+  }, 60_000);
+
+  it("refuses a malformed data record with its file and line, and leaves the run directory as it was", async () => {
+    const dir = workspace();
+    const data = join(dir, "train.jsonl");
+    writeFileSync(data, `${readFileSync(join(root, "apps/trainer/src/data/fixtures/cm2-train.jsonl"), "utf8")}{"uuid": "cut-off", "messages": [\n`);
+    const config = join(dir, "cm2.yaml");
+    writeFileSync(
+      config,
+      `data: { source: cm2, path: ${JSON.stringify(data)} }\nreward: { type: checklist, judge: { base_url: "http://127.0.0.1:9/v1", model: judge } }\neval: { every_steps: 0 }\n`,
+    );
+    const out = join(dir, "run");
+    mkdirSync(out);
+    writeFileSync(join(out, "notes.txt"), "keep me");
+    const result = await envace(["train", "--config", config, "--out", out]).output;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`envace train: ${data}:3: not JSON`);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(readFileSync(join(out, "notes.txt"), "utf8")).toBe("keep me");
+    expect(existsSync(join(out, "checkpoints", "sft"))).toBe(false);
+  }, 60_000);
+
+  it("stops with a message naming an unreachable Tinker server, and leaves the run directory as it was", async () => {
+    const dir = workspace();
+    const micro = parseConfig(MICRO_CONFIG, "micro.yaml");
+    const model = await TinyPolicyModel.create(micro.model as Extract<typeof micro.model, { type: "tiny" }>, builtinDomain(micro).corpus(), { seed: 1, rolloutEngine: "tfjs", listTools: false });
+    const folder = join(dir, "hf-model");
+    await model.save(folder);
+    model.close();
+    const url = await closedPort();
+    const config = join(dir, "tinker.yaml");
+    writeFileSync(config, `model: { type: hf, path: ${JSON.stringify(folder)}, context_tokens: 512 }\nbackend: { type: tinker, base_url: "${url}", base_model: tiny, retry_deadline_s: 1 }\n`);
+    const out = join(dir, "run");
+    mkdirSync(out);
+    writeFileSync(join(out, "notes.txt"), "keep me");
+    const result = await envace(["train", "--config", config, "--out", out]).output;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`envace train: ${url}/api/v1/client/config: gave up after \\d+ attempts \\(last: fetch failed \\(ECONNREFUSED\\)\\)`));
+    expect(readFileSync(join(out, "notes.txt"), "utf8")).toBe("keep me");
+    expect(existsSync(join(out, "checkpoints", "sft"))).toBe(false);
   }, 60_000);
 
   it("resumes after kill -9 and finishes with every step logged exactly once", async () => {

@@ -54,8 +54,11 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`report: ${report}`);
     return 0;
   } catch (error) {
-    const message = error instanceof ConfigError ? error.message : (error as Error).stack ?? String(error);
+    // A bad config, bad data or an unreachable server is the user's to fix: the message says
+    // what and where. The stack is for bugs, on request.
+    const message = error instanceof Error ? (process.env.ENVACE_DEBUG ? (error.stack ?? error.message) : error.message) : String(error);
     console.error(`envace train: ${message}`);
+    if (!(error instanceof ConfigError) && !process.env.ENVACE_DEBUG) console.error("(set ENVACE_DEBUG=1 to see where it was raised)");
     return 1;
   }
 }

@@ -58,6 +58,8 @@ export const BackendConfig = z.discriminatedUnion("type", [
     base_url: z.url(),
     base_model: z.string().min(1),
     api_key_env: z.string().default("TINKER_API_KEY"),
+    /** How long one request is retried (connection errors, 408, 429, 5xx) before the run stops with an error. */
+    retry_deadline_s: z.number().positive().default(300),
     lora_rank: z.number().int().min(0).default(32),
     /** How the server reduces losses: `sum` (hosted Tinker) or `datum-token-mean` (SkyRL tx's JAX backend). */
     reduction: z.enum(["sum", "datum-token-mean"]).default("sum"),

@@ -34,7 +34,11 @@ export class TinkerPolicyModel implements TrainedModel {
     const tokenizer = await loadHuggingFaceTokenizer(model.path);
     if (tokenizer.chatTemplate === undefined) throw new Error(`${model.path}: the tokenizer has no chat template (tokenizer_config.json chat_template)`);
     const apiKey = process.env[section.api_key_env];
-    const service = await TinkerService.connect({ baseUrl: section.base_url, ...(apiKey ? { apiKey } : {}) });
+    const service = await TinkerService.connect({
+      baseUrl: section.base_url,
+      retry: { submitDeadlineMs: section.retry_deadline_s * 1_000 },
+      ...(apiKey ? { apiKey } : {}),
+    });
     const client = await service.createTrainingClient({
       baseModel: section.base_model,
       loraRank: section.lora_rank,
