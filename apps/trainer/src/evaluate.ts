@@ -45,7 +45,7 @@ import {
   type Usage,
 } from "@envace/rehearsal";
 import type { RewardFunction } from "@envace/rewards";
-import { ConcurrencyLimit, type RehearsePromptOptions, type UnfoldLimitsInput, type UserTurnSource } from "@envace/trajectory";
+import { ConcurrencyLimit, deriveSeed, seedOfText, type RehearsePromptOptions, type UnfoldLimitsInput, type UserTurnSource } from "@envace/trajectory";
 
 export interface EvaluateOptions {
   policy: Policy;
@@ -67,6 +67,12 @@ export interface EvaluateOptions {
   concurrency?: number;
   /** Probe rehearsal fidelity. Default true. */
   fidelity?: boolean;
+  /**
+   * Seeds every generation: a task's requests derive their seeds from this seed and the task id,
+   * so a run samples the same tokens however many tasks run at once, and a resumed run as an
+   * uninterrupted one. Default: the samplers' own randomness.
+   */
+  seed?: number;
   /** Committed sampling over the `evaluation` preset (Act at 0.6, top-p 0.95). */
   sampling?: { act?: SamplingParamsInput; user?: SamplingParamsInput };
   /** Sampling during rehearsal over `REHEARSAL_SAMPLING`. */
@@ -178,6 +184,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
 
   const one = async (task: Task): Promise<EvaluationEntry> => {
     const started = Date.now();
+    const { sampling, rehearsalSampling } = seededSampling(options, task.id);
     const environment = new CallCounter(options.environment(task));
     const base = { setting, memoryBudget, safeWrites, taskId: task.id };
     let episode: Episode;
@@ -194,11 +201,11 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
         rehearsal: {
           memoryBudget,
           ...(options.writeTools === undefined ? {} : { writeTools: options.writeTools }),
-          ...(options.rehearsalSampling === undefined ? {} : { sampling: options.rehearsalSampling }),
+          ...(rehearsalSampling === undefined ? {} : { sampling: rehearsalSampling }),
           ...(options.rehearsePrompt === undefined ? {} : { rehearse: { prompt: options.rehearsePrompt } }),
           ...(options.users === undefined ? {} : { users: () => options.users!(task) }),
         },
-        ...(options.sampling === undefined ? {} : { sampling: options.sampling }),
+        ...(sampling === undefined ? {} : { sampling }),
         ...(options.limits === undefined ? {} : { limits: options.limits }),
         ...(options.users === undefined ? {} : { users: options.users(task) }),
         ...(options.tokenizer === undefined ? {} : { tokenizer: options.tokenizer }),
@@ -224,7 +231,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
             trajectory,
             task: episode.committed.task,
             policy: options.policy,
-            ...(options.rehearsalSampling?.rehearse === undefined ? {} : { sampling: options.rehearsalSampling.rehearse }),
+            ...(rehearsalSampling?.rehearse === undefined ? {} : { sampling: rehearsalSampling.rehearse }),
             ...(options.rehearsePrompt === undefined ? {} : { rehearse: { prompt: options.rehearsePrompt } }),
             ...(options.tokenizer === undefined ? {} : { tokenizer: options.tokenizer }),
             ...(options.signal === undefined ? {} : { signal: options.signal }),
@@ -278,6 +285,26 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
     ),
   );
   return { ...summarizeEntries(entries, { setting, memoryBudget, safeWrites }), entries };
+}
+
+/** The sampling of task `taskId`: as given, with a seed for every role derived from `options.seed` and the id. */
+function seededSampling(
+  options: Pick<EvaluateOptions, "seed" | "sampling" | "rehearsalSampling">,
+  taskId: string,
+): { sampling: EvaluateOptions["sampling"]; rehearsalSampling: EvaluateOptions["rehearsalSampling"] } {
+  const { seed } = options;
+  if (seed === undefined) return { sampling: options.sampling, rehearsalSampling: options.rehearsalSampling };
+  const withSeed = (params: SamplingParamsInput | undefined, role: number): SamplingParamsInput => ({ ...params, seed: deriveSeed(seed, seedOfText(taskId), role) });
+  const rehearsal = options.rehearsalSampling;
+  return {
+    sampling: { act: withSeed(options.sampling?.act, 0), user: withSeed(options.sampling?.user, 1) },
+    rehearsalSampling: {
+      act: withSeed(rehearsal?.act, 2),
+      rehearse: withSeed(rehearsal?.rehearse, 3),
+      reflect: withSeed(rehearsal?.reflect, 4),
+      summarize: withSeed(rehearsal?.summarize, 5),
+    },
+  };
 }
 
 /** The summary of a setting's entries (also for entries read back from `entries.jsonl`). */

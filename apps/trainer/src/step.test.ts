@@ -29,6 +29,7 @@ describe("rollouts", () => {
     tasks: [task],
     counter: new CallCounter(),
     limit: new ConcurrencyLimit(4),
+    step: 1,
   });
 
   it("counts every call a grounded rollout makes to the real environment", async () => {

@@ -1,6 +1,6 @@
 import { advantageMetrics, roleMetrics, verdictsOf, type AdvantageBatch, type PolicyLossConfig, type ScoredRow } from "@envace/grpo";
 import type { Environment, JsonValue, Policy, RewardVerdict, Task, ToolCall, ToolResult, ToolSpec, Trajectory } from "@envace/protocol";
-import { RehearsalEnvironment, unfoldGroup, type ConcurrencyLimit } from "@envace/trajectory";
+import { deriveSeed, RehearsalEnvironment, unfoldGroup, type ConcurrencyLimit } from "@envace/trajectory";
 import { Rng, datumFromRow, type AdamParams, type TrainingBackend } from "@envace/training";
 import type { ActorConfig, TrainConfig } from "./config/schema.js";
 import type { Domain } from "./setup/domain.js";
@@ -31,7 +31,7 @@ export class CallCounter {
 }
 
 export interface RolloutOptions {
-  config: Pick<TrainConfig, "environment" | "rollout">;
+  config: Pick<TrainConfig, "environment" | "rollout" | "seed">;
   domain: Pick<Domain, "name" | "environment" | "rehearsePrompt" | "users">;
   tasks: readonly Task[];
   /** The policy in the Act role. */
@@ -40,6 +40,8 @@ export interface RolloutOptions {
   rehearser: Policy;
   counter: CallCounter;
   limit: ConcurrencyLimit;
+  /** The training step (seeds its rollouts). */
+  step: number;
 }
 
 /** G rollouts of each task: rehearsed by `rehearser`, or grounded when the config's environment is real. */
@@ -50,13 +52,15 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
     maxResponseTokens: config.rollout.max_response_tokens,
     maxPromptTokens: config.rollout.max_prompt_tokens,
   };
-  const sampling = {
-    act: { temperature: config.rollout.temperature, topP: config.rollout.top_p },
-    rehearse: { temperature: config.rollout.temperature, topP: config.rollout.top_p },
+  // Seeded per run, step and task (and, inside the group, per rollout and request), so a run
+  // samples the same tokens however its rollouts interleave.
+  const sampling = (index: number) => {
+    const params = { temperature: config.rollout.temperature, topP: config.rollout.top_p, seed: deriveSeed(config.seed, options.step, index) };
+    return { act: params, rehearse: params };
   };
   const real = domain.environment;
   if (config.environment === "real" && real === undefined) throw new Error(`the ${domain.name} data has no real environment: use environment self or simulator`);
-  const groups = options.tasks.map((task) =>
+  const groups = options.tasks.map((task, index) =>
     unfoldGroup({
       task,
       actor,
@@ -67,7 +71,7 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
       limit,
       limits,
       preset: "training",
-      sampling,
+      sampling: sampling(index),
     }),
   );
   return (await Promise.all(groups)).flat();

@@ -86,7 +86,7 @@ async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, l
       // simulator, a separate Rehearse policy (per-role), or the real environment.
       const actor = await actModel.policy(`${config.mode}:${stepName(step)}`);
       const rehearser = simulator ?? (rehearseModel === actModel ? actor : await rehearseModel.policy(`rehearse:${stepName(step)}`));
-      const trajectories = await rollouts({ config, domain, tasks, actor, rehearser, counter, limit });
+      const trajectories = await rollouts({ config, domain, tasks, actor, rehearser, counter, limit, step });
 
       // Reward, then role-wise advantages over each task's group of rollouts.
       const verdicts = await rewards(domain, tasks, trajectories);
@@ -219,6 +219,9 @@ async function evaluateHeldOut(config: TrainConfig, domain: Domain, model: Train
     ...(domain.users === undefined ? {} : { users: () => domain.users! }),
     tokenizer: model.tokenizer,
     concurrency: config.rollout.concurrency,
+    // The same seed at every step: each checkpoint meets the same random draws, which makes
+    // evaluations along a run comparable with less noise.
+    seed: config.seed,
     sampling: { act: { temperature: config.eval.temperature, topP: config.eval.top_p } },
     limits: { maxTurns: config.rollout.max_turns, maxResponseTokens: config.rollout.max_response_tokens, maxPromptTokens: config.rollout.max_prompt_tokens },
     onProgress: () => {

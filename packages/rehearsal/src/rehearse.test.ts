@@ -1,4 +1,4 @@
-import { ScriptedPolicy } from "@envace/trajectory";
+import { deriveSeed, ScriptedPolicy } from "@envace/trajectory";
 import type { GenerateRequest, Generation, Policy } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { rehearseThenCommit } from "./commit.js";
@@ -242,11 +242,17 @@ describe("parallel rehearsal: independent attempts from the same context", () =>
     expect(probe.peak).toBe(1);
   });
 
-  it("offsets a fixed seed by the attempt index, so attempts differ", async () => {
+  it("offsets a fixed seed by the attempt index, so attempts differ (each request then derives its own)", async () => {
     const policy = recording(new ScriptedPolicy("scripted", bankScript));
     await rehearse({ task, policy, setting: "parallel:2", sampling: { act: { seed: 7 }, rehearse: { seed: 70 } }, concurrency: 1 });
-    expect(policy.requests.filter((r) => r.role === "act").map((r) => r.sampling.seed)).toEqual([7, 7, 8, 8]);
-    expect(policy.requests.filter((r) => r.role === "rehearse").map((r) => r.sampling.seed)).toEqual([70, 71]);
+    // unfold's derivation: (attempt seed, attempt as rollout index, turns so far, request: 0 = Act, 2 = first call's Rehearse).
+    expect(policy.requests.filter((r) => r.role === "act").map((r) => r.sampling.seed)).toEqual([
+      deriveSeed(7, 0, 0, 0),
+      deriveSeed(7, 0, 1, 0),
+      deriveSeed(8, 1, 0, 0),
+      deriveSeed(8, 1, 1, 0),
+    ]);
+    expect(policy.requests.filter((r) => r.role === "rehearse").map((r) => r.sampling.seed)).toEqual([deriveSeed(70, 0, 1, 2), deriveSeed(71, 1, 1, 2)]);
   });
 
   it("rejects with a policy error and cancels the other attempts", async () => {

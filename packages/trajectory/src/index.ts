@@ -12,6 +12,7 @@ export * from "./rehearse-prompt.js";
 export * from "./rows.js";
 export * from "./sampler-policy.js";
 export * from "./scripted-policy.js";
+export * from "./seed.js";
 export * from "./settings.js";
 export { unfold, type UnfoldOptions, type SharedRolloutOptions } from "./unfold.js";
 export * from "./user-turns.js";

@@ -21,7 +21,13 @@ import { canContinue } from "./incremental.js";
 import { toolMessage } from "./messages.js";
 import { RehearsalEnvironment } from "./rehearsal-environment.js";
 import { SAMPLING_PRESETS, UnfoldLimits, type RoleSampling, type UnfoldLimitsInput } from "./settings.js";
+import { seededFor } from "./seed.js";
 import { replayReference, type UserTurnSource } from "./user-turns.js";
+
+// Which request of a turn a derived seed is for (see `seededFor`): Act, the user, each rehearsed call.
+const ACT = 0;
+const USER = 1;
+const REHEARSE = 2;
 
 export interface UnfoldOptions {
   task: Task;
@@ -36,7 +42,11 @@ export interface UnfoldOptions {
   /** Where user turns after the agent's replies come from. Default: replay the task's reference. */
   users?: UserTurnSource;
   limits?: UnfoldLimitsInput;
-  /** Sampling preset (default `training`), then per-role overrides. */
+  /**
+   * Sampling preset (default `training`), then per-role overrides. A role's `seed` seeds each of
+   * its requests with a seed derived from it, the rollout index, the turn and the call, so the
+   * rollouts of a group differ and each samples the same tokens however many run at once.
+   */
   preset?: keyof typeof SAMPLING_PRESETS;
   sampling?: Partial<RoleSampling>;
   /** Act parser settings; the tools always come from the environment. */
@@ -127,7 +137,7 @@ export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRollo
     stopIfAborted(signal);
     if (turns >= limits.maxTurns) return finish({ reason: "max_turns", limit: limits.maxTurns });
 
-    const request: GenerateRequest = { role: "act", messages: [...messages], tools, sampling: sampling.act };
+    const request: GenerateRequest = { role: "act", messages: [...messages], tools, sampling: seededFor(sampling.act, rollout, turns, ACT) };
     if (continuable !== undefined && previous !== undefined && previous.promptTokens.length > 0) {
       request.promptTokens = continuable.continuePrompt(previous, appended, tools);
       if (request.promptTokens.length > limits.maxPromptTokens) return finish(promptTooLong(request.promptTokens.length, limits, "act"));
@@ -166,7 +176,7 @@ export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRollo
     if (parsed.kind === "reply") {
       record({ type: "act", generation, message: parsed.message, outcomes: [] });
       messages.push(parsed.message);
-      const next = await users.next({ task, messages, steps, sampling: sampling.user, signal });
+      const next = await users.next({ task, messages, steps, sampling: seededFor(sampling.user, rollout, turns, USER), signal });
       if (next.kind === "end") return finish({ reason: "agent_stop" });
       record(next.step);
       messages.push(next.step.message);
@@ -178,11 +188,12 @@ export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRollo
     const outcomes: ToolOutcome[] = [];
     const step: ActStep = { type: "act", generation, message: parsed.message, outcomes };
     let ended: Termination | undefined;
-    for (const call of parsed.calls) {
+    for (const [index, call] of parsed.calls.entries()) {
       stopIfAborted(signal);
       let result: ToolResult;
       if (world.kind === "rehearsed") {
-        const answer = await world.rehearser.rehearse(call, { history: messages, latestAct: parsed.message }, sampling.rehearse, signal);
+        const rehearseSampling = seededFor(sampling.rehearse, rollout, turns, REHEARSE + index);
+        const answer = await world.rehearser.rehearse(call, { history: messages, latestAct: parsed.message }, rehearseSampling, signal);
         if (answer.kind === "too_long") {
           ended = promptTooLong(answer.promptTokens, limits, "rehearse");
           break;

@@ -22,7 +22,7 @@ without test-time private rehearsal. Every combination of --rehearsal, --memory-
   --policy <spec>             openai:<base-url>#<model>, onnx:<folder> or tiny:<checkpoint folder> (see @envace/models)
   --out <dir>                 run directory: eval-config.json, entries.jsonl, summary.json
   --tasks <n>                 held-out tasks (default 50)
-  --seed <s>                  task seed (default 0)
+  --seed <s>                  seed of the held-out tasks and of all sampling (default 0)
   --split test|train          (default test)
   --system-prompt short|default   the system prompt the policy was trained with (default short, as envace train)
   --rehearse-prompt compact|full  the Rehearse prompt it was trained with: compact (as envace train) or the full one (default compact)
@@ -158,6 +158,7 @@ export async function run(argv: string[]): Promise<number> {
         ...(config.rehearsePrompt === "compact" ? { rehearsePrompt: COMPACT_REHEARSE_PROMPT } : {}),
         ...(model.tokenizer === undefined ? {} : { tokenizer: model.tokenizer }),
         concurrency,
+        seed: config.seed,
         fidelity: config.fidelity,
         sampling: { act: { temperature: config.temperature, topP: config.topP } },
         limits: { maxTurns: config.maxTurns, maxPromptTokens: config.maxPromptTokens, maxResponseTokens: config.maxResponseTokens },
