@@ -17,6 +17,11 @@ const CLIENT = String.raw`
   var data = JSON.parse(document.getElementById("report-data").textContent);
   var NS = "http://www.w3.org/2000/svg";
   var COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#4b5563", "#ca8a04"];
+  // Past eight series the colours come round again, dashed (lines) or paler (bars), so that no
+  // two series of a chart look alike.
+  var DASHES = ["", "6 3", "2 3"];
+  function colorOf(i) { return COLORS[i % COLORS.length]; }
+  function cycleOf(i) { return Math.floor(i / COLORS.length) % DASHES.length; }
   var W = 640, H = 300, M = { left: 56, right: 16, top: 16, bottom: 40 };
 
   function el(name, attrs, parent) {
@@ -69,7 +74,8 @@ const CLIENT = String.raw`
       var item = document.createElement("li");
       var swatch = document.createElement("span");
       swatch.className = "swatch";
-      swatch.style.background = COLORS[i % COLORS.length];
+      var cycle = cycleOf(i);
+      swatch.style.background = cycle === 0 ? colorOf(i) : "repeating-linear-gradient(90deg, " + colorOf(i) + " 0 " + (cycle === 1 ? 4 : 2) + "px, transparent 0 6px)";
       item.appendChild(swatch);
       item.appendChild(document.createTextNode(label));
       list.appendChild(item);
@@ -82,9 +88,11 @@ const CLIENT = String.raw`
     if (xs.length === 0) return;
     var s = axes(svg, xs, ys, chart.yLabel, "step");
     chart.series.forEach(function (series, i) {
-      var color = COLORS[i % COLORS.length];
+      var color = colorOf(i);
       var d = series.points.map(function (p, j) { return (j ? "L" : "M") + s.sx(p[0]).toFixed(1) + "," + s.sy(p[1]).toFixed(1); }).join(" ");
-      el("path", { d: d, fill: "none", stroke: color, "stroke-width": 2, class: "series" }, svg);
+      var line = { d: d, fill: "none", stroke: color, "stroke-width": 2, class: "series" };
+      if (cycleOf(i) > 0) line["stroke-dasharray"] = DASHES[cycleOf(i)];
+      el("path", line, svg);
       series.points.forEach(function (p) {
         var dot = el("circle", { cx: s.sx(p[0]), cy: s.sy(p[1]), r: 2.5, fill: color }, svg);
         el("title", {}, dot).textContent = series.label + ": step " + p[0] + ", " + fmt(p[1]);
@@ -102,7 +110,7 @@ const CLIENT = String.raw`
       series.counts.forEach(function (c, i) {
         if (i >= bins) return;
         var x = s.sx(edges[i]) + k * barWidth;
-        var bar = el("rect", { x: x, y: s.sy(c), width: Math.max(barWidth - 1, 1), height: s.sy(0) - s.sy(c), fill: COLORS[k % COLORS.length], class: "series" }, svg);
+        var bar = el("rect", { x: x, y: s.sy(c), width: Math.max(barWidth - 1, 1), height: s.sy(0) - s.sy(c), fill: colorOf(k), "fill-opacity": cycleOf(k) === 0 ? 1 : 0.5, class: "series" }, svg);
         el("title", {}, bar).textContent = series.label + ": [" + fmt(edges[i]) + ", " + fmt(edges[i + 1]) + ") " + c;
       });
     });
