@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { generateTasks, goldTrajectory, SYSTEM_PROMPT_SHORT } from "@envace/bench-builtin";
+import { TINY_COMPACT_CHAT_TEMPLATE } from "@envace/models";
 import { trainTokenizer } from "@envace/training";
 import { ChatTemplate, IncrementalRenderer } from "@envace/trajectory";
 import type { TrainingRow } from "@envace/protocol";
 import { cosineSchedule, goldRows, mergeContinuations } from "./sft.js";
-import { COMPACT_CHAT_TEMPLATE } from "./setup/tiny-model.js";
 
 const tasks = generateTasks({ seed: 3, count: 4, split: "train", systemPrompt: SYSTEM_PROMPT_SHORT });
 const corpus = tasks.flatMap((t) => goldTrajectory(t).examples.map((e) => e.text)).concat(tasks.map((t) => JSON.stringify(t.messages)));
 const tokenizer = trainTokenizer(corpus, { vocabSize: 400, minFrequency: 1 });
-const renderer = new IncrementalRenderer(new ChatTemplate(COMPACT_CHAT_TEMPLATE), tokenizer);
+const renderer = new IncrementalRenderer(new ChatTemplate(TINY_COMPACT_CHAT_TEMPLATE), tokenizer);
 const rehearsePrompt = { sections: { instructions: "Answer as the tool.", tools: false, examples: false, latestAct: false } };
 
 describe("goldRows", () => {
@@ -32,7 +32,7 @@ describe("goldRows", () => {
       const before = [...acts[i - 1]!.promptTokens, ...acts[i - 1]!.outputTokens];
       expect(acts[i]!.promptTokens.slice(0, before.length)).toEqual(before);
     }
-    expect(tokenizer.decode(acts[0]!.promptTokens)).toBe(new ChatTemplate(COMPACT_CHAT_TEMPLATE).render(task.messages, { addGenerationPrompt: true }));
+    expect(tokenizer.decode(acts[0]!.promptTokens)).toBe(new ChatTemplate(TINY_COMPACT_CHAT_TEMPLATE).render(task.messages, { addGenerationPrompt: true }));
   });
 
   it("prompts the Rehearse role with the call and the history", () => {

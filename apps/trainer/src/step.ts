@@ -134,10 +134,14 @@ export function shuffled<T>(items: T[], seed: number): T[] {
  */
 export function sampleTasks<T>(tasks: readonly T[], perStep: number, seed: number, step: number): T[] {
   if (tasks.length === 0) throw new Error("no training tasks");
+  // A step spans at most a few passes: shuffle each once.
+  const passes = new Map<number, T[]>();
   const out: T[] = [];
   for (let k = (step - 1) * perStep; k < step * perStep; k++) {
     const pass = Math.floor(k / tasks.length);
-    out.push(shuffled([...tasks], seed * 7_919 + pass)[k % tasks.length]!);
+    let order = passes.get(pass);
+    if (order === undefined) passes.set(pass, (order = shuffled([...tasks], seed * 7_919 + pass)));
+    out.push(order[k % tasks.length]!);
   }
   return out;
 }

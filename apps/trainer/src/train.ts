@@ -5,8 +5,8 @@
  * logs, and now and then evaluates against the real environment.
  */
 import { computeAdvantages, type AdvantageBatch, type AdvantageConfigInput } from "@envace/grpo";
-import type { PolicyRole } from "@envace/protocol";
-import { ConcurrencyLimit, rowsOf, type IncrementalRenderer } from "@envace/trajectory";
+import type { Policy, PolicyRole } from "@envace/protocol";
+import { ConcurrencyLimit, IncrementalRenderer, rowsOf } from "@envace/trajectory";
 import type { TrainConfig } from "./config/schema.js";
 import { evaluate, type EvaluationResult } from "./evaluate.js";
 import { ProgressBar } from "./run/progress.js";
@@ -56,8 +56,10 @@ async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, l
   const evaluations: EvaluationResult[] = [];
   const evaluateAt = async (step: number, model: TrainedModel): Promise<void> => {
     evaluations.length = 0;
+    // One policy on these weights for every setting.
+    const policy = await model.policy(`eval:${stepName(step)}`);
     for (const setting of config.eval.rehearsal) {
-      const result = await evaluateHeldOut(config, domain, model, setting, step, log);
+      const result = await evaluateHeldOut(config, domain, model, policy, setting, step, log);
       evaluations.push(result);
       run.metrics.append(evalRecord(step, setting, result, elapsed()));
     }
@@ -128,7 +130,8 @@ async function warmStart(
   const model = config.init_from === undefined ? await createModel(config, domain) : await loadModel(config, config.init_from);
   log(`model: ${model.describe()}${config.init_from === undefined ? "" : ` from ${config.init_from}`}`);
   if (config.sft.enabled && domain.gold) {
-    const renderer: IncrementalRenderer = (await model.policy("sft")).renderer;
+    // The renderer alone: a sampling policy would sync weights (ONNX) or save them (Tinker) for nothing.
+    const renderer = new IncrementalRenderer(model.template, model.tokenizer);
     const rows = domain.train.flatMap((task) =>
       goldRows(task, domain.gold!(task).filter((e) => config.sft.roles.includes(e.role)), { renderer, rehearsePrompt: domain.rehearsePrompt }),
     );
@@ -203,10 +206,17 @@ function prefixed(prefix: string, metrics: Record<string, number>): Record<strin
   return Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`${prefix}/${k}`, v]));
 }
 
-async function evaluateHeldOut(config: TrainConfig, domain: Domain, model: TrainedModel, setting: string, step: number, log: (line: string) => void): Promise<EvaluationResult> {
+async function evaluateHeldOut(
+  config: TrainConfig,
+  domain: Domain,
+  model: TrainedModel,
+  policy: Policy,
+  setting: string,
+  step: number,
+  log: (line: string) => void,
+): Promise<EvaluationResult> {
   const real = domain.environment;
   if (real === undefined) throw new Error(`${domain.name} has no real environment to evaluate against`);
-  const policy = await model.policy(`eval:${stepName(step)}`);
   const bar = new ProgressBar(`eval ${setting} @${step}`, domain.test.length);
   const result = await evaluate({
     policy,

@@ -24,6 +24,6 @@ export { readSafetensors, writeSafetensors, type NamedTensor as Float32Tensor } 
 export { sampleToken, seededRandom, type SampledToken, type TokenSamplingParams } from "@envace/training";
 
 export { ModelSpecError, parseModelSpec, policyFromSpec, type ModelSpec, type ResolvedModel, type ResolveOptions } from "./spec.js";
-export { shapedWeights, TinyOnnxEngine, type WeightSyncTiming } from "./tiny/onnx-sync.js";
-export { TINY_CHAT_TEMPLATE } from "./tiny/chat-template.js";
+export { TinyOnnxEngine, type WeightSyncTiming } from "./tiny/onnx-sync.js";
+export { TINY_CHAT_TEMPLATE, TINY_COMPACT_CHAT_TEMPLATE } from "./tiny/chat-template.js";
 export { loadTinyModel, type LoadTinyOptions, type TinyModel } from "./tiny/tiny.js";

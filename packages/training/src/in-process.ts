@@ -47,7 +47,8 @@ export class InProcessBackend implements TrainingBackend {
   private device: DeviceWeights | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly microbatchTokens: number;
-  private readonly tokenizerValue: CheckpointTokenizer | undefined;
+  /** The tokenizer given at creation or read from the checkpoint, if any. */
+  readonly tokenizer: CheckpointTokenizer | undefined;
   private readonly stopTokenIds: readonly number[] | undefined;
 
   private constructor(config: TinyModelConfig, params: Parameters, adam: HostAdamState | null, rng: Rng, options: InProcessBackendOptions) {
@@ -61,7 +62,7 @@ export class InProcessBackend implements TrainingBackend {
     if (!(Number.isInteger(this.microbatchTokens) && this.microbatchTokens > 0)) {
       throw new Error(`microbatchTokens must be a positive integer, got ${options.microbatchTokens}`);
     }
-    this.tokenizerValue = options.tokenizer;
+    this.tokenizer = options.tokenizer;
     this.stopTokenIds = options.stopTokenIds ?? options.tokenizer?.stopTokenIds;
     if (options.tokenizer && options.tokenizer.vocabSize > config.vocabSize) {
       throw new Error(`the tokenizer has ${options.tokenizer.vocabSize} tokens but the model's vocabSize is ${config.vocabSize}`);
@@ -96,10 +97,6 @@ export class InProcessBackend implements TrainingBackend {
     return new InProcessBackend(contents.config, contents.params, contents.adam, rng, { ...options, ...(tokenizer ? { tokenizer } : {}) });
   }
 
-  /** The tokenizer given at creation or read from the checkpoint, if any. */
-  get tokenizer(): CheckpointTokenizer | undefined {
-    return this.tokenizerValue;
-  }
 
   /** Number of optimizer steps taken. */
   get optimizerStep(): number {
@@ -224,7 +221,7 @@ export class InProcessBackend implements TrainingBackend {
         new TinySampler(this.config, toHost(this.config, this.params), {
           name: name ?? `step-${this.adam.step}`,
           seed: this.rng.nextUint32(),
-          ...(this.tokenizerValue ? { tokenizer: this.tokenizerValue } : {}),
+          ...(this.tokenizer ? { tokenizer: this.tokenizer } : {}),
           ...(this.stopTokenIds ? { stopTokenIds: this.stopTokenIds } : {}),
         }),
     );
@@ -244,7 +241,7 @@ export class InProcessBackend implements TrainingBackend {
         params: toHost(this.config, this.params),
         adam: { step: this.adam.step, m: toHost(this.config, this.adam.m), v: toHost(this.config, this.adam.v) },
         rngState: this.rng.state(),
-        tokenizer: this.tokenizerValue?.toHuggingFace?.(),
+        tokenizer: this.tokenizer?.toHuggingFace?.(),
       });
     });
   }

@@ -1,7 +1,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { headDim, type TinyModelConfig } from "./config.js";
 import type { DeviceWeights, LayerWeights } from "./device-weights.js";
-import { block, columnDot, heapView, scoped, sliceRows, stackBlocks, tensorFrom, transpose2d } from "./wasm.js";
+import { block, columnDot, heapView, scoped, stackBlocks, tensorFrom, transpose2d } from "./wasm.js";
 
 /**
  * The tiny transformer's forward and backward passes, written out by hand on tfjs-wasm kernels.
@@ -173,7 +173,8 @@ export class Transformer {
       const grouped = tf.reshape(tf.transpose(tf.reshape(qkv, [rows, length, 3, D]), [2, 0, 1, 3]), [3 * rows, length, H, dh]);
       return tf.reshape(tf.transpose(grouped, [0, 2, 1, 3]), [3 * BH, length, dh]);
     });
-    const parts = [sliceRows(heads, 0, BH), sliceRows(heads, BH, BH), sliceRows(heads, 2 * BH, BH)] as const;
+    const third = [BH, ...heads.shape.slice(1)];
+    const parts = [block(heads, 0, third), block(heads, 1, third), block(heads, 2, third)] as const;
     heads.dispose();
     return [...parts];
   }

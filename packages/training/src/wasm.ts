@@ -45,18 +45,6 @@ export function block(x: tf.Tensor, index: number, shape: number[]): tf.Tensor {
   return tf.engine().makeTensorFromTensorInfo(out, backend);
 }
 
-/** Rows [start, start + count) of `x` along its first axis, copied inside the wasm heap. */
-export function sliceRows(x: tf.Tensor, start: number, count: number): tf.Tensor {
-  const rowSize = x.shape.slice(1).reduce((a, b) => a * b, 1);
-  const shape = [count, ...x.shape.slice(1)];
-  const backend = wasm();
-  const out = backend.makeOutput(shape, "float32");
-  const src = backend.typedArrayFromHeap(x) as Float32Array;
-  const dst = backend.typedArrayFromHeap(out) as Float32Array;
-  dst.set(src.subarray(start * rowSize, (start + count) * rowSize));
-  return tf.engine().makeTensorFromTensorInfo(out, backend);
-}
-
 /** Equal-shaped tensors stacked along a new first axis, copied inside the wasm heap. */
 export function stackBlocks(parts: readonly tf.Tensor[]): tf.Tensor {
   const first = parts[0];

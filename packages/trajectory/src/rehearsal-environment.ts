@@ -21,7 +21,7 @@ export type RehearsalAnswer =
   /** The model's output could not be read, or was cut off (`finishReason: "length"`). */
   | { kind: "failed"; generation: Generation; code: RehearseParseErrorCode | "TRUNCATED"; detail: string }
   /** The Rehearse prompt did not fit the model's context: nothing was generated. */
-  | { kind: "too_long"; promptTokens: number; contextTokens: number };
+  | { kind: "too_long"; promptTokens: number };
 
 /**
  * The environment of a self-unfolded rollout: it answers tool calls from a policy in the Rehearse
@@ -69,7 +69,7 @@ export class RehearsalEnvironment {
     try {
       generation = await this.policy.generate({ role: "rehearse", messages, tools: [], sampling }, signal);
     } catch (error) {
-      if (error instanceof ContextLengthError) return { kind: "too_long", promptTokens: error.promptTokens, contextTokens: error.contextTokens };
+      if (error instanceof ContextLengthError) return { kind: "too_long", promptTokens: error.promptTokens };
       throw error;
     }
     if (generation.finishReason === "length") {

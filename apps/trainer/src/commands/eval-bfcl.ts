@@ -1,9 +1,9 @@
 // `envace eval bfcl`: score a policy, saved outputs, or the oracle on BFCL v4 categories.
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { evaluateBfcl, percent, resolveCategories } from "@envace/bench-bfcl";
 import type { InferenceMode, OutputSource } from "@envace/bench-bfcl";
 import { policyFromSpec } from "@envace/models";
+import { fail, nonNegative, parseCommandLine, positiveInteger } from "./command-line.js";
 
 const USAGE = `usage: envace eval bfcl --data <dir> --out <run dir> (--policy <spec|oracle> | --results <file>) [options]
 
@@ -21,63 +21,38 @@ const USAGE = `usage: envace eval bfcl --data <dir> --out <run dir> (--policy <s
   --resume              keep the verdicts already in --out and score only the entries missing there
   --underscore-to-dot   expect "_" where function names have "." (for saved outputs of such models)`;
 
-function positiveInteger(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive whole number, got ${JSON.stringify(value)}`);
-  return n;
-}
+const LINE = { command: "eval bfcl", usage: USAGE };
 
-function probability(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, got ${JSON.stringify(value)}`);
-  return n;
-}
+
 
 function isMode(value: string): value is InferenceMode {
   return value === "prompt" || value === "fc";
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        data: { type: "string" },
-        category: { type: "string", multiple: true },
-        policy: { type: "string" },
-        results: { type: "string" },
-        out: { type: "string" },
-        mode: { type: "string" },
-        "long-context": { type: "string" },
-        concurrency: { type: "string" },
-        temperature: { type: "string" },
-        "top-p": { type: "string" },
-        limit: { type: "string" },
-        "underscore-to-dot": { type: "boolean" },
-        resume: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (error) {
-    console.error(`envace eval bfcl: ${(error as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  const fail = (message: string): number => {
-    console.error(`envace eval bfcl: ${message}\n\n${USAGE}`);
-    return 2;
-  };
-  if (values.data === undefined) return fail("--data is required");
-  if (values.out === undefined) return fail("--out is required");
-  if ((values.policy === undefined) === (values.results === undefined)) return fail("give exactly one of --policy and --results");
+  const parsed = parseCommandLine(LINE, argv, {
+    data: { type: "string" },
+    category: { type: "string", multiple: true },
+    policy: { type: "string" },
+    results: { type: "string" },
+    out: { type: "string" },
+    mode: { type: "string" },
+    "long-context": { type: "string" },
+    concurrency: { type: "string" },
+    temperature: { type: "string" },
+    "top-p": { type: "string" },
+    limit: { type: "string" },
+    "underscore-to-dot": { type: "boolean" },
+    resume: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  });
+  if ("exit" in parsed) return parsed.exit;
+  const { values } = parsed;
+  if (values.data === undefined) return fail(LINE, "--data is required");
+  if (values.out === undefined) return fail(LINE, "--out is required");
+  if ((values.policy === undefined) === (values.results === undefined)) return fail(LINE, "give exactly one of --policy and --results");
   const mode = values.mode ?? "prompt";
-  if (!isMode(mode)) return fail(`--mode must be prompt or fc, got ${JSON.stringify(mode)}`);
+  if (!isMode(mode)) return fail(LINE, `--mode must be prompt or fc, got ${JSON.stringify(mode)}`);
 
   let categories: string[];
   let source: OutputSource;
@@ -88,14 +63,14 @@ export async function run(argv: string[]): Promise<number> {
     if (values.results !== undefined) source = { kind: "results", file: resolve(values.results) };
     else if (values.policy === "oracle") source = { kind: "oracle" };
     else {
-      const temperature = probability("temperature", values.temperature) ?? 0.6;
-      const topP = probability("top-p", values["top-p"]) ?? 0.95;
+      const temperature = nonNegative("temperature", values.temperature) ?? 0.6;
+      const topP = nonNegative("top-p", values["top-p"]) ?? 0.95;
       const concurrency = positiveInteger("concurrency", values.concurrency);
       const { policy } = await policyFromSpec(values.policy!);
       source = { kind: "policy", policy, mode, sampling: { temperature, topP }, ...(concurrency !== undefined ? { concurrency } : {}) };
     }
   } catch (error) {
-    return fail((error as Error).message);
+    return fail(LINE, (error as Error).message);
   }
 
   const started = Date.now();

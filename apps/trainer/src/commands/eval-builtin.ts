@@ -9,9 +9,9 @@ import { BuiltinEnvironment, DOMAIN_VERSION, generateTasks, outcomeReward, SYSTE
 import { parseModelSpec, policyFromSpec } from "@envace/models";
 import { parseJsonLines } from "@envace/protocol";
 import { formatRehearsalSetting, parseRehearsalSetting } from "@envace/rehearsal";
-import type { RehearsePromptOptions } from "@envace/trajectory";
 import { evaluate, EvaluationEntry, summarizeEntries, type EvaluationSummary } from "../evaluate.js";
 import { ProgressBar } from "../run/progress.js";
+import { BUILTIN_REHEARSE_PROMPT } from "../setup/domain.js";
 
 const USAGE = `usage: envace eval builtin --policy <spec> --out <run dir> [options]
 
@@ -67,14 +67,6 @@ interface Setting {
 }
 
 class UsageError extends Error {}
-
-/**
- * The Rehearse prompt `envace train` uses for the built-in domain (the tiny model learns the tools'
- * behaviour from its warm start, so the prompt leaves out the tool specs and the latest turn).
- */
-const COMPACT_REHEARSE_PROMPT: RehearsePromptOptions = {
-  sections: { instructions: "You are the shop's tools. Answer the call.", tools: false, examples: false, latestAct: false },
-};
 
 export async function run(argv: string[]): Promise<number> {
   let parsed;
@@ -155,7 +147,7 @@ export async function run(argv: string[]): Promise<number> {
         memoryBudget: setting.memoryBudget,
         safeWrites: setting.safeWrites,
         writeTools: WRITE_TOOLS,
-        ...(config.rehearsePrompt === "compact" ? { rehearsePrompt: COMPACT_REHEARSE_PROMPT } : {}),
+        ...(config.rehearsePrompt === "compact" ? { rehearsePrompt: BUILTIN_REHEARSE_PROMPT } : {}),
         ...(model.tokenizer === undefined ? {} : { tokenizer: model.tokenizer }),
         concurrency,
         seed: config.seed,

@@ -1,7 +1,6 @@
 // `envace eval tau2`: run a policy (or the oracle) on a τ²-bench domain, or re-score saved runs.
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import {
   formatSummary,
   loadDomain,
@@ -15,6 +14,7 @@ import {
 } from "@envace/bench-tau2";
 import { parseModelSpec, policyFromSpec } from "@envace/models";
 import { ProgressBar } from "../run/progress.js";
+import { fail, nonNegative, parseCommandLine, positiveInteger } from "./command-line.js";
 
 const USAGE = `usage: envace eval tau2 --domain <retail|airline|mock> --data <dir> --policy <spec|oracle> --out <run dir> [options]
        envace eval tau2 --domain <name> --data <dir> --rescore <file> [--out <dir>] [--judge <spec>]
@@ -40,19 +40,9 @@ const USAGE = `usage: envace eval tau2 --domain <retail|airline|mock> --data <di
   --agent-instruction <file>  replace the agent instructions wrapped around the policy
   --rescore <file>       score saved conversations (simulations.jsonl, or upstream's results.json)`;
 
-function positiveInteger(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive whole number, got ${JSON.stringify(value)}`);
-  return n;
-}
+const LINE = { command: "eval tau2", usage: USAGE };
 
-function nonNegative(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, got ${JSON.stringify(value)}`);
-  return n;
-}
+
 
 function judgeFrom(spec: string | undefined): NlJudge | undefined {
   if (spec === undefined) return undefined;
@@ -62,48 +52,33 @@ function judgeFrom(spec: string | undefined): NlJudge | undefined {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        domain: { type: "string" },
-        data: { type: "string" },
-        policy: { type: "string" },
-        user: { type: "string" },
-        judge: { type: "string" },
-        trials: { type: "string" },
-        out: { type: "string" },
-        tasks: { type: "string" },
-        "tasks-file": { type: "string" },
-        db: { type: "string" },
-        concurrency: { type: "string" },
-        "max-steps": { type: "string" },
-        "max-errors": { type: "string" },
-        temperature: { type: "string" },
-        "user-temperature": { type: "string" },
-        seed: { type: "string" },
-        "agent-instruction": { type: "string" },
-        rescore: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (error) {
-    console.error(`envace eval tau2: ${(error as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  const fail = (message: string): number => {
-    console.error(`envace eval tau2: ${message}\n\n${USAGE}`);
-    return 2;
-  };
-  if (values.domain === undefined) return fail("--domain is required");
-  if (values.data === undefined) return fail("--data is required");
-  if (values.rescore === undefined && values.policy === undefined) return fail("give --policy (or --rescore to score saved conversations)");
-  if (values.rescore === undefined && values.out === undefined) return fail("--out is required");
+  const parsed = parseCommandLine(LINE, argv, {
+    domain: { type: "string" },
+    data: { type: "string" },
+    policy: { type: "string" },
+    user: { type: "string" },
+    judge: { type: "string" },
+    trials: { type: "string" },
+    out: { type: "string" },
+    tasks: { type: "string" },
+    "tasks-file": { type: "string" },
+    db: { type: "string" },
+    concurrency: { type: "string" },
+    "max-steps": { type: "string" },
+    "max-errors": { type: "string" },
+    temperature: { type: "string" },
+    "user-temperature": { type: "string" },
+    seed: { type: "string" },
+    "agent-instruction": { type: "string" },
+    rescore: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if ("exit" in parsed) return parsed.exit;
+  const { values } = parsed;
+  if (values.domain === undefined) return fail(LINE, "--domain is required");
+  if (values.data === undefined) return fail(LINE, "--data is required");
+  if (values.rescore === undefined && values.policy === undefined) return fail(LINE, "give --policy (or --rescore to score saved conversations)");
+  if (values.rescore === undefined && values.out === undefined) return fail(LINE, "--out is required");
 
   try {
     const domain = await loadDomain(values.domain, {

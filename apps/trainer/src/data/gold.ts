@@ -1,3 +1,4 @@
+import { executionResultText, toolCallText as toolCallBlock } from "@envace/bench-builtin";
 import type { AssistantMessage, JsonValue, Message, Task, ToolCall, ToolResult } from "@envace/protocol";
 import { DEFAULT_PREDICTED_ERROR_CODE, parseActOutput } from "@envace/trajectory";
 import type { GoldExample } from "../sft.js";
@@ -14,10 +15,8 @@ export interface ReferenceGold {
   problems: FieldProblem[];
 }
 
-/** A tool call as the Act role writes it: one Qwen/Hermes block of compact JSON. */
-export function toolCallBlock(call: Pick<ToolCall, "name" | "arguments">): string {
-  return `<tool_call>${JSON.stringify({ name: call.name, arguments: call.arguments })}</tool_call>`;
-}
+// The Act and Rehearse output formats: one definition for every domain.
+export { executionResultText, toolCallBlock };
 
 /**
  * The text of an assistant turn as the Act parser reads it: `<think>` reasoning (when the message
@@ -61,11 +60,6 @@ export function toolResultOf(call: ToolCall, content: string): ToolResult {
   return { status: "ok", ...ids, content: { result: value as JsonValue } };
 }
 
-/** What the Rehearse role should write for a call whose real answer is `result`. */
-export function executionResultText(result: ToolResult): string {
-  const body = result.status === "ok" ? result.content : { error: { code: result.error.code, message: result.error.message } };
-  return `<execution_result>${JSON.stringify(body)}</execution_result>`;
-}
 
 /**
  * The gold examples of a task's reference dialogue, for warm-start SFT of both roles, in order:

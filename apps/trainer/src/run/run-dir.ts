@@ -79,12 +79,6 @@ export class RunDirectory {
       rmSync(this.checkpointPath(stepName(step)), { recursive: true, force: true });
     }
   }
-
-  subdirectory(name: string): string {
-    const dir = join(this.path, name);
-    mkdirSync(dir, { recursive: true });
-    return dir;
-  }
 }
 
 export function stepName(step: number): string {

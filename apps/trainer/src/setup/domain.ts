@@ -40,7 +40,7 @@ export interface Domain {
 }
 
 /** The Rehearse prompt of the embedded default: the tiny model learns tool behaviour from its warm start. */
-const BUILTIN_REHEARSE_PROMPT: RehearsePromptOptions = {
+export const BUILTIN_REHEARSE_PROMPT: RehearsePromptOptions = {
   sections: { instructions: "You are the shop's tools. Answer the call.", tools: false, examples: false, latestAct: false },
 };
 

@@ -1,30 +1,10 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { TINY_CHAT_TEMPLATE, TinyOnnxEngine } from "@envace/models";
+import { TINY_CHAT_TEMPLATE, TINY_COMPACT_CHAT_TEMPLATE, TinyOnnxEngine } from "@envace/models";
 import { InProcessBackend, trainTokenizer, type ByteLevelBpeTokenizer } from "@envace/training";
 import { ChatTemplate, SamplerPolicy } from "@envace/trajectory";
 import type { TinyModelConfig as TinyModelSection } from "../config/schema.js";
 import type { TrainedModel } from "./trained-model.js";
-
-/**
- * The chat format of the built-in model: ChatML turns, tool calls as `<tool_call>` blocks, tool
- * results as `<tool_response>` blocks. Unlike Qwen3's template it does not list the tools (the
- * built-in domain's system prompt names them), which keeps prompts within a tiny context.
- */
-export const COMPACT_CHAT_TEMPLATE = `{%- for message in messages %}
-  {%- if message.role == 'assistant' %}
-    {{- '<|im_start|>assistant\\n' + (message.content or '') }}
-    {%- for call in message.tool_calls or [] %}
-      {{- '<tool_call>{"name":"' + call.function.name + '","arguments":' + call.function.arguments + '}</tool_call>' }}
-    {%- endfor %}
-    {{- '<|im_end|>\\n' }}
-  {%- elif message.role == 'tool' %}
-    {{- '<|im_start|>user\\n<tool_response>' + message.content + '</tool_response><|im_end|>\\n' }}
-  {%- else %}
-    {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}
-  {%- endif %}
-{%- endfor %}
-{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}`;
 
 /**
  * The trained model of the embedded default: the tiny transformer in tfjs (gradient steps) with
@@ -50,7 +30,7 @@ export class TinyPolicyModel implements TrainedModel {
     corpus: Iterable<string>,
     options: { seed: number; rolloutEngine: "onnx" | "tfjs"; listTools: boolean },
   ): Promise<TinyPolicyModel> {
-    const chatTemplate = options.listTools ? TINY_CHAT_TEMPLATE : COMPACT_CHAT_TEMPLATE;
+    const chatTemplate = options.listTools ? TINY_CHAT_TEMPLATE : TINY_COMPACT_CHAT_TEMPLATE;
     const tokenizer = trainTokenizer(corpus, { vocabSize: section.vocab_size, maxLength: section.max_position_embeddings, chatTemplate, pretokenizer: section.pretokenizer });
     const eos = tokenizer.stopTokenIds[0] ?? null;
     const backend = await InProcessBackend.create(

@@ -33,3 +33,23 @@ export const TINY_CHAT_TEMPLATE = `{%- if tools %}
   {%- endif %}
 {%- endfor %}
 {%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}`;
+
+/**
+ * `TINY_CHAT_TEMPLATE` without the tool list and the reasoning, for domains whose system prompt
+ * already names the tools (the built-in shop): ChatML turns, compact `<tool_call>` blocks and
+ * `<tool_response>` blocks, which keeps prompts within a tiny context.
+ */
+export const TINY_COMPACT_CHAT_TEMPLATE = `{%- for message in messages %}
+  {%- if message.role == 'assistant' %}
+    {{- '<|im_start|>assistant\\n' + (message.content or '') }}
+    {%- for call in message.tool_calls or [] %}
+      {{- '<tool_call>{"name":"' + call.function.name + '","arguments":' + call.function.arguments + '}</tool_call>' }}
+    {%- endfor %}
+    {{- '<|im_end|>\\n' }}
+  {%- elif message.role == 'tool' %}
+    {{- '<|im_start|>user\\n<tool_response>' + message.content + '</tool_response><|im_end|>\\n' }}
+  {%- else %}
+    {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}
+  {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}`;

@@ -15,7 +15,7 @@ export interface WeightSyncTiming {
 }
 
 /** Parameters by Hugging Face name (as the training package keeps them) with the shapes the config implies. */
-export function shapedWeights(config: LlamaConfig, params: ReadonlyMap<string, Float32Array>): Map<string, NamedTensor> {
+function shapedWeights(config: LlamaConfig, params: ReadonlyMap<string, Float32Array>): Map<string, NamedTensor> {
   const weights = new Map<string, NamedTensor>();
   for (const [name, shape] of expectedLlamaTensors(llamaShape(config))) {
     const data = params.get(name);
