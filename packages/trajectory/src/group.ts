@@ -1,4 +1,4 @@
-import type { ConcurrencyLimit } from "@envace/concurrency";
+import { AbortFlag, type ConcurrencyLimit } from "@envace/concurrency";
 import type { Environment, Trajectory } from "@envace/protocol";
 import type { RehearsalEnvironment } from "./rehearsal-environment.js";
 import { unfoldRollout, type SharedRolloutOptions } from "./unfold.js";
@@ -38,6 +38,9 @@ export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajecto
   signal?.addEventListener("abort", cancel, { once: true });
   if (signal?.aborted === true) cancel();
 
+  // One flag for the whole group, so the rollouts add no listener each.
+  const abort = new AbortFlag(controller.signal);
+
   const one = (rollout: number): Promise<Trajectory> => {
     const run = (): Promise<Trajectory> =>
       unfoldRollout(options, {
@@ -45,6 +48,7 @@ export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajecto
         users: typeof users === "function" ? users(rollout) : users,
         rollout,
         signal: controller.signal,
+        abort,
       });
     return limit === undefined ? run() : limit.run(run, controller.signal);
   };
@@ -60,5 +64,6 @@ export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajecto
     );
   } finally {
     signal?.removeEventListener("abort", cancel);
+    abort.dispose();
   }
 }

@@ -37,9 +37,9 @@ export interface FlattenOptions {
  * model in another role (the Rehearse role, a user simulator, a judge).
  */
 export function flattenConversation(messages: readonly Message[], options: FlattenOptions = {}): string {
-  const toolNames = new Map<string, string>();
   const blocks: string[] = [];
-  for (const message of messages) {
+  for (let index = 0; index < messages.length; index += 1) {
+    const message = messages[index]!;
     switch (message.role) {
       case "system":
         blocks.push(`[system]\n${message.content}`);
@@ -48,17 +48,28 @@ export function flattenConversation(messages: readonly Message[], options: Flatt
         blocks.push(`[user]\n${message.content}`);
         break;
       case "assistant":
-        for (const call of message.tool_calls ?? []) toolNames.set(call.id, call.function.name);
         blocks.push(`[assistant]\n${flattenAssistant(message, options)}`);
         break;
-      case "tool": {
-        const name = message.name ?? toolNames.get(message.tool_call_id) ?? "tool";
-        blocks.push(`[tool result: ${name}]\n${message.content}`);
+      case "tool":
+        blocks.push(`[tool result: ${message.name ?? calledName(messages, index, message.tool_call_id)}]\n${message.content}`);
         break;
-      }
     }
   }
   return blocks.join("\n\n");
+}
+
+/**
+ * The name of the tool an assistant turn before `index` called with `callId`, for tool messages
+ * that do not carry it. Searched only when needed: most tool messages name their tool.
+ */
+function calledName(messages: readonly Message[], index: number, callId: string): string {
+  for (let i = index - 1; i >= 0; i -= 1) {
+    const message = messages[i]!;
+    if (message.role !== "assistant") continue;
+    const call = message.tool_calls?.find((c) => c.id === callId);
+    if (call !== undefined) return call.function.name;
+  }
+  return "tool";
 }
 
 /** One assistant turn as text: reasoning (if asked for), visible content, then one line per call. */

@@ -14,6 +14,7 @@ import {
   type ToolSpec,
   type Trajectory,
 } from "@envace/protocol";
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { ConcurrencyLimit, unfoldGroup } from "./group.js";
 import { conversationOf } from "./messages.js";
@@ -473,6 +474,28 @@ describe("unfoldGroup", () => {
       },
     };
     await expect(unfoldGroup({ task, size: 3, actor: failing, environment: () => new Bank(), users: singleTurn })).rejects.toThrow("server down");
+  });
+
+  it("stops siblings whose policy ignores the signal at their next step, and leaves no listener on the caller's signal", async () => {
+    const controller = new AbortController();
+    let generations = 0;
+    // Answers at once, ignoring the signal: only the engine's own checks can stop it.
+    const deaf: Policy = {
+      id: "deaf",
+      generate: async (request) => {
+        generations += 1;
+        const failing = generations === 5;
+        await Promise.resolve();
+        if (failing) throw new Error("server down");
+        return { role: request.role, text: call("get_balance", { account: "me" }), promptTokens: [], outputTokens: [], logprobs: null, finishReason: "stop" };
+      },
+    };
+    const group = unfoldGroup({ task, size: 3, actor: deaf, environment: () => new Bank(), limits: { maxTurns: 1000 }, signal: controller.signal });
+    await expect(group).rejects.toThrow("server down");
+    expect(generations).toBeLessThan(10);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    await unfold({ task, actor: ScriptedPolicy.queues("p", { act: ["Hello."] }), environment: new Bank(), users: singleTurn, signal: controller.signal });
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 
   it("validates its arguments", async () => {

@@ -1,3 +1,4 @@
+import { AbortFlag } from "@envace/concurrency";
 import {
   ContextLengthError,
   SamplingParams,
@@ -76,12 +77,20 @@ export interface UnfoldOptions {
  *   stays in the trajectory, so it still becomes a (penalised) training row.
  * - Errors of the policy itself (a server down) reject: they say nothing about the agent.
  */
-export function unfold(options: UnfoldOptions): Promise<Trajectory> {
-  return unfoldRollout(options, options);
+export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
+  const abort = new AbortFlag(options.signal);
+  try {
+    return await unfoldRollout(options, { ...options, abort });
+  } finally {
+    abort.dispose();
+  }
 }
 
 /** The options that differ between the rollouts of a group. */
-type OwnRolloutOptions = Pick<UnfoldOptions, "environment" | "users" | "rollout" | "id" | "signal">;
+interface OwnRolloutOptions extends Pick<UnfoldOptions, "environment" | "users" | "rollout" | "id" | "signal"> {
+  /** Follows `signal`; the engine checks it at every step. */
+  abort: AbortFlag;
+}
 
 /** What every rollout of a group shares. */
 export type SharedRolloutOptions = Omit<UnfoldOptions, keyof OwnRolloutOptions>;
@@ -92,7 +101,7 @@ export type SharedRolloutOptions = Omit<UnfoldOptions, keyof OwnRolloutOptions>;
  */
 export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRolloutOptions): Promise<Trajectory> {
   const { task, actor } = options;
-  const { environment, signal, id } = own;
+  const { environment, signal, abort, id } = own;
   const rollout = own.rollout ?? 0;
   const { limits, sampling } = resolveSettings(options);
   const users = own.users ?? replayReference();
@@ -102,7 +111,7 @@ export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRollo
       : ({ kind: "grounded", real: environment } as const);
   const continuable = canContinue(actor) ? actor : undefined;
 
-  stopIfAborted(signal);
+  abort.throwIfAborted();
   await environment.reset(task);
   const tools: ToolSpec[] = [...environment.tools()];
   let turns = 0;
@@ -134,7 +143,7 @@ export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRollo
   };
 
   for (;;) {
-    stopIfAborted(signal);
+    abort.throwIfAborted();
     if (turns >= limits.maxTurns) return finish({ reason: "max_turns", limit: limits.maxTurns });
 
     const request: GenerateRequest = { role: "act", messages: [...messages], tools, sampling: seededFor(sampling.act, rollout, turns, ACT) };
@@ -150,7 +159,7 @@ export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRollo
       throw error;
     }
     turns += 1;
-    stopIfAborted(signal);
+    abort.throwIfAborted();
 
     if (generation.finishReason === "length" || generation.promptTokens.length > limits.maxPromptTokens) {
       record({ type: "act", generation, message: { role: "assistant", content: generation.text }, outcomes: [] });
@@ -188,8 +197,9 @@ export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRollo
     const outcomes: ToolOutcome[] = [];
     const step: ActStep = { type: "act", generation, message: parsed.message, outcomes };
     let ended: Termination | undefined;
-    for (const [index, call] of parsed.calls.entries()) {
-      stopIfAborted(signal);
+    for (let index = 0; index < parsed.calls.length; index += 1) {
+      const call = parsed.calls[index]!;
+      abort.throwIfAborted();
       let result: ToolResult;
       if (world.kind === "rehearsed") {
         const rehearseSampling = seededFor(sampling.rehearse, rollout, turns, REHEARSE + index);
@@ -243,11 +253,6 @@ export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRollo
       if (continuable !== undefined) appended.push(message);
     }
   }
-}
-
-/** `signal.throwIfAborted()`, minus its argument validation, which shows in the engine's overhead. */
-function stopIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted === true) signal.throwIfAborted();
 }
 
 function promptTooLong(length: number, limits: UnfoldLimits, role: string): Termination {
