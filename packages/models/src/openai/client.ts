@@ -1,4 +1,4 @@
-import { ConcurrencyLimit } from "@envace/concurrency";
+import { abortReason, ConcurrencyLimit } from "@envace/concurrency";
 import OpenAI from "openai";
 import { ModelServerError, TokenDataUnavailableError } from "../http/errors.js";
 import { fromOpenAIError } from "../http/request.js";
@@ -75,7 +75,7 @@ export class ServerConnection {
     } catch (error) {
       // A failed detection is not remembered: the server may come up later.
       this.#detected = undefined;
-      if (signal?.aborted) throw signal.reason;
+      if (signal?.aborted) throw abortReason(signal);
       throw error;
     }
   }

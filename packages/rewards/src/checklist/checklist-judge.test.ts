@@ -323,6 +323,14 @@ describe("judge failures", () => {
     await expect(scoring).rejects.toThrow("shutting down");
   });
 
+  it("rejects with an AbortError, whatever the abort's reason, like every other cancelled wait", async () => {
+    server.setScript([reply.delay(2_000, verdictReply(true))]);
+    const controller = new AbortController();
+    const scoring = judge().score(greeting.messages, task, { signal: controller.signal });
+    setTimeout(() => controller.abort("shutting down"), 50);
+    await expect(scoring).rejects.toMatchObject({ name: "AbortError", cause: "shutting down" });
+  });
+
   it("cancels calls in flight on close", async () => {
     server.setScript([reply.delay(2_000, verdictReply(true))]);
     const closing = judge();

@@ -1,4 +1,4 @@
-import { ConcurrencyLimit } from "@envace/concurrency";
+import { abortReason, ConcurrencyLimit } from "@envace/concurrency";
 import type { ChecklistItem, RewardVerdict, Task, UserMessage } from "@envace/protocol";
 import type OpenAI from "openai";
 import { masked, type RewardFunction, scored } from "../reward.js";
@@ -226,7 +226,7 @@ export class ChecklistJudge {
       steps.map((_, s) => (checklist[turn] ?? []).map((item) => this.lookup(dialogue, { checklist: c, turn, step: s, item }, run))),
     );
     const settled = await Promise.allSettled(lookups.flat(2));
-    run.signal?.throwIfAborted();
+    if (run.signal?.aborted === true) throw abortReason(run.signal);
     const failure = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failure) throw failure.reason;
     const answers = settled.map((r) => (r as PromiseFulfilledResult<Answer>).value);
@@ -392,10 +392,10 @@ export function referenceUserMessages(task: Task): UserMessage[] {
 /** Wait for `promise`, or reject as soon as `signal` aborts (the work itself goes on and is cached). */
 function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
-  signal.throwIfAborted();
+  if (signal.aborted) return Promise.reject(abortReason(signal));
   let onAbort: () => void = () => undefined;
   const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason as Error);
+    onAbort = () => reject(abortReason(signal));
     signal.addEventListener("abort", onAbort, { once: true });
   });
   return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));

@@ -1,4 +1,4 @@
-import { backoffDelay, sleep } from "@envace/concurrency";
+import { abortReason, backoffDelay, sleep } from "@envace/concurrency";
 import type OpenAI from "openai";
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import { canonicalJson, sha256Hex } from "../canonical.js";
@@ -83,7 +83,8 @@ async function attempt(client: OpenAI, request: JudgeRequest, options: JudgeCall
     );
     content = (completion as { choices?: { message?: { content?: string | null } }[] }).choices?.[0]?.message?.content;
   } catch (error) {
-    if (options.signal?.aborted || error instanceof APIUserAbortError) throw options.signal?.reason ?? error;
+    if (options.signal?.aborted === true) throw abortReason(options.signal);
+    if (error instanceof APIUserAbortError) throw error;
     return classify(error, options.timeoutMs);
   }
   try {
