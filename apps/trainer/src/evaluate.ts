@@ -46,6 +46,7 @@ import {
 } from "@envace/rehearsal";
 import type { RewardFunction } from "@envace/rewards";
 import { ConcurrencyLimit, deriveSeed, seedOfText, type RehearsePromptOptions, type UnfoldLimitsInput, type UserTurnSource } from "@envace/trajectory";
+import { CountingEnvironment } from "./counting-environment.js";
 
 export interface EvaluateOptions {
   policy: Policy;
@@ -185,7 +186,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
   const one = async (task: Task): Promise<EvaluationEntry> => {
     const started = Date.now();
     const { sampling, rehearsalSampling } = seededSampling(options, task.id);
-    const environment = new CallCounter(options.environment(task));
+    const environment = new CountingEnvironment(options.environment(task));
     const base = { setting, memoryBudget, safeWrites, taskId: task.id };
     let episode: Episode;
     try {
@@ -349,7 +350,7 @@ function terminationName(trajectory: Trajectory): string {
 function failedEntry(
   base: Pick<EvaluationEntry, "setting" | "memoryBudget" | "safeWrites" | "taskId">,
   error: unknown,
-  environment: CallCounter,
+  environment: CountingEnvironment,
   started: number,
 ): EvaluationEntry {
   return {
@@ -367,38 +368,4 @@ function failedEntry(
     fidelity: [],
     durationMs: Date.now() - started,
   };
-}
-
-/** A real environment that counts its calls, and those made before the committed execution began. */
-class CallCounter implements Environment {
-  calls = 0;
-  callsBeforeCommit = 0;
-  #committing = false;
-  readonly user?: Environment;
-
-  constructor(readonly inner: Environment) {
-    if (inner.user !== undefined) this.user = inner.user;
-  }
-
-  markCommitStart(): void {
-    this.#committing = true;
-  }
-
-  reset(task: Task): Promise<void> {
-    return this.inner.reset(task);
-  }
-
-  tools(): ReturnType<Environment["tools"]> {
-    return this.inner.tools();
-  }
-
-  call(call: Parameters<Environment["call"]>[0]): ReturnType<Environment["call"]> {
-    this.calls += 1;
-    if (!this.#committing) this.callsBeforeCommit += 1;
-    return this.inner.call(call);
-  }
-
-  state(): ReturnType<Environment["state"]> {
-    return this.inner.state();
-  }
 }

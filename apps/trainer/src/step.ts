@@ -1,25 +1,20 @@
 import { advantageMetrics, roleMetrics, verdictsOf, type AdvantageBatch, type PolicyLossConfig, type ScoredRow } from "@envace/grpo";
-import type { Environment, JsonValue, Policy, RewardVerdict, Task, ToolCall, ToolResult, ToolSpec, Trajectory } from "@envace/protocol";
+import type { Environment, Policy, RewardVerdict, Task, Trajectory } from "@envace/protocol";
 import { deriveSeed, RehearsalEnvironment, unfoldGroup, type ConcurrencyLimit } from "@envace/trajectory";
 import { Rng, datumFromRow, type AdamParams, type TrainingBackend } from "@envace/training";
 import type { ActorConfig, TrainConfig } from "./config/schema.js";
+import { CountingEnvironment } from "./counting-environment.js";
 import type { Domain } from "./setup/domain.js";
 import type { MetricsRecord } from "./run/metrics-log.js";
 
-/** Counts calls made to real environments, so a run can show how many it made (0 in `envace` mode). */
+/** Counts calls made to real environments over a step, so a run can show how many it made (0 in `envace` mode). */
 export class CallCounter {
   private count = 0;
 
   wrap(environment: Environment): Environment {
-    return {
-      reset: (task: Task) => environment.reset(task),
-      tools: (): readonly ToolSpec[] => environment.tools(),
-      state: (): Promise<JsonValue> => environment.state(),
-      call: (call: ToolCall): Promise<ToolResult> => {
-        this.count += 1;
-        return environment.call(call);
-      },
-    };
+    return new CountingEnvironment(environment, () => {
+      this.count += 1;
+    });
   }
 
   /** Calls since the last `take`. */
