@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { abortReason } from "./abort.js";
-import { backoffDelay, sleep } from "./backoff.js";
+import { backoffDelay, retryAfterMs, sleep } from "./backoff.js";
 
 describe("backoffDelay", () => {
   const jittered = { initialDelayMs: 100, maxDelayMs: 1_000, factor: 2, jitter: 0.5 };
@@ -26,6 +26,25 @@ describe("backoffDelay", () => {
   it("waits at least what the server asked for", () => {
     expect(backoffDelay(0, jittered, () => 0, 700)).toBe(700);
     expect(backoffDelay(0, plain, Math.random, 350)).toBe(350);
+  });
+});
+
+describe("retryAfterMs", () => {
+  const headers = (entries: Record<string, string>) => new Headers(entries);
+  it("reads milliseconds, seconds and HTTP dates", () => {
+    expect(retryAfterMs(headers({ "retry-after-ms": "250" }))).toBe(250);
+    expect(retryAfterMs(headers({ "retry-after": "3" }))).toBe(3_000);
+    expect(retryAfterMs(headers({ "retry-after": "0" }))).toBe(0);
+    const now = Date.parse("2025-01-01T00:00:00Z");
+    expect(retryAfterMs(headers({ "retry-after": "Wed, 01 Jan 2025 00:00:05 GMT" }), now)).toBe(5_000);
+    expect(retryAfterMs(headers({ "retry-after": "Tue, 31 Dec 2024 23:59:00 GMT" }), now)).toBe(0);
+  });
+
+  it("is undefined when the server asked for nothing readable", () => {
+    expect(retryAfterMs(undefined)).toBeUndefined();
+    expect(retryAfterMs(headers({}))).toBeUndefined();
+    expect(retryAfterMs(headers({ "retry-after": "soon" }))).toBeUndefined();
+    expect(retryAfterMs(headers({ "retry-after-ms": "-5" }))).toBeUndefined();
   });
 });
 

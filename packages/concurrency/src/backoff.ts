@@ -24,6 +24,22 @@ export function backoffDelay(retry: number, backoff: Backoff, random: () => numb
   return Math.min(backoff.maxDelayMs, Math.max(jittered, serverAskedMs ?? 0));
 }
 
+/**
+ * The delay a server asked for, in milliseconds: `retry-after-ms`, else `retry-after` as seconds or
+ * as an HTTP date (relative to `now`). `undefined` when it asked for none or wrote something else.
+ */
+export function retryAfterMs(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = Number(headers.get("retry-after-ms") ?? Number.NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const raw = headers.get("retry-after");
+  if (raw === null) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(raw);
+  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+}
+
 /** Resolve after `ms`, or reject (see `abortReason`) as soon as `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

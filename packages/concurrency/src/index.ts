@@ -1,3 +1,3 @@
 export { AbortFlag, abortReason } from "./abort.js";
-export { backoffDelay, sleep, type Backoff } from "./backoff.js";
+export { backoffDelay, retryAfterMs, sleep, type Backoff } from "./backoff.js";
 export { ConcurrencyLimit } from "./limit.js";

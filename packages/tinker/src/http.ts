@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { backoffDelay, sleep } from "@envace/concurrency";
+import { backoffDelay, retryAfterMs, sleep } from "@envace/concurrency";
 import type { z } from "zod";
 import { TinkerHttpError, TinkerTimeoutError } from "./errors.js";
 
@@ -55,10 +55,8 @@ export interface HttpReply {
  * server's `Retry-After` when it sent one (at most 60 s, as the Python SDK allows).
  */
 export function retryDelay(policy: RetryPolicy, attempt: number, headers?: Headers): number {
-  const afterMs = headers?.get("retry-after-ms");
-  if (afterMs && Number.isFinite(Number(afterMs))) return Math.min(Number(afterMs), 60_000);
-  const after = headers?.get("retry-after");
-  if (after && Number.isFinite(Number(after))) return Math.min(Number(after) * 1_000, 60_000);
+  const asked = retryAfterMs(headers);
+  if (asked !== undefined) return Math.min(asked, 60_000);
   return backoffDelay(attempt, { initialDelayMs: policy.initialDelayMs, maxDelayMs: policy.maxDelayMs, factor: 2 });
 }
 

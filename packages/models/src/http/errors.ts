@@ -44,19 +44,6 @@ export class TokenDataUnavailableError extends Error {
   override readonly name = "TokenDataUnavailableError";
 }
 
-/** Parse `retry-after-ms` or `retry-after` (seconds or an HTTP date) into milliseconds. */
-export function retryAfterMs(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined {
-  if (!headers) return undefined;
-  const ms = Number(headers.get("retry-after-ms") ?? Number.NaN);
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const raw = headers.get("retry-after");
-  if (raw === null) return undefined;
-  const seconds = Number(raw);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(raw);
-  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
-}
-
 export function isAbortError(error: unknown): boolean {
   return error instanceof Error && (error.name === "AbortError" || error.constructor.name === "APIUserAbortError");
 }

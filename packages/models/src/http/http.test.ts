@@ -1,18 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ModelServerError, retryAfterMs } from "./errors.js";
+import { ModelServerError } from "./errors.js";
 import { defaultRetryOptions, withRetry } from "./retry.js";
-
-describe("retryAfterMs", () => {
-  const headers = (entries: Record<string, string>) => new Headers(entries);
-  it("reads milliseconds, seconds and HTTP dates", () => {
-    expect(retryAfterMs(headers({ "retry-after-ms": "250" }))).toBe(250);
-    expect(retryAfterMs(headers({ "retry-after": "3" }))).toBe(3_000);
-    const now = Date.parse("2025-01-01T00:00:00Z");
-    expect(retryAfterMs(headers({ "retry-after": "Wed, 01 Jan 2025 00:00:05 GMT" }), now)).toBe(5_000);
-    expect(retryAfterMs(headers({}))).toBeUndefined();
-    expect(retryAfterMs(headers({ "retry-after": "soon" }))).toBeUndefined();
-  });
-});
 
 describe("ModelServerError.retryable", () => {
   const status = (code: number) => new ModelServerError("status", "http://x", "e", code);

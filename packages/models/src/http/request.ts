@@ -1,6 +1,6 @@
-import { abortReason } from "@envace/concurrency";
+import { abortReason, retryAfterMs } from "@envace/concurrency";
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
-import { ModelServerError, retryAfterMs } from "./errors.js";
+import { ModelServerError } from "./errors.js";
 
 export interface HttpOptions {
   /** Per-attempt timeout. */

@@ -1,4 +1,4 @@
-import { abortReason, backoffDelay, sleep } from "@envace/concurrency";
+import { abortReason, backoffDelay, retryAfterMs, sleep } from "@envace/concurrency";
 import type OpenAI from "openai";
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import { canonicalJson, sha256Hex } from "../canonical.js";
@@ -103,15 +103,8 @@ function classify(error: unknown, timeoutMs: number | undefined): AttemptOutcome
   if (error instanceof APIError && typeof error.status === "number") {
     const status = error.status;
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-    return { ok: false, error: `judge HTTP ${status}: ${error.message}`, retryable, retryAfterMs: retryAfter(error.headers as Headers | undefined) };
+    return { ok: false, error: `judge HTTP ${status}: ${error.message}`, retryable, retryAfterMs: retryAfterMs(error.headers as Headers | undefined) };
   }
   // Anything else is a reply the client could not read (a body that is not JSON, say).
   return { ok: false, error: `judge reply unreadable: ${error instanceof Error ? error.message : String(error)}`, retryable: true };
-}
-
-function retryAfter(headers: Headers | undefined): number | undefined {
-  const ms = Number(headers?.get("retry-after-ms"));
-  if (Number.isFinite(ms) && ms > 0) return ms;
-  const seconds = Number(headers?.get("retry-after"));
-  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined;
 }
