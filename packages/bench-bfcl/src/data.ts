@@ -113,12 +113,13 @@ export const FUNC_DOC_FILES: Readonly<Record<string, string>> = {
   MemoryAPI_rec_sum: "memory_rec_sum.json",
 };
 
-interface Line {
+export interface Line {
   readonly text: string;
   readonly source: RecordSource;
 }
 
-async function readLines(file: string): Promise<Line[]> {
+/** The non-blank lines of a JSON Lines file, each with its file and line for errors. */
+export async function readLines(file: string): Promise<Line[]> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -141,7 +142,8 @@ function parseJson(line: Line): unknown {
   }
 }
 
-function parsePy(line: Line): PyDict {
+/** A line read as Python's `json.loads` reads it, which must give an object (`expected` says which). */
+export function parsePy(line: Line, expected = "a JSON object"): PyDict {
   let value: Py;
   try {
     value = parsePyJson(line.text);
@@ -149,7 +151,7 @@ function parsePy(line: Line): PyDict {
     if (error instanceof JsonDecodeError) throw new RecordError(line.source, [{ path: "", message: `not JSON (${error.message})` }]);
     throw error;
   }
-  if (!(value instanceof PyDict)) throw new RecordError(line.source, [{ path: "", message: "expected a JSON object" }]);
+  if (!(value instanceof PyDict)) throw new RecordError(line.source, [{ path: "", message: `expected ${expected}` }]);
   return value;
 }
 

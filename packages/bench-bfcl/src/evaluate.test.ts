@@ -5,7 +5,7 @@ import { RecordError } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { loadCategory } from "./data.js";
 import type { MultiTurnEntry } from "./data.js";
-import { evaluateBfcl } from "./evaluate.js";
+import { evaluateBfcl, readResults } from "./evaluate.js";
 import { parseExpression } from "./py/syntax.js";
 import { missingDataNote, sharedDataDir } from "./shared-data.js";
 
@@ -100,5 +100,35 @@ describe.skipIf(!data)("evaluateBfcl", () => {
     const written = readFileSync(file, "utf8").split("\n").filter((l) => l.trim());
     const parsed = written.flatMap((l) => { try { return [JSON.parse(l) as { id: string }]; } catch { return []; } });
     expect(parsed.map((e) => e.id)).toEqual(["simple_python_0", "simple_python_1", "simple_python_2", "simple_python_3", "simple_python_4", "simple_python_5", "simple_python_6", "simple_python_7"]);
+  });
+});
+
+describe("readResults", () => {
+  const resultsFile = (lines: readonly string[]): string => {
+    const file = join(mkdtempSync(join(tmpdir(), "bfcl-results-")), "results.jsonl");
+    writeFileSync(file, lines.join("\n"));
+    return file;
+  };
+
+  it("reads one result per id, skipping blank lines", async () => {
+    const results = await readResults(resultsFile(['{"id": "a", "result": "x"}', "", '{"id": "b", "result": [1, 2]}']));
+    expect([...results.keys()]).toEqual(["a", "b"]);
+  });
+
+  it("names the file, line and field of a bad record", async () => {
+    const cases: [string, string][] = [
+      ["{not json", "not JSON"],
+      ["[1, 2]", 'expected an object {"id", "result"}'],
+      ['{"id": "", "result": 1}', "id: expected a non-empty string"],
+      ['{"id": "a"}', "result: is missing"],
+      ['{"id": "a", "result": 1}', 'id: duplicate id "a"'],
+    ];
+    for (const [line, message] of cases) {
+      const file = resultsFile(['{"id": "a", "result": 0}', line]);
+      const reading = readResults(file);
+      await expect(reading).rejects.toBeInstanceOf(RecordError);
+      await expect(reading).rejects.toThrow(`${file}:2: ${message}`);
+    }
+    await expect(readResults(join(tmpdir(), "no-such-results.jsonl"))).rejects.toThrow("cannot read");
   });
 });

@@ -2,10 +2,9 @@ import { mkdir, open, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { RecordError } from "@envace/protocol";
 import type { Policy, SamplingParamsInput } from "@envace/protocol";
-import { JsonDecodeError } from "@envace/python-text";
 import { isAgentic } from "./categories.js";
 import type { AstCheckOptions } from "./checker/ast.js";
-import { countEntries, hasCategory, loadCategory } from "./data.js";
+import { countEntries, hasCategory, loadCategory, parsePy, readLines } from "./data.js";
 import type { Entry, MultiTurnEntry } from "./data.js";
 import { DecodeError, decodeMultiTurnStep } from "./decode.js";
 import { inferMultiTurn, inferSingleTurn } from "./inference.js";
@@ -15,7 +14,6 @@ import { checkMultiTurn, oracleMultiTurnCalls } from "./multi-turn/checker.js";
 import type { MultiTurnCalls } from "./multi-turn/checker.js";
 import { defaultLongContextSource, loadLongContextFiller } from "./multi-turn/long-context.js";
 import { oracleCalls } from "./oracle.js";
-import { parsePyJson } from "./py/json.js";
 import { jsonDumps } from "./py/repr.js";
 import { PyDict } from "./py/value.js";
 import type { Py } from "./py/value.js";
@@ -303,30 +301,14 @@ export function decodeMultiTurnResult(result: Py): MultiTurnCalls | undefined {
 
 /** Read a results file: JSON Lines of `{"id", "result"}`; ids must be unique. */
 export async function readResults(file: string): Promise<Map<string, Py>> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    throw new RecordError({ file }, [{ path: "", message: `cannot read: ${(error as Error).message}` }]);
-  }
   const results = new Map<string, Py>();
-  text.split("\n").forEach((raw, index) => {
-    const line = raw.trim();
-    if (!line) return;
-    const source = { file, line: index + 1 };
-    let record: Py;
-    try {
-      record = parsePyJson(line);
-    } catch (error) {
-      if (error instanceof JsonDecodeError) throw new RecordError(source, [{ path: "", message: `not JSON (${error.message})` }]);
-      throw error;
-    }
-    if (!(record instanceof PyDict)) throw new RecordError(source, [{ path: "", message: "expected an object {\"id\", \"result\"}" }]);
+  for (const line of await readLines(file)) {
+    const record = parsePy(line, 'an object {"id", "result"}');
     const id = record.get("id");
-    if (typeof id !== "string" || id === "") throw new RecordError(source, [{ path: "id", message: "expected a non-empty string" }]);
-    if (!record.has("result")) throw new RecordError(source, [{ path: "result", message: "is missing" }]);
-    if (results.has(id)) throw new RecordError(source, [{ path: "id", message: `duplicate id "${id}"` }]);
+    if (typeof id !== "string" || id === "") throw new RecordError(line.source, [{ path: "id", message: "expected a non-empty string" }]);
+    if (!record.has("result")) throw new RecordError(line.source, [{ path: "result", message: "is missing" }]);
+    if (results.has(id)) throw new RecordError(line.source, [{ path: "id", message: `duplicate id "${id}"` }]);
     results.set(id, record.get("result")!);
-  });
+  }
   return results;
 }

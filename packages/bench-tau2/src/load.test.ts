@@ -146,5 +146,7 @@ describe("re-scoring saved conversations", () => {
     expect((await rescore(domain, [saved!])).entries[0]!.reward).toBe(1);
     const bad = file("simulations.jsonl", `${saveSimulation(played, undefined)}\n{"id": "x", "task_id": "history", "messages": [{"role": "robot"}]}\n`);
     expect(await failure(loadSimulations(bad))).toMatch(/simulations\.jsonl:2: termination_reason: .*; messages\[0\]\.role: Invalid discriminator value/);
+    const torn = file("simulations.jsonl", `${saveSimulation(played, undefined)}\n{"id": "x", "task_id"\n`);
+    expect(await failure(loadSimulations(torn))).toBe(`${torn}:2: not JSON (Expecting ':' delimiter, column 22)`);
   });
 });

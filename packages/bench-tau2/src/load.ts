@@ -32,7 +32,14 @@ export interface UserGuidelines {
 
 /** Read a JSON file as Python reads it; syntax errors name the file and line. */
 export async function readPyJsonFile(file: string): Promise<PyValue> {
-  const text = await readText(file);
+  return parsePyJsonText(await readText(file), file);
+}
+
+/**
+ * Read JSON text as Python reads it; a syntax error names the file and its line there (`line`,
+ * when the text is one line of a bigger file, else the line within the text).
+ */
+export function parsePyJsonText(text: string, file: string, line?: number): PyValue {
   let syntax: JsonDecodeError;
   try {
     return jsonLoads(text);
@@ -40,7 +47,7 @@ export async function readPyJsonFile(file: string): Promise<PyValue> {
     if (!(error instanceof JsonDecodeError)) throw error;
     syntax = error;
   }
-  throw new RecordError({ file, line: syntax.line }, [{ path: "", message: `not JSON (${syntax.reason}, column ${syntax.column})` }]);
+  throw new RecordError({ file, line: line ?? syntax.line }, [{ path: "", message: `not JSON (${syntax.reason}, column ${syntax.column})` }]);
 }
 
 async function readText(file: string): Promise<string> {

@@ -1,12 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { parseRecord, RecordError } from "@envace/protocol";
-import { JsonDecodeError, jsonLoads } from "@envace/python-text";
 import { z } from "zod";
 import type { Tau2Environment } from "./environment.js";
 import { Tau2Evaluator, type NlAssertionJudge } from "./evaluate.js";
-import type { Tau2Domain } from "./load.js";
+import { parsePyJsonText, type Tau2Domain } from "./load.js";
 import { pyModel, pyOptional } from "./python/schema.js";
-import type { PyValue } from "./python/value.js";
 import { summarize, toEntry, type Tau2RunResult } from "./run.js";
 import { Tau2Message } from "./task.js";
 
@@ -28,7 +26,7 @@ export async function loadSimulations(file: string): Promise<SavedSimulation[]> 
   const text = await readFile(file, "utf8");
   const trimmed = text.trimStart();
   if (trimmed.startsWith("{") && !trimmed.includes("\n{")) {
-    const value = parse(trimmed, file);
+    const value = parsePyJsonText(trimmed, file);
     const simulations = value instanceof Map ? value.get("simulations") : undefined;
     if (!Array.isArray(simulations)) {
       if (value instanceof Map && value.has("messages")) return [parseRecord(SavedSimulation, value, { file })];
@@ -39,20 +37,9 @@ export async function loadSimulations(file: string): Promise<SavedSimulation[]> 
   const simulations: SavedSimulation[] = [];
   text.split("\n").forEach((line, index) => {
     if (line.trim() === "") return;
-    simulations.push(parseRecord(SavedSimulation, parse(line, file, index + 1), { file, line: index + 1 }));
+    simulations.push(parseRecord(SavedSimulation, parsePyJsonText(line, file, index + 1), { file, line: index + 1 }));
   });
   return simulations;
-}
-
-function parse(text: string, file: string, line?: number): PyValue {
-  let syntax: JsonDecodeError;
-  try {
-    return jsonLoads(text);
-  } catch (error) {
-    if (!(error instanceof JsonDecodeError)) throw error;
-    syntax = error;
-  }
-  throw new RecordError({ file, line: line ?? syntax.line }, [{ path: "", message: `not JSON (${syntax.reason}, column ${syntax.column})` }]);
 }
 
 export interface RescoreOptions {
