@@ -123,8 +123,14 @@ export async function run(argv: string[]): Promise<number> {
   });
   const taskIds = new Set(tasks.map((t) => t.id));
   const keyOf = (s: Setting): string => `${s.rehearsal}|${s.memoryBudget ?? "none"}|${s.safeWrites ? "gated" : "ungated"}`;
-  const doneOf = (s: Setting): EvaluationEntry[] =>
-    previous.filter((e) => taskIds.has(e.taskId) && keyOf({ rehearsal: e.setting, memoryBudget: e.memoryBudget, safeWrites: e.safeWrites }) === keyOf(s));
+  const doneBySetting = new Map<string, EvaluationEntry[]>();
+  for (const entry of previous.filter((e) => taskIds.has(e.taskId))) {
+    const key = keyOf({ rehearsal: entry.setting, memoryBudget: entry.memoryBudget, safeWrites: entry.safeWrites });
+    const done = doneBySetting.get(key);
+    if (done === undefined) doneBySetting.set(key, [entry]);
+    else done.push(entry);
+  }
+  const doneOf = (s: Setting): EvaluationEntry[] => doneBySetting.get(keyOf(s)) ?? [];
   const remaining = settings.reduce((n, s) => n + tasks.length - new Set(doneOf(s).map((e) => e.taskId)).size, 0);
   if (remaining < settings.length * tasks.length) console.error(`resuming ${out}: ${settings.length * tasks.length - remaining} of ${settings.length * tasks.length} episodes already done`);
 
