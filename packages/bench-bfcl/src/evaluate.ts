@@ -1,6 +1,8 @@
-import { mkdir, open, readFile, writeFile } from "node:fs/promises";
+import { mkdir, open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { z } from "zod";
 import { RecordError } from "@envace/protocol";
+import { readJsonlRecords } from "@envace/rewards";
 import type { Policy, SamplingParamsInput } from "@envace/protocol";
 import { isAgentic } from "./categories.js";
 import type { AstCheckOptions } from "./checker/ast.js";
@@ -163,27 +165,13 @@ async function longContextFiller(options: BfclEvalOptions): Promise<LongContextF
   return loadLongContextFiller(file);
 }
 
+/** What `entries.jsonl` keeps of a verdict (see `entryLine`). */
+const SavedVerdict = z.object({ id: z.string(), valid: z.boolean(), error: z.string().nullable().optional() });
+
 /** Verdicts already written to a run directory; a line cut short by an interruption is ignored. */
 async function readVerdicts(file: string): Promise<Map<string, EntryVerdict>> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch {
-    return new Map();
-  }
-  const verdicts = new Map<string, EntryVerdict>();
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
-    let record: { id?: unknown; valid?: unknown; error?: unknown; turns?: unknown };
-    try {
-      record = JSON.parse(line) as typeof record;
-    } catch {
-      continue;
-    }
-    if (typeof record.id !== "string" || typeof record.valid !== "boolean") continue;
-    verdicts.set(record.id, { id: record.id, category: "", valid: record.valid, error: typeof record.error === "string" ? record.error : null });
-  }
-  return verdicts;
+  const { records } = await readJsonlRecords(file, SavedVerdict);
+  return new Map(records.map((r) => [r.id, { id: r.id, category: "", valid: r.valid, error: r.error ?? null }]));
 }
 
 function entryLine(verdict: EntryVerdict): string {
