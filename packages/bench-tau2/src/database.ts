@@ -183,26 +183,13 @@ const hashesByChanges = new WeakMap<DbRoot, Map<string, string>>();
 /** `json.dumps(value, sort_keys=True)`, reusing the text of shared (frozen) entities. */
 export function sortedDump(value: PyValue): string {
   if (typeof value !== "object" || value === null) return dumpValue(value, true);
-  if (Object.isFrozen(value)) {
-    let text = fragments.get(value);
-    if (text === undefined) {
-      text = dumpValue(value, true);
-      fragments.set(value, text);
-    }
-    return text;
+  if (!Object.isFrozen(value)) return dumpValue(value, true, sortedDump);
+  let text = fragments.get(value);
+  if (text === undefined) {
+    text = dumpValue(value, true);
+    fragments.set(value, text);
   }
-  if (Array.isArray(value)) {
-    let out = "[";
-    for (let i = 0; i < value.length; i++) out += (i > 0 ? ", " : "") + sortedDump(value[i]!);
-    return `${out}]`;
-  }
-  let out = "{";
-  let first = true;
-  for (const key of sortCodePoints(value instanceof Map ? [...value.keys()] : Object.keys(value))) {
-    out += `${first ? "" : ", "}${jsonString(key)}: ${sortedDump(value instanceof Map ? value.get(key)! : value[key]!)}`;
-    first = false;
-  }
-  return `${out}}`;
+  return text;
 }
 
 /** A model dump as nested dicts, as `AddictDict(model.model_dump())` sees it. */

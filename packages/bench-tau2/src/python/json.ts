@@ -18,8 +18,11 @@ export function pyDumps(value: PyValue, options: PyDumpsOptions = {}): string {
   return dumpValue(value, options.sortKeys === true);
 }
 
-/** The `json.dumps` text of one value (string concatenation is V8's fastest builder here). */
-export function dumpValue(value: PyValue, sortKeys: boolean): string {
+/**
+ * The `json.dumps` text of one value (string concatenation is V8's fastest builder here). With
+ * `item`, list items and dict values are written by it, so a caller can reuse texts it already has.
+ */
+export function dumpValue(value: PyValue, sortKeys: boolean, item?: (value: PyValue) => string): string {
   if (value === null) return "null";
   switch (typeof value) {
     case "boolean":
@@ -31,9 +34,10 @@ export function dumpValue(value: PyValue, sortKeys: boolean): string {
     case "number":
       return jsonFloat(value);
   }
+  const dump = (inner: PyValue): string => (item === undefined ? dumpValue(inner, sortKeys) : item(inner));
   if (Array.isArray(value)) {
     let out = "[";
-    for (let i = 0; i < value.length; i++) out += (i > 0 ? ", " : "") + dumpValue(value[i]!, sortKeys);
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ", " : "") + dump(value[i]!);
     return `${out}]`;
   }
   let out = "{";
@@ -41,13 +45,13 @@ export function dumpValue(value: PyValue, sortKeys: boolean): string {
   if (value instanceof Map) {
     const keys = sortKeys ? sortCodePoints([...value.keys()]) : value.keys();
     for (const key of keys) {
-      out += `${first ? "" : ", "}${jsonString(key)}: ${dumpValue(value.get(key)!, sortKeys)}`;
+      out += `${first ? "" : ", "}${jsonString(key)}: ${dump(value.get(key)!)}`;
       first = false;
     }
   } else {
     const keys = sortKeys ? sortCodePoints(Object.keys(value)) : Object.keys(value);
     for (const key of keys) {
-      out += `${first ? "" : ", "}${jsonString(key)}: ${dumpValue(value[key]!, sortKeys)}`;
+      out += `${first ? "" : ", "}${jsonString(key)}: ${dump(value[key]!)}`;
       first = false;
     }
   }
