@@ -498,6 +498,21 @@ describe("unfoldGroup", () => {
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 
+  it("runs a large group under a tight cap without Node's listener-leak warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on("warning", onWarning);
+    try {
+      await unfoldGroup({ task, size: 16, actor: slow(2), environment: () => new Bank(), users: singleTurn, limit: new ConcurrencyLimit(2) });
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+
   it("validates its arguments", async () => {
     expect(() => new ConcurrencyLimit(0)).toThrow("positive integer");
     await expect(unfoldGroup({ task, size: 0, actor: slow(1), environment: new Bank() })).rejects.toThrow("positive integer");
