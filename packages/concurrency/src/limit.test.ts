@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ConcurrencyLimit } from "./limit.js";
@@ -65,6 +66,29 @@ describe("ConcurrencyLimit", () => {
     release();
     await first;
     expect(ran).toBe(false);
+    expect(limit.active).toBe(0);
+  });
+
+  it("listens to a signal once however many tasks wait on it, and stops listening when none waits", async () => {
+    const limit = new ConcurrencyLimit(1);
+    const shared = new AbortController();
+    const other = new AbortController();
+    const release: (() => void)[] = [];
+    const hold = () => new Promise<void>((resolve) => release.push(resolve));
+    const running = limit.run(hold);
+    const waiting = Array.from({ length: 12 }, (_, i) => limit.run(hold, i === 5 ? other.signal : shared.signal));
+    expect(getEventListeners(shared.signal, "abort")).toHaveLength(1);
+    expect(getEventListeners(other.signal, "abort")).toHaveLength(1);
+    shared.abort(new Error("stop"));
+    const settled = await Promise.allSettled(waiting.filter((_, i) => i !== 5));
+    expect(settled.every((r) => r.status === "rejected" && (r.reason as Error).message === "stop")).toBe(true);
+    expect(limit.pending).toBe(1);
+    release.shift()!();
+    await running;
+    await tick();
+    expect(getEventListeners(other.signal, "abort")).toHaveLength(0);
+    release.shift()!();
+    await waiting[5];
     expect(limit.active).toBe(0);
   });
 

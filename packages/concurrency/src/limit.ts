@@ -2,8 +2,8 @@ import { abortReason } from "./abort.js";
 
 interface Waiter {
   start: () => void;
-  signal?: AbortSignal;
-  onAbort?: () => void;
+  reject: (error: Error) => void;
+  signal: AbortSignal | undefined;
 }
 
 /**
@@ -16,6 +16,11 @@ export class ConcurrencyLimit {
   readonly limit: number;
   #active = 0;
   readonly #waiting: Waiter[] = [];
+  /**
+   * One abort listener per signal that waiting tasks carry, with how many wait on it: one listener
+   * per waiting task would pass Node's leak warning as soon as ten tasks wait on one signal.
+   */
+  readonly #watched = new Map<AbortSignal, { onAbort: () => void; waiters: number }>();
 
   constructor(limit: number) {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`concurrency limit must be a positive integer, got ${limit}`);
@@ -52,18 +57,36 @@ export class ConcurrencyLimit {
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { start: resolve };
-      if (signal) {
-        waiter.signal = signal;
-        waiter.onAbort = () => {
-          const at = this.#waiting.indexOf(waiter);
-          if (at >= 0) this.#waiting.splice(at, 1);
-          reject(abortReason(signal));
-        };
-        signal.addEventListener("abort", waiter.onAbort, { once: true });
-      }
-      this.#waiting.push(waiter);
+      this.#waiting.push({ start: resolve, reject, signal });
+      if (signal) this.#watch(signal);
     });
+  }
+
+  #watch(signal: AbortSignal): void {
+    const watched = this.#watched.get(signal);
+    if (watched) {
+      watched.waiters++;
+      return;
+    }
+    const onAbort = (): void => {
+      this.#watched.delete(signal);
+      const error = abortReason(signal);
+      for (const waiter of this.#waiting.filter((w) => w.signal === signal)) {
+        this.#waiting.splice(this.#waiting.indexOf(waiter), 1);
+        waiter.reject(error);
+      }
+    };
+    this.#watched.set(signal, { onAbort, waiters: 1 });
+    signal.addEventListener("abort", onAbort, { once: true });
+  }
+
+  #unwatch(signal: AbortSignal): void {
+    const watched = this.#watched.get(signal);
+    if (!watched) return;
+    watched.waiters--;
+    if (watched.waiters > 0) return;
+    this.#watched.delete(signal);
+    signal.removeEventListener("abort", watched.onAbort);
   }
 
   #release(): void {
@@ -72,7 +95,7 @@ export class ConcurrencyLimit {
       this.#active--;
       return;
     }
-    if (next.onAbort) next.signal?.removeEventListener("abort", next.onAbort);
+    if (next.signal) this.#unwatch(next.signal);
     // The slot passes straight to the next task, so `active` never dips below the true count.
     next.start();
   }
