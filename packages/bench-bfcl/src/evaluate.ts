@@ -2,7 +2,7 @@ import { mkdir, open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { RecordError } from "@envace/protocol";
-import { readJsonlRecords } from "@envace/rewards";
+import { endsWithNewline, readJsonlRecords } from "@envace/rewards";
 import type { Policy, SamplingParamsInput } from "@envace/protocol";
 import { isAgentic } from "./categories.js";
 import type { AstCheckOptions } from "./checker/ast.js";
@@ -99,20 +99,9 @@ type FileHandle = Awaited<ReturnType<typeof open>>;
 
 /** Open an output file; when appending after an interruption, end a line left unfinished first. */
 async function openOutput(file: string, mode: "a" | "w"): Promise<FileHandle> {
+  const torn = mode === "a" && !(await endsWithNewline(file));
   const handle = await open(file, mode);
-  if (mode === "a") {
-    const { size } = await handle.stat();
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      const reader = await open(file, "r");
-      try {
-        await reader.read(last, 0, 1, size - 1);
-      } finally {
-        await reader.close();
-      }
-      if (last[0] !== 0x0a) await handle.write("\n");
-    }
-  }
+  if (torn) await handle.write("\n");
   return handle;
 }
 

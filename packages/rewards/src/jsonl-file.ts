@@ -51,8 +51,11 @@ export class JsonlAppender {
   }
 }
 
-/** True for a missing or empty file, or one whose last byte is a newline. */
-async function endsWithNewline(path: string): Promise<boolean> {
+/**
+ * True for a missing or empty file, or one whose last byte is a newline: false means an earlier
+ * writer died mid-line, and the next record must start on a fresh line.
+ */
+export async function endsWithNewline(path: string): Promise<boolean> {
   let handle;
   try {
     handle = await open(path, "r");

@@ -97,7 +97,6 @@ export class InProcessBackend implements TrainingBackend {
     return new InProcessBackend(contents.config, contents.params, contents.adam, rng, { ...options, ...(tokenizer ? { tokenizer } : {}) });
   }
 
-
   /** Number of optimizer steps taken. */
   get optimizerStep(): number {
     return this.adam.step;

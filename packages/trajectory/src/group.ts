@@ -33,8 +33,8 @@ export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajecto
   const { size, environment, users, limit, signal } = options;
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`group size must be a positive integer, got ${size}`);
   const controller = new AbortController();
-  // Every rollout of the group listens to this signal (waiting for a slot, in its requests), so
-  // its listener count grows with G by design; Node's leak warning past 10 would be a false alarm.
+  // Every rollout's requests listen to this signal (an HTTP client adds a listener per request),
+  // so its listener count grows with G by design; Node's leak warning past 10 would be a false alarm.
   setMaxListeners(0, controller.signal);
   const cancel = (): void => {
     controller.abort(signal?.reason);
