@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { BuiltinEnvironment, generateTasks, goldTrajectory, outcomeReward } from "@envace/bench-builtin";
 import type { GenerateRequest, Task } from "@envace/protocol";
-import { ConcurrencyLimit, ScriptedPolicy } from "@envace/trajectory";
+import { computeAdvantages } from "@envace/grpo";
+import { ConcurrencyLimit, ScriptedPolicy, rowsOf } from "@envace/trajectory";
 import { parseConfig } from "./config/load.js";
 import { CallCounter, histogram, rewards, rollouts, sampleTasks } from "./step.js";
 
@@ -51,6 +52,15 @@ describe("rollouts", () => {
     expect(outcomes.every((o) => o.provenance === "rehearsed")).toBe(true);
     expect(options.counter.take()).toBe(0);
   });
+
+  it("gives a task drawn twice in one step one group of twice the rollouts, which GRPO accepts", async () => {
+    const options = { ...base("self"), tasks: [task, task], actor: goldPolicy(task), rehearser: goldPolicy(task) };
+    const trajectories = await rollouts(options);
+    expect(trajectories.map((t) => t.id)).toEqual([0, 1, 2, 3].map((r) => `${task.id}/${r}`));
+    const verdicts = await rewards({ reward: outcomeReward }, options.tasks, trajectories);
+    const batch = computeAdvantages(trajectories.flatMap((t) => rowsOf(t)), verdicts, { baseline: "row", roleWise: true, groupSize: 2 });
+    expect(batch.groups.filter((g) => g.role === "act").map((g) => g.rollouts)).toEqual([4]);
+  });
 });
 
 describe("sampleTasks", () => {
@@ -61,6 +71,31 @@ describe("sampleTasks", () => {
     expect([...pass].sort((a, b) => a - b)).toEqual(items);
     expect(sampleTasks(items, 2, 7, 3)).toEqual(sampleTasks(items, 2, 7, 3));
     expect(pass).not.toEqual(items);
+  });
+
+  it("never repeats a task within a step, even where a step crosses from one pass to the next", () => {
+    // 10 tasks at 4 a step: every fifth step straddles two passes (30 of 500 repeated a task before).
+    const counts = new Array<number>(10).fill(0);
+    for (let step = 1; step <= 500; step++) {
+      const drawn = sampleTasks(items, 4, 1, step);
+      expect(drawn).toHaveLength(4);
+      expect(new Set(drawn).size).toBe(4);
+      for (const i of drawn) counts[i]! += 1;
+    }
+    // Deferring a repeat by one step keeps the passes even: 2,000 draws, 200 a task.
+    for (const c of counts) expect(Math.abs(c - 200)).toBeLessThanOrEqual(1);
+  });
+
+  it("draws every task as often as fits when a step wants more tasks than there are", () => {
+    const five = [0, 1, 2, 3, 4];
+    for (const step of [1, 2, 3]) {
+      const drawn = sampleTasks(five, 16, 1, step);
+      expect(drawn).toHaveLength(16);
+      const counts = five.map((i) => drawn.filter((d) => d === i).length);
+      expect(counts.every((c) => c === 3 || c === 4)).toBe(true);
+      expect(counts.filter((c) => c === 4)).toHaveLength(1);
+    }
+    expect(sampleTasks(five, 5, 1, 9).sort()).toEqual(five);
   });
 });
 

@@ -55,13 +55,17 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
   };
   const real = domain.environment;
   if (config.environment === "real" && real === undefined) throw new Error(`the ${domain.name} data has no real environment: use environment self or simulator`);
-  const groups = options.tasks.map((task, index) =>
+  // A task drawn more than once in a step (more tasks per step than tasks) is one larger group:
+  // GRPO groups by task, so two groups of one task would be one anyway.
+  const draws = new Map<Task, number>();
+  for (const task of options.tasks) draws.set(task, (draws.get(task) ?? 0) + 1);
+  const groups = [...draws].map(([task, times], index) =>
     unfoldGroup({
       task,
       actor,
       // A real environment holds episode state: one per rollout. A rehearsal environment per group.
       environment: config.environment === "real" ? () => counter.wrap(real!(task)) : new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt }),
-      size: config.rollout.rollouts_per_task,
+      size: config.rollout.rollouts_per_task * times,
       ...(domain.users === undefined ? {} : { users: domain.users }),
       limit,
       limits,
@@ -123,22 +127,48 @@ export function shuffled<T>(items: T[], seed: number): T[] {
 }
 
 /**
- * The tasks of a step: consecutive slices of a seeded permutation of the training tasks, a new
- * permutation each pass. A pure function of (seed, step), so a resumed run samples what the
- * uninterrupted one would have.
+ * The tasks of a step, drawn from a stream of seeded permutations of the training tasks (a new
+ * permutation each pass), without replacement within the step: a task that the stream offers
+ * again before the step is full is deferred to the next step, so every task still comes once
+ * per pass, give or take a deferral. Only when `perStep` exceeds the number of tasks does a step
+ * hold a task more than once (every task as often as it fits, the rest at random); `rollouts`
+ * gives such a task one larger group. A pure function of (seed, step): it replays the stream
+ * from step 1, so a resumed run samples what the uninterrupted one would have.
  */
 export function sampleTasks<T>(tasks: readonly T[], perStep: number, seed: number, step: number): T[] {
   if (tasks.length === 0) throw new Error("no training tasks");
-  // A step spans at most a few passes: shuffle each once.
-  const passes = new Map<number, T[]>();
-  const out: T[] = [];
-  for (let k = (step - 1) * perStep; k < step * perStep; k++) {
-    const pass = Math.floor(k / tasks.length);
-    let order = passes.get(pass);
-    if (order === undefined) passes.set(pass, (order = shuffled([...tasks], seed * 7_919 + pass)));
-    out.push(order[k % tasks.length]!);
+  if (!(Number.isInteger(perStep) && perStep > 0)) throw new Error(`tasks per step must be a positive integer, got ${perStep}`);
+  const n = tasks.length;
+  if (perStep >= n) {
+    // Every task fits in every step: all of them, as many whole times as fit, then a seeded remainder.
+    const whole = Math.floor(perStep / n);
+    const rest = shuffled([...tasks], seed * 7_919 + step).slice(0, perStep - whole * n);
+    return [...Array.from({ length: whole }, () => tasks).flat(), ...rest];
   }
-  return out;
+  let pass = 0;
+  let stream: number[] = [];
+  const deferred: number[] = [];
+  const next = (): number => {
+    if (stream.length === 0) stream = shuffled([...tasks.keys()], seed * 7_919 + pass++).reverse();
+    return stream.pop()!;
+  };
+  let chosen: number[] = [];
+  for (let s = 1; s <= step; s++) {
+    chosen = [];
+    const taken = new Set<number>();
+    const skipped: number[] = [];
+    const offer = (i: number): void => {
+      if (taken.has(i)) skipped.push(i);
+      else {
+        taken.add(i);
+        chosen.push(i);
+      }
+    };
+    while (deferred.length > 0 && chosen.length < perStep) offer(deferred.shift()!);
+    while (chosen.length < perStep) offer(next());
+    deferred.push(...skipped);
+  }
+  return chosen.map((i) => tasks[i]!);
 }
 
 const HISTOGRAM_EDGES = Array.from({ length: 17 }, (_, i) => -2 + i * 0.25);
