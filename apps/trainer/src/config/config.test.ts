@@ -26,6 +26,18 @@ describe("parseConfig", () => {
     expect(parseConfig("mode: grpo\nenvironment: simulator\n", "c.yaml").environment).toBe("simulator");
   });
 
+  it("refuses at load a Tinker loss strategy that cannot express the actor's loss, naming both keys", () => {
+    const tinker = (extra: string) =>
+      `model: { type: hf, path: m }\nbackend:\n  type: tinker\n  base_url: http://127.0.0.1:1/\n  base_model: m\n${extra}`;
+    // Before, the default (native, with the default dual clip) loaded and failed at the first GRPO step.
+    expect(parseConfig(tinker(""), "t.yaml").backend).toMatchObject({ loss_strategy: "surrogate" });
+    expect(() => parseConfig(tinker("  loss_strategy: native\n"), "t.yaml")).toThrow(
+      /^t\.yaml:6: backend\.loss_strategy: native Tinker losses cannot express actor\.clip_ratio_c/,
+    );
+    expect(() => parseConfig(tinker("  loss_strategy: native\nactor: { clip_ratio_c: null, kl_coef: 0.001 }\n"), "t.yaml")).toThrow(/actor\.kl_coef/);
+    expect(parseConfig(tinker("  loss_strategy: native\nactor: { clip_ratio_c: null }\n"), "t.yaml").backend).toMatchObject({ loss_strategy: "native" });
+  });
+
   it("validates rehearsal settings", () => {
     expect(parseConfig('eval:\n  rehearsal: [none, "parallel:2", "sequential:3"]\n', "c.yaml").eval.rehearsal).toHaveLength(3);
     expect(() => parseConfig('eval:\n  rehearsal: ["parallel:0"]\n', "c.yaml")).toThrow(/eval\.rehearsal\[0\]: expected none, parallel:N or sequential:N/);

@@ -64,10 +64,11 @@ export const BackendConfig = z.discriminatedUnion("type", [
     /** How the server reduces losses: `sum` (hosted Tinker) or `datum-token-mean` (SkyRL tx's JAX backend). */
     reduction: z.enum(["sum", "datum-token-mean"]).default("sum"),
     /**
-     * `native`: Tinker's `ppo` loss (refuses terms it cannot express, such as dual clip);
-     * `surrogate`: our exact loss through one extra forward pass per step.
+     * `surrogate` (default): our exact loss, through one extra forward pass per step where the
+     * server's losses cannot express it (dual clip, KL); `native`: Tinker's own losses only, so
+     * the config is refused when `actor` asks for a term they cannot express.
      */
-    loss_strategy: z.enum(["native", "surrogate"]).default("native"),
+    loss_strategy: z.enum(["native", "surrogate"]).default("surrogate"),
   }),
 ]);
 export type BackendConfig = z.infer<typeof BackendConfig>;
@@ -199,6 +200,21 @@ export const TrainConfig = z
     }
     if (config.backend.type === "tinker" && config.model.type !== "hf") {
       ctx.addIssue({ code: "custom", path: ["model"], message: "a Tinker backend needs model type hf (a local folder with the model's tokenizer and chat template)" });
+    }
+    if (config.backend.type === "tinker" && config.backend.loss_strategy === "native") {
+      // Tinker's importance_sampling and ppo losses have no dual clip, KL or entropy term.
+      const terms = [
+        config.actor.clip_ratio_c !== null ? "actor.clip_ratio_c (dual clip; null turns it off)" : null,
+        config.actor.kl_coef > 0 ? "actor.kl_coef" : null,
+        config.actor.entropy_coeff > 0 ? "actor.entropy_coeff" : null,
+      ].filter((t) => t !== null);
+      if (terms.length > 0) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["backend", "loss_strategy"],
+          message: `native Tinker losses cannot express ${terms.join(", ")}: use backend.loss_strategy: surrogate, or turn ${terms.length > 1 ? "them" : "it"} off`,
+        });
+      }
     }
     if (config.reward.type === "checklist" && config.reward.judge === undefined && config.data.source !== "builtin") {
       ctx.addIssue({ code: "custom", path: ["reward", "judge"], message: "a checklist reward needs a judge (base_url, model)" });
