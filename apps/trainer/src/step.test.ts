@@ -53,6 +53,19 @@ describe("rollouts", () => {
     expect(options.counter.take()).toBe(0);
   });
 
+  it("keeps a rollout masked while it unfolded masked, without asking the reward function", async () => {
+    const trajectories = await rollouts({ ...base("self"), actor: goldPolicy(task), rehearser: goldPolicy(task) });
+    const masked = { ...trajectories[0]!, reward: { status: "masked" as const, reason: "the judge failed while gating" } };
+    let asked = 0;
+    const reward = () => {
+      asked += 1;
+      return Promise.resolve({ status: "scored" as const, value: 1 });
+    };
+    const verdicts = await rewards({ reward }, [task], [masked, trajectories[1]!]);
+    expect([...verdicts.values()]).toEqual([masked.reward, { status: "scored", value: 1 }]);
+    expect(asked).toBe(1);
+  });
+
   it("gives a task drawn twice in one step one group of twice the rollouts, which GRPO accepts", async () => {
     const options = { ...base("self"), tasks: [task, task], actor: goldPolicy(task), rehearser: goldPolicy(task) };
     const trajectories = await rollouts(options);

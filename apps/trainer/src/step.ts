@@ -80,7 +80,11 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
 export async function rewards(domain: Pick<Domain, "reward">, tasks: readonly Task[], trajectories: readonly Trajectory[]): Promise<Map<string, RewardVerdict>> {
   const byId = new Map(tasks.map((task) => [task.id, task]));
   const scored = await Promise.all(
-    trajectories.map(async (trajectory) => ({ ...trajectory, reward: await domain.reward(trajectory, byId.get(trajectory.taskId)!) })),
+    // A rollout masked while it unfolded (its gate's judge failed) stays masked: never scored.
+    trajectories.map(async (trajectory) => ({
+      ...trajectory,
+      reward: trajectory.reward?.status === "masked" ? trajectory.reward : await domain.reward(trajectory, byId.get(trajectory.taskId)!),
+    })),
   );
   return verdictsOf(scored);
 }
@@ -219,6 +223,8 @@ export function stepMetrics(a: StepArtifacts): MetricsRecord {
     reward: { mean: mean(scored), ...byRole("rewardMean") },
     success_rate: scored.length === 0 ? 0 : scored.filter((v) => v >= 1 - 1e-9).length / scored.length,
     masked: a.batch.masked.length,
+    // Why rollouts were masked (judge failures while scoring or while gating a user turn).
+    masked_reasons: a.batch.masked.reduce<Record<string, number>>((counts, m) => ({ ...counts, [m.reason]: (counts[m.reason] ?? 0) + 1 }), {}),
     rows: byRole("rows"),
     length: Object.fromEntries(roles.map((r) => [r.role, r.rows === 0 ? 0 : r.outputTokens / r.rows])),
     advantage: Object.fromEntries(roles.map((r) => [r.role, { mean: r.advantageMean, std: r.advantageStd, min: r.advantageMin, max: r.advantageMax }])),

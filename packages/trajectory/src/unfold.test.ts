@@ -22,7 +22,7 @@ import { rehearsal, RehearsalEnvironment } from "./rehearsal-environment.js";
 import { rowsOf } from "./rows.js";
 import { ScriptedPolicy } from "./scripted-policy.js";
 import { unfold } from "./unfold.js";
-import { simulateUser, singleTurn } from "./user-turns.js";
+import { replayReference, simulateUser, singleTurn } from "./user-turns.js";
 
 // A tiny bank: the tools, a task with a two-turn reference dialogue, and a real environment.
 
@@ -352,6 +352,18 @@ describe("unfold: limits and endings", () => {
     const trajectory = await unfold({ task, actor: policy, environment: new Bank(), users: singleTurn });
     expect(trajectory.termination).toEqual({ reason: "agent_stop" });
     expect(trajectory.steps).toHaveLength(1);
+  });
+
+  it("masks the reward of a rollout whose next user turn could not be gated (a judge failure), never scoring it", async () => {
+    const gated = (decision: boolean | { masked: string }) =>
+      unfold({ task, actor: ScriptedPolicy.queues("p", { act: ["Hello.", "Bye."] }), environment: new Bank(), users: replayReference({ gate: () => decision }) });
+    const masked = await gated({ masked: "judge down" });
+    expect(masked.termination).toEqual({ reason: "agent_stop" });
+    expect(masked.reward).toEqual({ status: "masked", reason: "judge down" });
+    expect(TrajectorySchema.parse(masked).reward).toEqual({ status: "masked", reason: "judge down" });
+    const refused = await gated(false);
+    expect(refused.reward).toBeUndefined();
+    expect((await gated(true)).steps.filter((s) => s.type === "user")).toHaveLength(1);
   });
 
   it("rejects when cancelled", async () => {

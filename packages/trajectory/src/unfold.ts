@@ -125,13 +125,14 @@ export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRollo
   // Messages added since the previous Act generation; tracked only for token continuation.
   let appended: Message[] = [];
 
-  const finish = (termination: Termination): Trajectory => ({
+  const finish = (termination: Termination, masked?: string): Trajectory => ({
     id: id ?? `${task.id}/${rollout}`,
     taskId: task.id,
     rollout,
     context,
     steps,
     termination,
+    ...(masked === undefined ? {} : { reward: { status: "masked" as const, reason: masked } }),
     metadata:
       world.kind === "rehearsed"
         ? { actor: actor.id, environment: world.kind, rehearser: world.rehearser.policy.id }
@@ -186,7 +187,7 @@ export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRollo
       record({ type: "act", generation, message: parsed.message, outcomes: [] });
       messages.push(parsed.message);
       const next = await users.next({ task, messages, steps, sampling: seededFor(sampling.user, rollout, turns, USER), signal });
-      if (next.kind === "end") return finish({ reason: "agent_stop" });
+      if (next.kind === "end") return finish({ reason: "agent_stop" }, next.masked);
       record(next.step);
       messages.push(next.step.message);
       if (continuable !== undefined) appended.push(next.step.message);

@@ -17,8 +17,12 @@ export type UserTurn =
   | { kind: "message"; step: UserStep }
   /** The user ended the conversation (a simulator's stop marker); `step` is the user's last message. */
   | { kind: "stop"; step: UserStep; marker: string }
-  /** No further user turn: the rollout ends with `agent_stop`. */
-  | { kind: "end" };
+  /**
+   * No further user turn: the rollout ends with `agent_stop`. With `masked`, whether a further
+   * turn was due could not be decided (the gate's judge failed): the rollout cannot be scored
+   * honestly and its reward is masked with this reason, never scored.
+   */
+  | { kind: "end"; masked?: string };
 
 /** Where the user's next message comes from once the agent replies. */
 export interface UserTurnSource {
@@ -33,8 +37,11 @@ export interface ReplayOptions {
    * Decides whether the next reference user turn is replayed, e.g. CM2's rule that every
    * `required_for_next_turn` checklist item of the finished turn passed. Default: always.
    */
-  gate?: (context: UserTurnContext) => boolean | Promise<boolean>;
+  gate?: (context: UserTurnContext) => GateDecision | Promise<GateDecision>;
 }
+
+/** A gate's answer: replay the next turn or not, or `{ masked }` when it could not decide. */
+export type GateDecision = boolean | { masked: string };
 
 /**
  * Replays the later user turns of the task's reference dialogue (CM2 style): after the agent's
@@ -48,7 +55,11 @@ export function replayReference(options: ReplayOptions = {}): UserTurnSource {
       const replayed = context.steps.filter((s) => s.type === "user").length;
       const next = reference.filter((m) => m.role === "user")[initial + replayed];
       if (next?.role !== "user") return { kind: "end" };
-      if (options.gate !== undefined && !(await options.gate(context))) return { kind: "end" };
+      if (options.gate !== undefined) {
+        const decision = await options.gate(context);
+        if (typeof decision === "object") return { kind: "end", masked: decision.masked };
+        if (!decision) return { kind: "end" };
+      }
       return { kind: "message", step: { type: "user", source: "replay", message: { role: "user", content: next.content } } };
     },
   };

@@ -201,4 +201,13 @@ describe("the checklist judge as the domain's reward", () => {
     answers = { "Does the assistant ask for the forecast of Paris?": false, "Does the assistant say that rain is likely in Paris?": true };
     expect(await failed.users!.next(context)).toEqual({ kind: "end" });
   });
+
+  it("masks the rollout when the judge fails while gating the next user turn (later turns never reached are not scored 0)", async () => {
+    const domain = await open({ data: { source: "cm2", path: TRAIN } });
+    const weather = domain.train[0]!;
+    const context = { task: weather, messages: weather.reference!.slice(0, 5), steps: [], sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 64, stop: [] } };
+    // Only one of the turn's items has an answer: the judge's server answers 400 to the other.
+    answers = { "Does the assistant ask for the forecast of Paris?": true };
+    expect(await domain.users!.next(context)).toEqual({ kind: "end", masked: "the judge failed while gating the next user turn" });
+  });
 });

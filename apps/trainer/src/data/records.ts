@@ -91,9 +91,13 @@ export function recordDomain(name: string, train: Split, test: Split, options: R
     corpus: () => recordCorpus(train, rehearsePrompt),
     rehearsePrompt,
     toolsInSystemPrompt: false,
-    // Later user turns are replayed only if the judge passes the turn's required items (CM2's rule).
+    // Later user turns are replayed only if the judge passes the turn's required items (CM2's
+    // rule). When the judge fails there, the turns never reached cannot be scored: mask the rollout.
     users: replayReference({
-      gate: async ({ messages, task, signal }) => (await judge.mayReplayNextTurn(messages, task, signal ? { signal } : {})).replay,
+      gate: async ({ messages, task, signal }) => {
+        const decision = await judge.mayReplayNextTurn(messages, task, signal ? { signal } : {});
+        return decision.reason === "judge_failed" ? { masked: `the judge failed while gating the next user turn` } : decision.replay;
+      },
     }),
     close: () => judge.close(),
   };
