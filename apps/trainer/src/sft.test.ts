@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { generateTasks, goldTrajectory, SYSTEM_PROMPT_SHORT } from "@envace/bench-builtin";
+import { builtinMeta, generateTasks, goldTrajectory, SYSTEM_PROMPT_SHORT } from "@envace/bench-builtin";
 import { TINY_COMPACT_CHAT_TEMPLATE } from "@envace/models";
 import { trainTokenizer } from "@envace/training";
 import { ChatTemplate, IncrementalRenderer } from "@envace/trajectory";
 import type { TrainingRow } from "@envace/protocol";
-import { cosineSchedule, goldRows, mergeContinuations } from "./sft.js";
+import { argumentTokens, cosineSchedule, goldRows, mergeContinuations } from "./sft.js";
 
 const tasks = generateTasks({ seed: 3, count: 4, split: "train", systemPrompt: SYSTEM_PROMPT_SHORT });
 const corpus = tasks.flatMap((t) => goldTrajectory(t).examples.map((e) => e.text)).concat(tasks.map((t) => JSON.stringify(t.messages)));
@@ -41,6 +41,40 @@ describe("goldRows", () => {
     expect(text).toContain("Answer as the tool.");
     expect(text).toContain("## Tool call to simulate");
     expect(text.endsWith("<|im_start|>assistant\n")).toBe(true);
+  });
+});
+
+describe("argument weighting", () => {
+  const task = tasks.find((t) => builtinMeta(t).family === "buy" && builtinMeta(t).outcome === "ok")!;
+  const request = builtinMeta(task).request as { user: string; item: string; qty: number };
+  const examples = goldTrajectory(task).examples;
+  const weighted = goldRows(task, examples, { renderer, rehearsePrompt, argumentWeight: 10 });
+
+  it("weights exactly the tokens of the argument values in Act targets", () => {
+    const heavy = (row: (typeof weighted)[number]) => tokenizer.decode(row.outputTokens.filter((_, t) => row.outputWeights?.[t] === 10));
+    const acts = weighted.filter((r) => r.role === "act");
+    // The gold dialogue of a buy that succeeds: user(name), item(name), buy(user, item, qty), the reply.
+    expect(heavy(acts[0]!)).toBe(request.user);
+    expect(heavy(acts[1]!)).toBe(request.item);
+    expect(heavy(acts[2]!)).toBe(`${request.user}${request.item}${request.qty}`);
+    // The reply and every Rehearse target keep weight 1 throughout.
+    expect(acts.at(-1)!.outputWeights).toBeUndefined();
+    expect(weighted.filter((r) => r.role === "rehearse").every((r) => r.outputWeights === undefined)).toBe(true);
+    expect(goldRows(task, examples, { renderer, rehearsePrompt }).every((r) => r.outputWeights === undefined)).toBe(true);
+  });
+
+  it("carries the weights into the merged datum's mask, at the positions that predict those tokens", () => {
+    const [act] = mergeContinuations(weighted.filter((r) => r.role === "act"));
+    const heavy = act!.targetTokens.filter((_, i) => act!.mask[i] === 10);
+    expect(tokenizer.decode(heavy).startsWith(`${request.user}${request.item}`)).toBe(true);
+    expect(act!.mask.filter((m) => m === 10).length).toBe(weighted.flatMap((r) => r.outputWeights ?? []).filter((w) => w === 10).length);
+  });
+
+  it("leaves out a value the text does not contain, or whose edges fall inside a token", () => {
+    const text = '<tool_call>{"name":"user","arguments":{"name":"zzz"}}</tool_call>';
+    const tokens = tokenizer.encode(text);
+    expect(argumentTokens(tokenizer, text, tokens, [{ function: { arguments: '{"name":"nobody"}' } }]).size).toBe(0);
+    expect(argumentTokens(tokenizer, text, tokens, [{ function: { arguments: "not json" } }]).size).toBe(0);
   });
 });
 

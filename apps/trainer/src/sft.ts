@@ -11,7 +11,17 @@ export type GoldExample =
 export interface SftRenderer {
   renderer: IncrementalRenderer;
   rehearsePrompt: RehearsePromptOptions;
+  /**
+   * Loss weight of the tokens of tool-call argument values in Act targets (default 1). The
+   * values (a name from the request, an id from a tool answer) are a few percent of the target
+   * tokens but carry what the task is about; unweighted, a small model fits the format and never
+   * learns to copy them (see the trainer README).
+   */
+  argumentWeight?: number;
 }
+
+/** A gold training row, with a loss weight per output token where they are not all 1. */
+export type SftRow = TrainingRow & { outputWeights?: number[] };
 
 function stopToken(renderer: IncrementalRenderer): number {
   const stop = renderer.tokenizer.stopTokenIds[0];
@@ -24,10 +34,10 @@ function stopToken(renderer: IncrementalRenderer): number {
  * rendered incrementally (each prompt extends the previous prompt and output), Rehearse rows with
  * the Rehearse prompt builder. Every target ends with the stop token the model must learn to emit.
  */
-export function goldRows(task: Task, examples: readonly GoldExample[], { renderer, rehearsePrompt }: SftRenderer): TrainingRow[] {
+export function goldRows(task: Task, examples: readonly GoldExample[], { renderer, rehearsePrompt, argumentWeight = 1 }: SftRenderer): SftRow[] {
   const stop = stopToken(renderer);
   const tools: readonly ToolSpec[] = task.tools;
-  const rows: TrainingRow[] = [];
+  const rows: SftRow[] = [];
   let previous: { generation: Generation; seen: number } | undefined;
   examples.forEach((example, index) => {
     const outputTokens = [...renderer.tokenizer.encode(example.text), stop];
@@ -49,7 +59,7 @@ export function goldRows(task: Task, examples: readonly GoldExample[], { rendere
       );
       promptTokens = renderer.prompt(messages, []);
     }
-    rows.push({
+    const row: SftRow = {
       taskId: task.id,
       trajectoryId: `${task.id}/gold`,
       rollout: 0,
@@ -59,22 +69,79 @@ export function goldRows(task: Task, examples: readonly GoldExample[], { rendere
       outputTokens,
       logprobs: outputTokens.map(() => 0),
       invalid: false,
-    });
+    };
+    if (example.role === "act" && argumentWeight !== 1) {
+      const weighted = argumentTokens(renderer.tokenizer, example.text, outputTokens, example.target.tool_calls ?? []);
+      if (weighted.size > 0) row.outputWeights = outputTokens.map((_, t) => (weighted.has(t) ? argumentWeight : 1));
+    }
+    rows.push(row);
   });
   return rows;
+}
+
+/**
+ * The output-token positions of the argument values of `calls` in `text`, found in order (key,
+ * then value) and mapped to tokens where the tokenizer splits at the value's edges; a value it
+ * does not split there, or cannot be found, is left out.
+ */
+export function argumentTokens(
+  tokenizer: IncrementalRenderer["tokenizer"],
+  text: string,
+  tokens: readonly number[],
+  calls: readonly { function: { arguments: string } }[],
+): Set<number> {
+  const positions = new Set<number>();
+  const tokenAt = (end: number): number | undefined => {
+    const prefix = tokenizer.encode(text.slice(0, end));
+    return prefix.every((token, i) => tokens[i] === token) ? prefix.length : undefined;
+  };
+  let cursor = 0;
+  for (const call of calls) {
+    let args: unknown;
+    try {
+      args = JSON.parse(call.function.arguments);
+    } catch {
+      continue;
+    }
+    for (const [key, value] of leaves(args)) {
+      const keyAt = text.indexOf(`${JSON.stringify(key)}:`, cursor);
+      if (keyAt < 0) break;
+      const needle = typeof value === "string" ? JSON.stringify(value).slice(1, -1) : JSON.stringify(value);
+      const start = text.indexOf(needle, keyAt + key.length + 3);
+      if (start < 0 || needle.length === 0) continue;
+      cursor = start + needle.length;
+      const first = tokenAt(start);
+      const last = tokenAt(cursor);
+      if (first === undefined || last === undefined) continue;
+      for (let t = first; t < last; t++) positions.add(t);
+    }
+  }
+  return positions;
+}
+
+/** The scalar leaves of a JSON value with the key that holds each, in document order. */
+function leaves(value: unknown, key = ""): [string, string | number | boolean][] {
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") return key === "" ? [] : [[key, value]];
+  if (Array.isArray(value)) return value.flatMap((item) => leaves(item, key));
+  if (value !== null && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => leaves(v, k));
+  return [];
 }
 
 /**
  * Rows whose prompt continues the previous row's prompt and output become one datum, so a
  * dialogue's Act turns cost one pass instead of one per turn. Exact for the cross-entropy sum.
  */
-export function mergeContinuations(rows: readonly TrainingRow[]): Datum[] {
+export function mergeContinuations(rows: readonly SftRow[]): Datum[] {
   const data: Datum[] = [];
   // The open datum of each trajectory and role: Act rows interleave with Rehearse rows.
   const open = new Map<string, { datum: Datum; full: number[] }>();
   for (const row of rows) {
     const key = `${row.trajectoryId}\u0000${row.role}`;
     const datum = datumFromRow(row, 0);
+    if (row.outputWeights !== undefined) {
+      const offset = datum.tokens.length - row.outputTokens.length;
+      row.outputWeights.forEach((w, t) => (datum.mask[offset + t] = w));
+    }
     const last = open.get(key);
     const full = [...row.promptTokens, ...row.outputTokens];
     if (last !== undefined && row.promptTokens.length >= last.full.length && last.full.every((token, i) => row.promptTokens[i] === token)) {

@@ -133,7 +133,11 @@ async function warmStart(
     // The renderer alone: a sampling policy would sync weights (ONNX) or save them (Tinker) for nothing.
     const renderer = new IncrementalRenderer(model.template, model.tokenizer);
     const rows = domain.train.flatMap((task) =>
-      goldRows(task, domain.gold!(task).filter((e) => config.sft.roles.includes(e.role)), { renderer, rehearsePrompt: domain.rehearsePrompt }),
+      goldRows(task, domain.gold!(task).filter((e) => config.sft.roles.includes(e.role)), {
+        renderer,
+        rehearsePrompt: domain.rehearsePrompt,
+        argumentWeight: config.sft.argument_weight,
+      }),
     );
     const context = model.contextTokens;
     const all = mergeContinuations(rows);

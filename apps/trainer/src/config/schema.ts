@@ -29,6 +29,11 @@ export const TinyModelConfig = z.strictObject({
   num_attention_heads: positiveInt.default(4),
   max_position_embeddings: positiveInt.default(512),
   rope_theta: z.number().positive().default(10_000),
+  /**
+   * Standard deviation of the initial weights. Hugging Face's 0.02 suits models of width ~768; at
+   * width ~100 it leaves attention scores near zero and copying slow to form (see the README).
+   */
+  initializer_range: z.number().positive().default(0.02),
   /** How the tokenizer splits words: `isolated` makes a name one token after a space and inside JSON, so copying it is an identity. */
   pretokenizer: z.enum(["isolated", "gpt2"]).default("isolated"),
 });
@@ -83,6 +88,8 @@ export const SftConfig = z.strictObject({
   warmup_ratio: z.number().min(0).max(1).default(0.05),
   /** Which roles the gold trajectories teach. */
   roles: z.array(z.enum(["act", "rehearse"])).min(1).default(["act", "rehearse"]),
+  /** Loss weight of the argument values of tool calls in Act targets (1: every token alike). */
+  argument_weight: z.number().min(1).default(1),
 });
 export type SftConfig = z.infer<typeof SftConfig>;
 

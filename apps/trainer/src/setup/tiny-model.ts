@@ -42,6 +42,7 @@ export class TinyPolicyModel implements TrainedModel {
         numHeads: section.num_attention_heads,
         maxPositionEmbeddings: section.max_position_embeddings,
         ropeTheta: section.rope_theta,
+        initializerRange: section.initializer_range,
         eosTokenId: eos,
       },
       { seed: options.seed, tokenizer },
