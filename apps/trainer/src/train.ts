@@ -9,6 +9,7 @@ import type { Policy, PolicyRole } from "@envace/protocol";
 import { ConcurrencyLimit, IncrementalRenderer, rowsOf } from "@envace/trajectory";
 import type { TrainConfig } from "./config/schema.js";
 import { evaluate, type EvaluationResult } from "./evaluate.js";
+import { formatInterval, wilsonInterval } from "./report/stats.js";
 import { ProgressBar } from "./run/progress.js";
 import { RunDirectory, stepName } from "./run/run-dir.js";
 import { domainFromConfig } from "./data/index.js";
@@ -242,7 +243,7 @@ async function evaluateHeldOut(
       bar.tick();
     },
   });
-  log(`eval @${step} rehearsal ${setting}: success ${(100 * result.successRate).toFixed(1)}% of ${result.tasks}`);
+  log(`eval @${step} rehearsal ${setting}: success ${formatInterval(wilsonInterval(result.successes, result.tasks))} of ${result.tasks}`);
   return result;
 }
 
@@ -252,8 +253,12 @@ function evalRecord(step: number, setting: string, result: EvaluationResult, ela
     step,
     rehearsal: setting,
     success_rate: result.successRate,
+    success_ci95: (({ low, high }) => [low, high])(wilsonInterval(result.successes, result.tasks)),
+    // One digit per held-out task, in task order, so runs on the same tasks compare pairwise.
+    outcomes: result.entries.map((e) => (e.success ? "1" : "0")).join(""),
     reward_mean: result.meanReward,
     tasks: result.tasks,
+    fidelity: { compared: result.fidelity.overall.compared, exact: result.fidelity.overall.exactRate, keys: result.fidelity.overall.keysRate, status: result.fidelity.overall.statusRate },
     tokens_per_task: result.tokensPerTask,
     environment_calls_in_rehearsal: result.rehearsalEnvironmentCalls,
     elapsed_s: elapsedSeconds,

@@ -1,6 +1,7 @@
 import type { MetricsRecord } from "../run/metrics-log.js";
 import type { Chart, HistogramChart, LineChart, ReportData, RunData, RunRow, Series } from "./model.js";
 import { numberAt, seriesOf } from "./model.js";
+import { formatInterval } from "./stats.js";
 
 const ROLES = ["act", "rehearse"] as const;
 
@@ -75,6 +76,14 @@ function format(value: number | undefined, digits = 3): string {
   return value === undefined ? "–" : value.toFixed(digits);
 }
 
+/** A final success rate with its 95% interval when the record has one (`0.234 [0.170, 0.313]`). */
+function successCell(record: MetricsRecord | undefined): string {
+  const rate = record && numberAt(record, "success_rate");
+  if (rate === undefined) return "–";
+  const ci = record?.success_ci95;
+  return Array.isArray(ci) && typeof ci[0] === "number" && typeof ci[1] === "number" ? formatInterval({ rate, low: ci[0], high: ci[1] }) : format(rate);
+}
+
 /** The side-by-side table: one row per run. */
 function table(runs: readonly RunData[]): { columns: string[]; rows: RunRow[] } {
   const variants = new Set<string>();
@@ -93,7 +102,7 @@ function table(runs: readonly RunData[]): { columns: string[]; rows: RunRow[] } 
     };
     for (const variant of variants) {
       const final = last(run.records, (r) => r.kind === "eval" && variantOf(r) === variant);
-      cells[`success (rehearsal ${variant})`] = format(final && numberAt(final, "success_rate"));
+      cells[`success (rehearsal ${variant})`] = successCell(final);
     }
     return { name: run.name, cells };
   });

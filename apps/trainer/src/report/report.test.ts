@@ -98,6 +98,11 @@ describe("buildReport", () => {
     });
   });
 
+  it("shows a final success rate with its 95% interval when the eval record has one", () => {
+    const records = [...fixtureRecords(0), { kind: "eval", step: 3, rehearsal: "none", success_rate: 0.25, success_ci95: [0.1903, 0.3211] }];
+    expect(buildReport([{ name: "c", config: {}, records }]).rows[0]!.cells["success (rehearsal none)"]).toBe("0.250 [0.190, 0.321]");
+  });
+
   it("escapes run names and cannot be broken out of by data", () => {
     const html = renderReportHtml(buildReport([{ name: "<script>x</script>", config: {}, records: fixtureRecords(0) }]));
     expect(html).not.toContain("<script>x</script>");
