@@ -43,6 +43,28 @@ describe("train", () => {
     expect(await runOnce()).toEqual(first);
   }, 180_000);
 
+  it("runs a curriculum stage on its roles before the main SFT stage, and with total_steps 0 the warm start alone", async () => {
+    const dir = runDir();
+    const config = parseConfig(
+      MICRO_CONFIG.replace("total_steps: 2", "total_steps: 0").replace("sft: {", "sft: { argument_weight: 5, curriculum: { roles: [act], epochs: 2, lr: 0.01 },"),
+      "c.yaml",
+    );
+    const result = await train(config, dir, { log: quiet });
+    const { records } = readMetrics(join(dir, "metrics.jsonl"));
+    const sft = records.filter((r) => r.kind === "sft");
+    // 12 tasks: 12 Act data (one per dialogue) fit one batch of 32, twice; then every role's
+    // data (12 Act and 2–5 Rehearse a dialogue: 36–72) in two or three batches, once.
+    const stages = sft.map((r) => r.stage);
+    expect(stages.slice(0, 3)).toEqual(["sft curriculum", "sft curriculum", "sft"]);
+    expect(stages.length === 4 || stages.length === 5).toBe(true);
+    expect(stages.slice(3).every((s) => s === "sft")).toBe(true);
+    expect(sft.map((r) => r.step)).toEqual(stages.map((_, i) => i + 1));
+    expect(records.filter((r) => r.kind === "train")).toEqual([]);
+    expect(records.filter((r) => r.kind === "eval").map((r) => r.step)).toEqual([0]);
+    expect(result.evaluations).toHaveLength(1);
+    expect(readFileSync(join(dir, "checkpoints", "sft", "complete"), "utf8")).toBeDefined();
+  }, 120_000);
+
   it("starts a second mode from the first run's warm start with init_from", async () => {
     const first = runDir();
     await train(parseConfig(MICRO_CONFIG, "micro.yaml"), first, { log: quiet });

@@ -16,6 +16,7 @@ import { domainFromConfig } from "./data/index.js";
 import type { Domain } from "./setup/domain.js";
 import { createModel, loadModel } from "./setup/models.js";
 import type { TrainedModel } from "./setup/trained-model.js";
+import type { Datum } from "@envace/training";
 import { cosineSchedule, goldRows, mergeContinuations, supervisedWarmStart } from "./sft.js";
 import { CallCounter, adamParams, policyLossConfig, policyUpdate, rewards, rollouts, sampleTasks, shuffled, stepMetrics } from "./step.js";
 
@@ -50,7 +51,9 @@ async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, l
   const runDir = run.path;
   const started = Date.now();
   const elapsed = (): number => (Date.now() - started) / 1000;
-  if (run.resuming) log(`resuming ${runDir} after step ${run.resumeStep}`);
+  // Read before the warm start writes its checkpoint: did this run start from an earlier one?
+  const resumedWarm = run.resuming;
+  if (resumedWarm) log(`resuming ${runDir} after step ${run.resumeStep}`);
   const canEvaluate = config.eval.every_steps > 0 && domain.environment !== undefined;
   if (config.eval.every_steps > 0 && !canEvaluate) log(`held-out evaluation skipped: the ${domain.name} data has no real environment to evaluate against`);
 
@@ -112,7 +115,7 @@ async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, l
   } finally {
     for (const model of new Set([base, actModel, rehearseModel, frozen])) model?.close();
   }
-  if (run.resumeStep === config.trainer.total_steps) log(`${runDir} already finished ${config.trainer.total_steps} steps`);
+  if (resumedWarm && run.resumeStep === config.trainer.total_steps) log(`${runDir} already finished ${config.trainer.total_steps} steps`);
   return { runDir, steps: config.trainer.total_steps, evaluations };
 }
 
@@ -133,32 +136,40 @@ async function warmStart(
   if (config.sft.enabled && domain.gold) {
     // The renderer alone: a sampling policy would sync weights (ONNX) or save them (Tinker) for nothing.
     const renderer = new IncrementalRenderer(model.template, model.tokenizer);
-    const rows = domain.train.flatMap((task) =>
-      goldRows(task, domain.gold!(task).filter((e) => config.sft.roles.includes(e.role)), {
-        renderer,
-        rehearsePrompt: domain.rehearsePrompt,
-        argumentWeight: config.sft.argument_weight,
-      }),
-    );
+    const { sft } = config;
     const context = model.contextTokens;
-    const all = mergeContinuations(rows);
-    const data = all.filter((d) => d.tokens.length <= context);
-    if (data.length < all.length) log(`sft: left out ${all.length - data.length} of ${all.length} sequences longer than the model's context (${context} tokens)`);
-    const batches = Math.ceil(data.length / config.sft.batch_size) * config.sft.epochs;
-    const bar = new ProgressBar("sft", batches);
+    const dataFor = (roles: readonly string[]): Datum[] => {
+      const rows = domain.train.flatMap((task) =>
+        goldRows(task, domain.gold!(task).filter((e) => roles.includes(e.role)), {
+          renderer,
+          rehearsePrompt: domain.rehearsePrompt,
+          argumentWeight: sft.argument_weight,
+        }),
+      );
+      const all = mergeContinuations(rows);
+      const data = all.filter((d) => d.tokens.length <= context);
+      if (data.length < all.length) log(`sft: left out ${all.length - data.length} of ${all.length} sequences longer than the model's context (${context} tokens)`);
+      return data;
+    };
+    // The curriculum stage first (e.g. Act alone, where copying forms), then every role.
+    const stages = [...(sft.curriculum === undefined ? [] : [{ name: "sft curriculum", ...sft.curriculum }]), { name: "sft", ...sft }];
+    const staged = stages.map((stage) => ({ stage, data: dataFor(stage.roles) }));
+    const bar = new ProgressBar("sft", staged.reduce((sum, { stage, data }) => sum + Math.ceil(data.length / sft.batch_size) * stage.epochs, 0));
     let done = 0;
-    await supervisedWarmStart(model.backend, data, {
-      epochs: config.sft.epochs,
-      batchSize: config.sft.batch_size,
-      adam: adamParams(config.sft.lr, config.actor),
-      ...(config.sft.lr_schedule === "cosine" ? { schedule: (batch: number, total: number) => cosineSchedule(config.sft.lr, batch, total, config.sft.warmup_ratio) } : {}),
-      shuffle: (items, epoch) => shuffled(items, config.seed * 1_000 + epoch),
-      onBatch: ({ loss, tokens }) => {
-        done += 1;
-        run.metrics.append({ kind: "sft", step: done, loss, tokens });
-        bar.tick(`loss ${loss.toFixed(3)}`);
-      },
-    });
+    for (const [index, { stage, data }] of staged.entries()) {
+      await supervisedWarmStart(model.backend, data, {
+        epochs: stage.epochs,
+        batchSize: sft.batch_size,
+        adam: adamParams(stage.lr, config.actor),
+        ...(stage.lr_schedule === "cosine" ? { schedule: (batch: number, total: number) => cosineSchedule(stage.lr, batch, total, sft.warmup_ratio) } : {}),
+        shuffle: (items, epoch) => shuffled(items, config.seed * 1_000 + index * 100 + epoch),
+        onBatch: ({ loss, tokens }) => {
+          done += 1;
+          run.metrics.append({ kind: "sft", step: done, stage: stage.name, loss, tokens });
+          bar.tick(`loss ${loss.toFixed(3)}`);
+        },
+      });
+    }
   }
   await baseline?.(model);
   await run.saveCheckpoint("sft", (dir) => model.save(dir));

@@ -90,6 +90,18 @@ export const SftConfig = z.strictObject({
   roles: z.array(z.enum(["act", "rehearse"])).min(1).default(["act", "rehearse"]),
   /** Loss weight of the argument values of tool calls in Act targets (1: every token alike). */
   argument_weight: z.number().min(1).default(1),
+  /**
+   * An earlier stage on some roles only, before the stage above. Act alone first lets a small
+   * model learn to copy arguments before the Rehearse rows' unpredictable values join in.
+   */
+  curriculum: z
+    .strictObject({
+      roles: z.array(z.enum(["act", "rehearse"])).min(1),
+      epochs: positiveInt,
+      lr: z.number().positive(),
+      lr_schedule: z.enum(["cosine", "constant"]).default("cosine"),
+    })
+    .optional(),
 });
 export type SftConfig = z.infer<typeof SftConfig>;
 
@@ -162,7 +174,8 @@ export const EvalConfig = z.strictObject({
 export type EvalConfig = z.infer<typeof EvalConfig>;
 
 export const TrainerConfig = z.strictObject({
-  total_steps: positiveInt.default(40),
+  /** RL steps after the warm start; 0 runs the warm start alone (a base checkpoint for later runs' `init_from`). */
+  total_steps: z.number().int().min(0).default(40),
   /** Save a checkpoint every N steps (a killed run resumes from the last one). */
   save_every: positiveInt.default(1),
 });
