@@ -1,3 +1,5 @@
+import { InputError } from "@envace/protocol";
+
 /**
  * BFCL v4's test categories, their groups, and the predicates upstream uses to route an entry
  * (by substring of its category name, so categories added upstream route the same way).
@@ -49,7 +51,7 @@ export function resolveCategories(names: readonly string[]): string[] {
     const collection = CATEGORY_COLLECTIONS[name];
     if (collection) for (const category of collection) found.add(category);
     else if ((SCORING_CATEGORIES as readonly string[]).includes(name)) found.add(name);
-    else throw new Error(`unknown BFCL category "${name}" (categories: ${SCORING_CATEGORIES.join(", ")}; collections: ${Object.keys(CATEGORY_COLLECTIONS).join(", ")})`);
+    else throw new InputError(`unknown BFCL category "${name}" (categories: ${SCORING_CATEGORIES.join(", ")}; collections: ${Object.keys(CATEGORY_COLLECTIONS).join(", ")})`);
   }
   return [...found].sort();
 }

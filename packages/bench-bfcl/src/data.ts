@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseRecord, RecordError } from "@envace/protocol";
+import { InputError, parseRecord, RecordError } from "@envace/protocol";
 import type { RecordSource } from "@envace/protocol";
 import { JsonDecodeError } from "@envace/python-text";
 import { z } from "zod";
@@ -172,7 +172,7 @@ export async function countEntries(dataDir: string, category: string): Promise<n
  * line and field.
  */
 export async function loadCategory(dataDir: string, category: string): Promise<Entry[]> {
-  if (isAgentic(category)) throw new Error(`BFCL category "${category}" is agentic (web search or memory backends) and is not supported`);
+  if (isAgentic(category)) throw new InputError(`BFCL category "${category}" is agentic (web search or memory backends) and is not supported`);
   const questionFile = join(dataDir, questionFileName(category));
   const questions = await readLines(questionFile);
   if (isRelevanceOrIrrelevance(category)) return questions.map((line) => singleTurnEntry(line, category, undefined));

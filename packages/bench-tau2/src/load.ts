@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { parseRecord, RecordError } from "@envace/protocol";
+import { InputError, parseRecord, RecordError } from "@envace/protocol";
 import { JsonDecodeError, jsonLoads } from "@envace/python-text";
 import { freezeDatabase, type DbRoot } from "./database.js";
 import { DOMAINS, type DomainDefinition, type DomainSide } from "./domains/index.js";
@@ -54,7 +54,7 @@ async function readText(file: string): Promise<string> {
   try {
     return await readFile(file, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`${file}: no such file`, { cause: error });
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new InputError(`${file}: no such file`, { cause: error });
     throw error;
   }
 }
@@ -94,12 +94,12 @@ export interface LoadDomainOptions {
 export async function loadDomain(name: string, options: LoadDomainOptions): Promise<Tau2Domain> {
   const definition = DOMAINS[name];
   if (definition === undefined) {
-    throw new Error(`unknown τ² domain "${name}" (known: ${Object.keys(DOMAINS).join(", ")})`);
+    throw new InputError(`unknown τ² domain "${name}" (known: ${Object.keys(DOMAINS).join(", ")})`);
   }
   const dir = resolveDomainDir(name, options.data);
   const dbFile = options.db ?? join(dir, definition.agent.file);
   if (!existsSync(dbFile)) {
-    throw new Error(
+    throw new InputError(
       `${dbFile}: no such file. The ${name} database is not in this folder; copy it from upstream tau2-bench (data/tau2/domains/${name}/${definition.agent.file}) or pass its path.`,
     );
   }
@@ -117,7 +117,7 @@ function resolveDomainDir(name: string, data: string): string {
   const nested = join(root, name);
   if (existsSync(join(nested, "tasks.json"))) return nested;
   if (existsSync(join(root, "tasks.json"))) return root;
-  throw new Error(`no τ² ${name} data in ${root}: expected ${join(nested, "tasks.json")} or ${join(root, "tasks.json")}`);
+  throw new InputError(`no τ² ${name} data in ${root}: expected ${join(nested, "tasks.json")} or ${join(root, "tasks.json")}`);
 }
 
 /**
@@ -129,7 +129,7 @@ export async function loadUserGuidelines(data: string): Promise<UserGuidelines> 
   const dir = [join(root, "user_simulator"), join(dirname(root), "user_simulator")].find((candidate) =>
     existsSync(join(candidate, "simulation_guidelines.md")),
   );
-  if (dir === undefined) throw new Error(`no user simulator guidelines in ${join(root, "user_simulator")}`);
+  if (dir === undefined) throw new InputError(`no user simulator guidelines in ${join(root, "user_simulator")}`);
   const [plain, tools] = await Promise.all([
     readText(join(dir, "simulation_guidelines.md")),
     readText(join(dir, "simulation_guidelines_tools.md")),

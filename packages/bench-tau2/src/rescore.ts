@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { parseRecord, RecordError } from "@envace/protocol";
+import { InputError, parseRecord, RecordError } from "@envace/protocol";
 import { z } from "zod";
 import type { Tau2Environment } from "./environment.js";
 import { Tau2Evaluator, type NlAssertionJudge } from "./evaluate.js";
@@ -63,7 +63,7 @@ export async function rescore(domain: Tau2Domain, simulations: readonly SavedSim
   const entries = [];
   for (const simulation of simulations) {
     const task = tasks.get(simulation.task_id);
-    if (task === undefined) throw new Error(`simulation ${simulation.id}: no task "${simulation.task_id}" in the ${domain.definition.name} tasks`);
+    if (task === undefined) throw new InputError(`simulation ${simulation.id}: no task "${simulation.task_id}" in the ${domain.definition.name} tasks`);
     const termination = simulation.termination_reason;
     let reward;
     let replayed: Tau2Environment;

@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Policy, SamplingParamsInput } from "@envace/protocol";
+import { InputError, RecordError, type Policy, type SamplingParamsInput } from "@envace/protocol";
 import { z } from "zod";
 import { Tau2Environment } from "./environment.js";
 import { isSuccess, Tau2Evaluator, type NlAssertionJudge, type Tau2RewardInfo } from "./evaluate.js";
@@ -145,7 +145,7 @@ function selectTasks(domain: Tau2Domain, ids: readonly string[] | undefined): Ta
   if (ids === undefined) return [...domain.tasks];
   return ids.map((id) => {
     const task = domain.tasks.find((candidate) => candidate.id === id);
-    if (task === undefined) throw new Error(`no task "${id}" in the ${domain.definition.name} tasks`);
+    if (task === undefined) throw new InputError(`no task "${id}" in the ${domain.definition.name} tasks`);
     return task;
   });
 }
@@ -155,9 +155,14 @@ function prepareRunDir(out: string, config: { domain: string; agent: string; tri
   mkdirSync(out, { recursive: true });
   const configFile = join(out, "config.json");
   if (existsSync(configFile)) {
-    const previous = JSON.parse(readFileSync(configFile, "utf8")) as { domain?: string; agent?: string };
+    let previous: { domain?: string; agent?: string };
+    try {
+      previous = JSON.parse(readFileSync(configFile, "utf8")) as typeof previous;
+    } catch (error) {
+      throw new RecordError({ file: configFile }, [{ path: "", message: `not JSON (${(error as Error).message})` }]);
+    }
     if (previous.domain !== config.domain || previous.agent !== config.agent) {
-      throw new Error(`${out} holds a run of ${String(previous.agent)} on ${String(previous.domain)}; choose another --out to run ${config.agent} on ${config.domain}`);
+      throw new InputError(`${out} holds a run of ${String(previous.agent)} on ${String(previous.domain)}; choose another --out to run ${config.agent} on ${config.domain}`);
     }
   }
   writeFileSync(configFile, `${JSON.stringify({ ...config, started: new Date().toISOString() }, null, 2)}\n`);
@@ -176,10 +181,10 @@ export function readEntries(file: string): Tau2Entry[] {
       value = JSON.parse(line);
     } catch {
       if (index >= lines.length - 2) return;
-      throw new Error(`${file}:${index + 1}: not JSON`);
+      throw new RecordError({ file, line: index + 1 }, [{ path: "", message: "not JSON" }]);
     }
     const parsed = Tau2Entry.safeParse(value);
-    if (!parsed.success) throw new Error(`${file}:${index + 1}: not a τ² entry (${parsed.error.issues[0]?.message ?? "invalid"})`);
+    if (!parsed.success) throw new RecordError({ file, line: index + 1 }, [{ path: "", message: `not a τ² entry (${parsed.error.issues[0]?.message ?? "invalid"})` }]);
     entries.push(parsed.data);
   });
   if (lines.length > 0 && lines[lines.length - 1] !== "") appendFileSync(file, "\n");

@@ -1,4 +1,4 @@
-import type { Policy, Sampler, Tokenizer } from "@envace/protocol";
+import { InputError, type Policy, type Sampler, type Tokenizer } from "@envace/protocol";
 import { loadHuggingFaceTokenizer, SamplerPolicy } from "@envace/trajectory";
 import type { RetryEvent } from "./http/retry.js";
 import { ServerKind } from "./openai/capabilities.js";
@@ -34,7 +34,7 @@ export type ModelSpec =
   | { kind: "tiny"; dir: string; options: Record<string, string> };
 
 /** A spec that does not parse, or an option it does not allow; the message shows the grammar. */
-export class ModelSpecError extends Error {
+export class ModelSpecError extends InputError {
   override readonly name = "ModelSpecError";
   constructor(spec: string, problem: string) {
     super(
@@ -82,6 +82,8 @@ export interface ResolvedModel {
   /** Token-in, token-out sampling, when the model offers it (everything but `openai` chat mode). */
   sampler?: Sampler;
   tokenizer?: Tokenizer;
+  /** The server connection of an `openai:` spec, e.g. to check that the server answers before a long run. */
+  connection?: ServerConnection;
 }
 
 export interface ResolveOptions {
@@ -142,7 +144,7 @@ export async function policyFromSpec(spec: string | ModelSpec, options: ResolveO
           tokenData: choice<TokenDataMode>("tokens", ["auto", "require", "off"], "auto"),
           ...(templateVariables ? { extraBody: { chat_template_kwargs: templateVariables } } : {}),
         });
-        return { spec: parsed, policy };
+        return { spec: parsed, policy, connection };
       }
       if (o.tokens !== undefined) throw new ModelSpecError(source, "tokens applies to mode=chat; mode=tokens always returns token data");
       if (o.tokenizer === undefined) throw new ModelSpecError(source, "mode=tokens needs tokenizer=<folder with tokenizer.json and tokenizer_config.json>");
@@ -156,7 +158,7 @@ export async function policyFromSpec(spec: string | ModelSpec, options: ResolveO
         template: tokenizer.chatTemplate,
         ...(templateVariables ? { templateVariables } : {}),
       });
-      return { spec: parsed, policy, sampler, tokenizer };
+      return { spec: parsed, policy, sampler, tokenizer, connection };
     }
     case "onnx": {
       const loaded = await loadOnnxModel(parsed.dir, {

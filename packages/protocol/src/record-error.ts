@@ -10,8 +10,17 @@ export interface RecordSource {
   record?: string | number;
 }
 
+/**
+ * Something the person running a program gave it — an option's value, a config, a file or
+ * folder, the address of a server — is wrong or cannot be used. The message says what and where
+ * in full, so a command prints it alone: a stack trace would add nothing for them to act on.
+ */
+export class InputError extends Error {
+  override readonly name: string = "InputError";
+}
+
 /** A bad input record: names the file, line or record, and each offending field. */
-export class RecordError extends Error {
+export class RecordError extends InputError {
   override readonly name = "RecordError";
   constructor(
     readonly source: RecordSource,

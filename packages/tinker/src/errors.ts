@@ -1,5 +1,7 @@
-/** An HTTP reply the client cannot recover from (a 4xx other than the retryable ones). */
-export class TinkerHttpError extends Error {
+import { InputError } from "@envace/protocol";
+
+/** An HTTP reply the client cannot recover from (a 4xx other than the retryable ones): a wrong key, model or route. */
+export class TinkerHttpError extends InputError {
   override readonly name = "TinkerHttpError";
   constructor(
     readonly route: string,
@@ -26,11 +28,11 @@ export class TinkerRequestFailedError extends Error {
 }
 
 /** The remote loss cannot express the requested objective; nothing was sent. */
-export class TinkerLossError extends Error {
+export class TinkerLossError extends InputError {
   override readonly name = "TinkerLossError";
 }
 
-/** Retries ran past their deadline. */
-export class TinkerTimeoutError extends Error {
+/** Retries or a wait ran past their deadline: the server is down, unreachable at the address given, or overloaded. */
+export class TinkerTimeoutError extends InputError {
   override readonly name = "TinkerTimeoutError";
 }

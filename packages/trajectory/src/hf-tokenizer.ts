@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import * as tokenizers from "@huggingface/tokenizers";
-import { RecordError, type Tokenizer } from "@envace/protocol";
+import { InputError, RecordError, type Tokenizer } from "@envace/protocol";
 import { ChatTemplate } from "./chat-template.js";
 
 /**
@@ -113,8 +113,8 @@ export class HuggingFaceTokenizer implements Tokenizer {
  */
 export async function loadHuggingFaceTokenizer(dir: string, options: LoadTokenizerOptions = {}): Promise<HuggingFaceTokenizer> {
   const info = await stat(dir).catch(() => undefined);
-  if (info === undefined) throw new Error(`Hugging Face model folder not found: ${dir}`);
-  if (!info.isDirectory()) throw new Error(`not a folder: ${dir} (expected a Hugging Face model folder)`);
+  if (info === undefined) throw new InputError(`Hugging Face model folder not found: ${dir}`);
+  if (!info.isDirectory()) throw new InputError(`not a folder: ${dir} (expected a Hugging Face model folder)`);
 
   const tokenizerPath = join(dir, "tokenizer.json");
   const configPath = join(dir, "tokenizer_config.json");
@@ -141,7 +141,7 @@ async function readText(path: string): Promise<string | undefined> {
 async function readJson(path: string, required: boolean): Promise<unknown> {
   const text = await readText(path);
   if (text === undefined) {
-    if (required) throw new Error(`missing ${path} (a Hugging Face model folder needs tokenizer.json and tokenizer_config.json)`);
+    if (required) throw new InputError(`missing ${path} (a Hugging Face model folder needs tokenizer.json and tokenizer_config.json)`);
     return undefined;
   }
   try {

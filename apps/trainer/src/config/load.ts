@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { LineCounter, parseDocument } from "yaml";
-import { formatPath } from "@envace/protocol";
+import { formatPath, InputError } from "@envace/protocol";
 import { TrainConfig } from "./schema.js";
 
 /** A bad config: names the file, and per problem the line (YAML) and the key path. */
-export class ConfigError extends Error {
+export class ConfigError extends InputError {
   override readonly name = "ConfigError";
 }
 

@@ -1,4 +1,4 @@
-import { RecordError } from "@envace/protocol";
+import { InputError, RecordError } from "@envace/protocol";
 import type { FieldProblem } from "./gold.js";
 
 /** How many bad records a `DataError` message lists before it summarises the rest. */
@@ -8,7 +8,7 @@ const LISTED = 20;
  * Every bad record of a data file at once, so one run of the loader shows all that needs fixing.
  * `errors` holds each record's `RecordError` (file, line or row, and fields).
  */
-export class DataError extends Error {
+export class DataError extends InputError {
   override readonly name = "DataError";
 
   constructor(readonly errors: readonly RecordError[]) {

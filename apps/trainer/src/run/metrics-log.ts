@@ -1,4 +1,5 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { RecordError } from "@envace/protocol";
 
 /** One line of `metrics.jsonl`: a phase, a step and any nested numeric metrics. */
 export interface MetricsRecord {
@@ -57,11 +58,11 @@ export function readMetrics(path: string): { records: MetricsRecord[]; torn: boo
       value = JSON.parse(line);
     } catch {
       const isLast = lines.slice(index + 1).every((rest) => rest.trim() === "");
-      if (!isLast) throw new Error(`${path}:${index + 1}: not a JSON record`);
+      if (!isLast) throw new RecordError({ file: path, line: index + 1 }, [{ path: "", message: "not a JSON record" }]);
       torn = true;
       return;
     }
-    if (!isRecord(value)) throw new Error(`${path}:${index + 1}: a metrics record needs "kind" (string) and "step" (number)`);
+    if (!isRecord(value)) throw new RecordError({ file: path, line: index + 1 }, [{ path: "", message: 'a metrics record needs "kind" (string) and "step" (number)' }]);
     records.push(value);
   });
   return { records, torn };

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { InputError } from "@envace/protocol";
 import { evaluate } from "../py/evaluate.js";
 import { parseExpression } from "../py/syntax.js";
 import type { Py } from "../py/value.js";
@@ -41,11 +42,11 @@ export function parseLongContextModule(source: string, file = "long_context.py")
     try {
       filler.set(match[1]!, evaluate(parseExpression(text)));
     } catch (error) {
-      throw new Error(`${file}: cannot read ${match[1]!}: ${(error as Error).message}`, { cause: error });
+      throw new InputError(`${file}: cannot read ${match[1]!}: ${(error as Error).message}`, { cause: error });
     }
   });
   const missing = FILLER_NAMES.filter((name) => !filler.has(name));
-  if (missing.length > 0) throw new Error(`${file}: missing ${missing.join(", ")}`);
+  if (missing.length > 0) throw new InputError(`${file}: missing ${missing.join(", ")}`);
   return filler;
 }
 

@@ -1,3 +1,5 @@
+import { InputError } from "@envace/protocol";
+
 /**
  * Failures talking to a model server, classified once so retry decisions and messages are the
  * same for the `openai` client and for plain HTTP (SGLang, llama.cpp).
@@ -14,7 +16,8 @@ export type ModelServerFailure =
   /** JSON of the wrong shape: the server speaks a different dialect. */
   | "shape";
 
-export class ModelServerError extends Error {
+/** A server that cannot be reached or used at the address given: the message names the URL. */
+export class ModelServerError extends InputError {
   override readonly name = "ModelServerError";
   constructor(
     readonly failure: ModelServerFailure,
@@ -40,7 +43,7 @@ export class ModelServerError extends Error {
 }
 
 /** Training needs token data (ids, logprobs) that this server does not return. */
-export class TokenDataUnavailableError extends Error {
+export class TokenDataUnavailableError extends InputError {
   override readonly name = "TokenDataUnavailableError";
 }
 

@@ -1,7 +1,7 @@
 import { abortReason, ConcurrencyLimit } from "@envace/concurrency";
 import OpenAI from "openai";
 import { ModelServerError, TokenDataUnavailableError } from "../http/errors.js";
-import { fromOpenAIError } from "../http/request.js";
+import { fromOpenAIError, requestJson } from "../http/request.js";
 import { defaultRetryOptions, withRetry, type RetryEvent, type RetryOptions } from "../http/retry.js";
 import { capabilitiesOf, detectServer, type DetectedServer, type ServerCapabilities, type ServerKind } from "./capabilities.js";
 
@@ -78,6 +78,24 @@ export class ServerConnection {
       if (signal?.aborted) throw abortReason(signal);
       throw error;
     }
+  }
+
+  /**
+   * Resolves once the server answers at `baseURL` (`GET /models`, retried like any request), and
+   * fails with the URL and the last error when nothing does: refused, reset or timed out. Any
+   * HTTP answer counts, even an error status, as servers differ in what they serve there. For a
+   * command to stop before it starts work, rather than record every task as failed.
+   */
+  async reach(signal?: AbortSignal): Promise<void> {
+    const options = { timeoutMs: Math.min(this.timeoutMs, 30_000), headers: this.headers, ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}), ...(signal ? { signal } : {}) };
+    await this.requestRaw(async () => {
+      try {
+        await requestJson("GET", `${this.baseURL}/models`, undefined, options);
+      } catch (error) {
+        // An answer, however unwelcome, is a server there: only silence is retried and thrown.
+        if (!(error instanceof ModelServerError) || error.failure === "connection" || error.failure === "timeout") throw error;
+      }
+    }, signal);
   }
 
   /** Run `call` under the concurrency cap with retries; `openai` client errors become `ModelServerError`s. */
