@@ -1,10 +1,11 @@
+import { existsSync, statSync } from "node:fs";
 import { mkdir, open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { RecordError } from "@envace/protocol";
+import { InputError, RecordError } from "@envace/protocol";
 import { endsWithNewline, readJsonlRecords } from "@envace/rewards";
 import type { Policy, SamplingParamsInput } from "@envace/protocol";
-import { isAgentic } from "./categories.js";
+import { categoryOfId, isAgentic, questionFileName } from "./categories.js";
 import type { AstCheckOptions } from "./checker/ast.js";
 import { countEntries, hasCategory, loadCategory, parsePy, readLines } from "./data.js";
 import type { Entry, MultiTurnEntry } from "./data.js";
@@ -67,19 +68,24 @@ export interface BfclEvalReport {
 
 /**
  * Evaluate BFCL v4 categories and write the run directory. Each entry's verdict is appended to
- * `entries.jsonl` as soon as it is known, so an interrupted run keeps what it finished.
+ * `entries.jsonl` as soon as it is known, so an interrupted run keeps what it finished. When no
+ * category asked for can be scored (no data folder, no question files, no saved results for
+ * them), it throws an `InputError` before writing anything.
  */
 export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalReport> {
+  const saved = options.source.kind === "results" ? await readResults(options.source.file) : undefined;
+  checkRunnable(options, saved);
   await mkdir(options.outDir, { recursive: true });
   const entriesFile = join(options.outDir, "entries.jsonl");
   const resultsFile = join(options.outDir, "results.jsonl");
-  const saved = options.source.kind === "results" ? await readResults(options.source.file) : undefined;
   const done = options.resume ? await readVerdicts(entriesFile) : new Map<string, EntryVerdict>();
   const mode = options.resume ? "a" : "w";
   const entriesOut = await openOutput(entriesFile, mode);
   const resultsOut = options.source.kind === "policy" ? await openOutput(resultsFile, mode) : undefined;
   try {
     const { scores, skipped } = await runCategories(options, saved, done, entriesOut, resultsOut);
+    // Saved results can still miss every entry `limit` keeps: no score, so no summary.
+    if (scores.length === 0) throw new InputError(`nothing scored: ${skipped.map((s) => `${s.category} (${s.reason})`).join(", ")}`);
     const sizes: Record<string, number> = {};
     for (const category of ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]) {
       if (!scores.some((s) => s.category === category) && hasCategory(options.dataDir, category)) sizes[category] = await countEntries(options.dataDir, category);
@@ -92,6 +98,30 @@ export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalRe
   } finally {
     await entriesOut.close();
     await resultsOut?.close();
+  }
+}
+
+/**
+ * Refuse a run that would score nothing, so no summary reports 0% for categories never run: the
+ * data folder must exist and hold a question file of a category asked for, and saved results
+ * must have entries of such a category.
+ */
+function checkRunnable(options: BfclEvalOptions, saved: ReadonlyMap<string, Py> | undefined): void {
+  const { dataDir, categories } = options;
+  if (!existsSync(dataDir)) throw new InputError(`${dataDir}: no such folder (--data must be an upstream BFCL data folder, bfcl_eval/data)`);
+  if (!statSync(dataDir).isDirectory()) throw new InputError(`${dataDir}: not a folder (--data must be an upstream BFCL data folder, bfcl_eval/data)`);
+  const runnable = categories.filter((category) => !isAgentic(category));
+  if (runnable.length === 0) throw new InputError(`nothing to run: agentic categories (web search, memory) need live backends and are not run (asked for ${categories.join(", ")})`);
+  const present = runnable.filter((category) => hasCategory(dataDir, category));
+  if (present.length === 0) {
+    const example = questionFileName(runnable[0]!);
+    throw new InputError(`${dataDir}: no BFCL question files for ${runnable.length === 1 ? runnable[0]! : `the ${runnable.length} categories asked for`} (expected ${example}${runnable.length > 1 ? " and the like" : ""})`);
+  }
+  if (saved !== undefined && options.source.kind === "results") {
+    const categoriesSaved = new Set([...saved.keys()].map(categoryOfId));
+    if (!present.some((category) => categoriesSaved.has(category))) {
+      throw new InputError(`${options.source.file}: no results for ${present.length === 1 ? present[0]! : `any of the ${present.length} categories in ${dataDir}`}`);
+    }
   }
 }
 
