@@ -1,37 +1,264 @@
 #!/usr/bin/env node
-// The `envace` command. Each command lives in its own module and is loaded only when used.
+// The `envace` command. Every command and its options are declared here, with commander; a
+// command's implementation, and the model runtimes it brings in, is imported only when it runs,
+// so `--help` or a mistyped option costs no more than commander itself.
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Command, CommanderError, InvalidArgumentError, Option, type CommandUnknownOpts } from "@commander-js/extra-typings";
 
-interface Command {
-  summary: string;
-  load: () => Promise<{ run(argv: string[]): Promise<number> }>;
+/** `--name <n>` as a whole number ≥ `min`. */
+function wholeNumber(min: number): (text: string) => number {
+  return (text) => {
+    const value = Number(text);
+    if (text.trim() === "" || !Number.isInteger(value) || value < min) throw new InvalidArgumentError(`Expected a whole number ≥ ${min}.`);
+    return value;
+  };
 }
 
-const commands: Record<string, Command> = {
-  train: { summary: "train a policy (EnvACE, GRPO baselines) and evaluate it", load: () => import("./commands/train.js") },
-  demo: { summary: "roll out one task self-unfolded with a scripted policy (offline, seconds)", load: () => import("./commands/demo.js") },
-  eval: { summary: "evaluate a policy on a benchmark", load: () => import("./commands/eval.js") },
-  report: { summary: "write an HTML report of one or more runs", load: () => import("./commands/report.js") },
+/** `--name <x>` as a finite number that `ok` accepts (`range` says which). */
+function realNumber(ok: (value: number) => boolean, range: string): (text: string) => number {
+  return (text) => {
+    const value = Number(text);
+    if (text.trim() === "" || !Number.isFinite(value) || !ok(value)) throw new InvalidArgumentError(`Expected ${range}.`);
+    return value;
+  };
+}
+
+const nonNegative = realNumber((v) => v >= 0, "a number ≥ 0");
+const probability = realNumber((v) => v > 0 && v <= 1, "a number in (0, 1]");
+const integer = realNumber(Number.isInteger, "a whole number");
+
+/** A repeatable option whose values may also be comma-separated: `--x a,b --x c` is [a, b, c]. */
+function list(text: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...text.split(",").map((item) => item.trim()).filter(Boolean)];
+}
+
+/** Memory budgets: `none` or a number of tokens, repeatable and comma-separated. */
+function budgets(text: string, previous: (number | null)[] | undefined): (number | null)[] {
+  const tokens = wholeNumber(1);
+  return [
+    ...(previous ?? []),
+    ...list(text, undefined).map((item) => {
+      if (item === "none") return null;
+      try {
+        return tokens(item);
+      } catch {
+        throw new InvalidArgumentError("Expected none or a whole number of tokens ≥ 1.");
+      }
+    }),
+  ];
+}
+
+/** Help and usage errors on the console, where a test that spies on it sees what a person would. */
+const consoleOutput = {
+  writeOut: (text: string) => console.log(text.replace(/\n$/, "")),
+  writeErr: (text: string) => console.error(text.replace(/\n$/, "")),
 };
 
-function usage(): string {
-  const width = Math.max(0, ...Object.keys(commands).map((name) => name.length));
-  const lines = Object.entries(commands).map(([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`);
-  return ["usage: envace <command> [options]", "", "commands:", ...lines].join("\n");
+/** A usage error of `envace <path>` on one line, then where to read the usage. */
+function withUsageErrors<C extends CommandUnknownOpts>(command: C, path: string): C {
+  const name = `envace ${path}`.trim();
+  command.configureOutput({
+    ...consoleOutput,
+    outputError: (text, write) => write(`${name}: ${text.replace(/^error: /, "").trim().replace(/\s*\n\s*/g, " ")}\n`),
+  });
+  command.showHelpAfterError(`(see ${name} --help)`);
+  return command;
 }
 
-async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
-    console.log(usage());
+function example(...lines: string[]): string {
+  return `\nExample:\n${lines.map((line) => `  ${line}`).join("\n")}`;
+}
+
+/** The whole command tree; `state.command` names the command whose action is running. */
+function declare(state: { command: string }): Command {
+  const envace = new Command("envace")
+    .description("Train tool-using LLM agents with EnvACE and evaluate them.")
+    .exitOverride()
+    .addHelpText("after", example("envace train --out runs/default", "envace eval builtin --help"));
+  withUsageErrors(envace, "");
+  envace.hook("preAction", (_envace, action) => {
+    const names: string[] = [];
+    for (let command: CommandUnknownOpts | null = action; command !== null && command !== envace; command = command.parent) names.unshift(command.name());
+    state.command = names.join(" ");
+  });
+
+  withUsageErrors(envace.command("train"), "train")
+    .summary("train a policy (EnvACE, GRPO baselines) and evaluate it")
+    .description("Train a policy (EnvACE, or a GRPO baseline), evaluate it on held-out tasks and write the report. Running again with the same config resumes the run.")
+    .option("--config <file>", "a YAML or JSON train config (see presets/ for documented examples)")
+    .addOption(new Option("--preset <name>", 'a config shipped with envace; "default" is the embedded default').default("default").conflicts("config"))
+    .requiredOption("--out <dir>", "the run directory; running again with the same config resumes it")
+    .addHelpText("after", example("envace train --out runs/default", "envace train --config presets/qwen3-8b-tinker.yaml --out runs/qwen3"))
+    .action(async (options) => {
+      await (await import("./commands/train.js")).run(options);
+    });
+
+  withUsageErrors(envace.command("demo"), "demo")
+    .summary("roll out one task self-unfolded with a scripted policy (offline, seconds)")
+    .description("Roll out one task self-unfolded: a scripted policy acts and rehearses the tool results itself (offline, a second).")
+    .option("--json", "print the whole trajectory and its training rows as JSON")
+    .addHelpText("after", example("envace demo"))
+    .action(async (options) => {
+      await (await import("./commands/demo.js")).run(options);
+    });
+
+  withUsageErrors(envace.command("report"), "report")
+    .summary("write an HTML report of one or more runs")
+    .description("Write a self-contained HTML report of one or more runs: <run dir>/report.html for one run, envace-report.html for several, unless --out is given.")
+    .argument("<run dirs...>", "run directories written by envace train")
+    .option("--out <file>", "the HTML file to write")
+    .addHelpText("after", example("envace report runs/default", "envace report runs/default runs/grpo-simulator --out compare.html"))
+    .action(async (runDirs, options) => {
+      await (await import("./commands/report.js")).run({ runDirs, ...options });
+    });
+
+  const evaluate = withUsageErrors(envace.command("eval"), "eval")
+    .summary("evaluate a policy on a benchmark")
+    .description("Evaluate a policy on a benchmark.")
+    .addHelpText("after", example("envace eval bfcl --help"));
+
+  withUsageErrors(evaluate.command("bfcl"), "eval bfcl")
+    .summary("BFCL v4: AST checker and multi-turn environments")
+    .description("Score a policy, saved outputs, or the oracle on BFCL v4 categories with the upstream AST checker and multi-turn environments.")
+    .usage("--data <dir> --out <run dir> (--policy <spec|oracle> | --results <file>) [options]")
+    .requiredOption("--data <dir>", "an upstream BFCL data folder (bfcl_eval/data): BFCL_v4_*.json, possible_answer/, multi_turn_func_doc/")
+    .requiredOption("--out <dir>", "run directory: entries.jsonl, summary.json, summary.md (and results.jsonl for a model)")
+    .option("--category <names>", "categories or collections, comma-separated or repeated (default: all)", list)
+    .option("--policy <spec>", "oracle (replay the reference answers), or a model: openai:<url>#<model>, onnx:<dir>, tiny:<dir>")
+    .addOption(new Option("--results <file>", 'score saved outputs: JSON Lines {"id", "result"}, upstream\'s raw form or [{"name": {"arg": value}}]').conflicts("policy"))
+    .addOption(new Option("--mode <mode>", "how a model is asked: Python call syntax in text, or native tool calls").choices(["prompt", "fc"] as const).default("prompt" as const))
+    .option("--long-context <file>", "upstream's long_context.py, for multi_turn_long_context (default: found next to --data)")
+    .option("--concurrency <n>", "entries in flight at once for a model", wholeNumber(1), 8)
+    .option("--temperature <t>", "sampling temperature for a model", nonNegative, 0.6)
+    .option("--top-p <p>", "nucleus sampling for a model", probability, 0.95)
+    .option("--limit <n>", "only the first n entries of each category (a quick look, not a score)", wholeNumber(1))
+    .option("--resume", "keep the verdicts already in --out and score only the entries missing there")
+    .option("--underscore-to-dot", 'expect "_" where function names have "." (for saved outputs of such models)')
+    .addHelpText("after", example("envace eval bfcl --data bfcl_eval/data --category simple_python,multi_turn_base --policy oracle --out runs/bfcl-oracle --limit 5"))
+    .action(async (options, command) => {
+      if ((options.policy === undefined) === (options.results === undefined)) command.error("give exactly one of --policy and --results", { exitCode: 2 });
+      await (await import("./commands/eval-bfcl.js")).run(options);
+    });
+
+  withUsageErrors(evaluate.command("builtin"), "eval builtin")
+    .summary("held-out tasks of the built-in shop, with and without private rehearsal")
+    .description(
+      "Evaluate a policy on held-out tasks of the built-in shop against its real environment, with and without test-time private rehearsal. " +
+        "Every combination of --rehearsal, --memory-budget and --safe-writes values is one setting; all of them run in one invocation. " +
+        "Running again with the same options and --out resumes the run; settings may be added.",
+    )
+    .usage("--policy <spec> --out <run dir> [options]")
+    .requiredOption("--policy <spec>", "openai:<base-url>#<model>, onnx:<folder> or tiny:<checkpoint folder> (see @envace/models)")
+    .requiredOption("--out <dir>", "run directory: eval-config.json, entries.jsonl, summary.json")
+    .option("--tasks <n>", "held-out tasks", wholeNumber(1), 50)
+    .option("--seed <s>", "seed of the held-out tasks and of all sampling", wholeNumber(0), 0)
+    .addOption(new Option("--split <split>", "which tasks").choices(["test", "train"] as const).default("test" as const))
+    .addOption(new Option("--system-prompt <prompt>", "the system prompt the policy was trained with (short, as envace train)").choices(["default", "short"] as const).default("short" as const))
+    .addOption(new Option("--rehearse-prompt <prompt>", "the Rehearse prompt it was trained with: compact (as envace train) or the full one").choices(["compact", "full"] as const).default("compact" as const))
+    .option("--rehearsal <settings>", "none, parallel:N or sequential:N; repeat or comma-separate (default: none)", list)
+    .option("--memory-budget <tokens>", "token budget of the rehearsal memory, or none; repeat or comma-separate (default: none)", budgets)
+    .addOption(new Option("--safe-writes [gate]", "gate writes that rehearsal predicted to fail (the flag alone: on)").choices(["off", "on", "both"] as const).preset("on" as const).default("off" as const))
+    .option("--concurrency <n>", "tasks at once", wholeNumber(1), 4)
+    .option("--max-turns <n>", "Act turns per rollout", wholeNumber(1), 8)
+    .option("--max-prompt-tokens <n>", "prompt limit per generation (default: the model's context for tiny/onnx, else 12288)", wholeNumber(1))
+    .option("--max-response-tokens <n>", "output limit per generation", wholeNumber(1), 1024)
+    .option("--temperature <t>", "committed Act sampling temperature", nonNegative, 0.6)
+    .option("--top-p <p>", "committed Act nucleus sampling", probability, 0.95)
+    .option("--no-fidelity", "skip the rehearsal-fidelity probes")
+    .option("--save-trajectories", "also write every episode to trajectories.jsonl")
+    .addHelpText(
+      "after",
+      example(
+        "# the rehearsal table of a trained tiny model (N = 0…3, both modes, with and without a budget)",
+        "envace eval builtin --policy tiny:runs/default/checkpoints/step-000040/policy --tasks 100 --seed 1 \\",
+        "  --rehearsal none,parallel:1,parallel:2,parallel:3,sequential:1,sequential:2,sequential:3 \\",
+        "  --memory-budget none,64 --out runs/default/eval-rehearsal",
+      ),
+    )
+    .action(async (options) => {
+      await (await import("./commands/eval-builtin.js")).run(options);
+    });
+
+  withUsageErrors(evaluate.command("tau2"), "eval tau2")
+    .summary("τ²-bench retail, airline and mock: upstream-exact tools, hashes and scoring")
+    .description("Run a policy (or the oracle) on a τ²-bench domain with upstream-exact tools, hashes and scoring, or re-score saved conversations.")
+    .usage("--domain <retail|airline|mock> --data <dir> (--policy <spec|oracle> --out <run dir> | --rescore <file> [--out <dir>]) [options]")
+    .requiredOption("--domain <name>", "retail, airline or mock")
+    .requiredOption("--data <dir>", "the τ² data folder (holding <domain>/ and user_simulator/), or the domain folder itself")
+    .option("--policy <spec>", "oracle (plays the gold actions: a self-test), or the agent's model: openai:<url>#<model>, onnx:<dir>, tiny:<dir>")
+    .option("--out <dir>", "run directory: config.json, entries.jsonl, simulations.jsonl, summary.json; an interrupted run resumes from what is there")
+    .option("--rescore <file>", "score saved conversations (simulations.jsonl, or upstream's results.json) instead of running")
+    .option("--user <spec>", "the user simulator's model (default: the --policy model)")
+    .option("--judge <spec>", "openai:<url>#<model> judging NL_ASSERTION (tasks that need it are masked without one)")
+    .option("--trials <k>", "trials per task; the summary reports pass^1 … pass^k", wholeNumber(1), 1)
+    .option("--tasks <ids>", "only these task ids, comma-separated or repeated", list)
+    .option("--tasks-file <file>", "another tasks.json (a split, or your own tasks)")
+    .option("--db <file>", "another database file (e.g. upstream's airline db.json)")
+    .option("--concurrency <n>", "conversations in flight at once (default: 4, 1 for the oracle)", wholeNumber(1))
+    .option("--max-steps <n>", "messages per conversation before it is cut (default: 200)", wholeNumber(1))
+    .option("--max-errors <n>", "tool errors per conversation before it is cut (default: 10)", wholeNumber(1))
+    .option("--temperature <t>", "the agent's sampling temperature (as upstream)", nonNegative, 0)
+    .option("--user-temperature <t>", "the user simulator's temperature (as upstream)", nonNegative, 0)
+    .option("--seed <n>", "trial t samples with seed n + t", integer)
+    .option("--agent-instruction <file>", "replace the agent instructions wrapped around the policy")
+    .addHelpText(
+      "after",
+      example(
+        "envace eval tau2 --domain retail --data tau2/data --policy openai:http://localhost:8000/v1#Qwen/Qwen3-8B --trials 4 --out runs/tau2-retail",
+        "envace eval tau2 --domain mock --data tau2/data --rescore runs/tau2-mock/simulations.jsonl",
+      ),
+    )
+    .action(async (options, command) => {
+      if (options.rescore === undefined && options.policy === undefined) command.error("give --policy (or --rescore to score saved conversations)", { exitCode: 2 });
+      if (options.rescore === undefined && options.out === undefined) command.error("--out is required to run a policy", { exitCode: 2 });
+      await (await import("./commands/eval-tau2.js")).run(options);
+    });
+
+  return envace;
+}
+
+/** ENVACE_DEBUG=1 (any value but 0) adds the stack trace to a failure. */
+function debugRequested(): boolean {
+  const value = process.env.ENVACE_DEBUG;
+  return value !== undefined && value !== "" && value !== "0";
+}
+
+/**
+ * Run `envace` with `argv` (the words after `envace`) and return the exit code: 0, 1 when the
+ * command failed, 2 for a command line that cannot run. A failure prints one line naming the
+ * command; usage errors add where to read the usage, bugs how to see the stack.
+ */
+export async function envace(argv: readonly string[]): Promise<number> {
+  const state = { command: "" };
+  const program = declare(state);
+  if (argv.length === 0) {
+    program.outputHelp();
     return 0;
   }
-  const command = commands[name];
-  if (command === undefined) {
-    console.error(`envace: unknown command "${name}"\n\n${usage()}`);
-    return 2;
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return 0;
+  } catch (error) {
+    // Commander has printed its own: help (exit code 0), or a usage error.
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    // Only now: what tells the user's faults apart from bugs knows the packages' error classes.
+    const { describeFault } = await import("./faults.js");
+    const { lines, exitCode } = describeFault(state.command, error, debugRequested());
+    for (const line of lines) console.error(line);
+    return exitCode;
   }
-  const module = await command.load();
-  return module.run(rest);
 }
 
-process.exitCode = await main(process.argv.slice(2));
+/** Whether this module is the program node started (not a module a test imported). */
+function startedAsProgram(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (startedAsProgram()) process.exitCode = await envace(process.argv.slice(2));

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { run } from "./demo.js";
+import { envace } from "../cli.js";
 
 describe("envace demo", () => {
   it("prints a self-unfolded rollout: Act and Rehearse turns, rehearsed results, no environment, the termination", async () => {
@@ -8,7 +8,7 @@ describe("envace demo", () => {
       lines.push(args.join(" "));
     });
     try {
-      expect(await run([])).toBe(0);
+      expect(await envace(["demo"])).toBe(0);
     } finally {
       log.mockRestore();
     }

@@ -97,19 +97,13 @@ function show(step: Step, print: (line: string) => void): void {
   }
 }
 
-export async function run(argv: string[]): Promise<number> {
-  if (argv.includes("--help") || argv.includes("-h")) {
-    console.log(
-      "usage: envace demo [--json]\n\nRoll out one task self-unfolded: a scripted policy acts and rehearses the tool results itself.\n  --json  print the whole trajectory and its training rows as JSON",
-    );
-    return 0;
-  }
-  const unknown = argv.filter((arg) => arg !== "--json");
-  if (unknown.length > 0) {
-    console.error(`envace demo: unknown option ${unknown.join(" ")} (see envace demo --help)`);
-    return 2;
-  }
+/** The options of `envace demo`, as cli.ts declares them. */
+export interface DemoOptions {
+  /** Print the whole trajectory and its training rows as JSON instead of the narration. */
+  json?: boolean;
+}
 
+export async function run(options: DemoOptions = {}): Promise<void> {
   const world = { balance: 120 };
   const acts = [...actTurns];
   const policy = new ScriptedPolicy(
@@ -117,7 +111,7 @@ export async function run(argv: string[]): Promise<number> {
     (request) => (request.role === "rehearse" ? rehearse(request, world) : (acts.shift() ?? "Goodbye.")),
     { tokenizer: charTokenizer },
   );
-  const json = argv.includes("--json");
+  const json = options.json === true;
   const print = (line: string): void => {
     if (!json) console.log(line);
   };
@@ -138,12 +132,11 @@ export async function run(argv: string[]): Promise<number> {
 
   if (json) {
     console.log(JSON.stringify({ trajectory, rows }, null, 2));
-    return 0;
+    return;
   }
   const count = (role: string): number => rows.filter((row) => row.role === role).length;
   const termination = trajectory.termination;
   print(`\ntermination: ${termination.reason}`);
   print(`training rows: ${rows.length} (act ${count("act")}, rehearse ${count("rehearse")}), in order: ${rows.map((r) => r.role).join(" ")}`);
   print(`tokens: ${rows.reduce((sum, r) => sum + r.outputTokens.length, 0)} output tokens, every outcome marked "rehearsed"`);
-  return 0;
 }

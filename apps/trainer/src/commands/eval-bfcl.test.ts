@@ -1,9 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { reply, startScriptedServer } from "@envace/scripted-server";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { run } from "./eval-bfcl.js";
+import { envace } from "../cli.js";
+
+const run = (argv: string[]): Promise<number> => envace(["eval", "bfcl", ...argv]);
 
 const repoRoot = resolve(import.meta.dirname, "../../../..");
 const dataDir = resolve(repoRoot, process.env.ENVACE_DATA ?? "../shared/data", "bfcl");
@@ -25,9 +27,45 @@ describe("envace eval bfcl", () => {
   it("explains its arguments when they are wrong", async () => {
     const output = captured();
     expect(await run(["--out", "x", "--policy", "oracle"])).toBe(2);
-    expect(output.err()).toContain("--data is required");
+    expect(output.err()).toContain("envace eval bfcl: required option '--data <dir>' not specified");
     expect(await run(["--data", "x", "--out", "x", "--policy", "oracle", "--category", "simple_cobol"])).toBe(2);
     expect(output.err()).toContain('unknown BFCL category "simple_cobol"');
+  });
+
+  it("needs exactly one of --policy and --results", async () => {
+    const output = captured();
+    expect(await run(["--data", "x", "--out", "x"])).toBe(2);
+    expect(await run(["--data", "x", "--out", "x", "--policy", "oracle", "--results", "r.jsonl"])).toBe(2);
+    expect(output.err().split("\n")).toEqual([
+      "envace eval bfcl: give exactly one of --policy and --results",
+      "(see envace eval bfcl --help)",
+      "envace eval bfcl: option '--results <file>' cannot be used with option '--policy <spec>'",
+      "(see envace eval bfcl --help)",
+    ]);
+  });
+
+  it("refuses a data folder without the categories asked for: one line, no run directory, exit 1", async () => {
+    const output = captured();
+    const empty = mkdtempSync(join(tmpdir(), "bfcl-empty-"));
+    const out = join(empty, "run");
+    expect(await run(["--data", empty, "--category", "simple_python", "--policy", "oracle", "--out", out])).toBe(1);
+    expect(await run(["--data", empty, "--category", "web_search", "--policy", "oracle", "--out", out])).toBe(1);
+    expect(output.err().split("\n")).toEqual([
+      `envace eval bfcl: ${empty}: no BFCL question files for simple_python (expected BFCL_v4_simple_python.json)`,
+      "envace eval bfcl: nothing to run: agentic categories (web search, memory) need live backends and are not run (asked for web_search_base, web_search_no_snippet)",
+    ]);
+    expect(output.out()).toBe("");
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it.skipIf(!hasData)("refuses saved results with no entry of the categories asked for, and writes nothing", async () => {
+    const output = captured();
+    const dir = mkdtempSync(join(tmpdir(), "bfcl-cli-"));
+    const results = join(dir, "results.jsonl");
+    writeFileSync(results, '{"id": "parallel_0", "result": "[f(x=1)]"}\n');
+    expect(await run(["--data", dataDir, "--category", "simple_python", "--results", results, "--out", join(dir, "run")])).toBe(1);
+    expect(output.err()).toBe(`envace eval bfcl: ${results}: no results for simple_python`);
+    expect(existsSync(join(dir, "run"))).toBe(false);
   });
 
   it.skipIf(!hasData)("prints accuracy per category as a percentage and writes the run directory", async () => {
@@ -55,7 +93,7 @@ describe("envace eval bfcl", () => {
       const policy = `openai:${server.baseURL}#scripted-model,server=vllm`;
       expect(await run(["--data", dataDir, "--category", "simple_python", "--policy", policy, "--out", out, "--limit", "2", "--concurrency", "1"])).toBe(0);
       expect(output.out()).toMatch(/simple_python\s+50\.00%\s+\(1\/2\)/);
-      const system = (server.requests[0]!.body as { messages: { role: string; content: string }[] }).messages[0]!;
+      const system = (server.scripted[0]!.body as { messages: { role: string; content: string }[] }).messages[0]!;
       expect(system.role).toBe("system");
       expect(system.content).toContain("Note that the provided function is in Python 3 syntax.");
       expect(readFileSync(join(out, "results.jsonl"), "utf8")).toBe(

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -5,7 +6,9 @@ import { generateTasks, goldTrajectory } from "@envace/bench-builtin";
 import type { JsonObject } from "@envace/protocol";
 import { reply, startScriptedServer, type RecordedRequest, type ScriptedServer } from "@envace/scripted-server";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { run } from "./eval-builtin.js";
+import { envace } from "../cli.js";
+
+const run = (argv: string[]): Promise<number> => envace(["eval", "builtin", ...argv]);
 
 // A real OpenAI-compatible server on loopback that plays a competent policy for the first two
 // held-out tasks of seed 5: it acts as the gold solution and rehearses the gold results.
@@ -113,30 +116,54 @@ describe("envace eval builtin", () => {
     expect(stderr.join("\n")).toContain("(seed: 5 → 6)");
   });
 
-  it("names a bad line of entries.jsonl", async () => {
+  it("names a bad line of entries.jsonl in one line, and keeps the file as it was", async () => {
     expect(await run(args())).toBe(0);
     const text = await readFile(join(out, "entries.jsonl"), "utf8");
     const rows = text.split("\n");
     rows[1] = '{"setting": 3}';
     await writeFile(join(out, "entries.jsonl"), rows.join("\n"));
-    expect(await run(args())).toBe(2);
-    expect(stderr.join("\n")).toMatch(/entries\.jsonl:2: setting: /);
+    stderr.length = 0;
+    expect(await run(args())).toBe(1);
+    expect(stderr).toEqual([expect.stringMatching(new RegExp(`^envace eval builtin: ${join(out, "entries.jsonl")}:2: setting: `))]);
+    expect(await readFile(join(out, "entries.jsonl"), "utf8")).toBe(rows.join("\n"));
+  });
+
+  it("names a torn eval-config.json in one line", async () => {
+    await writeFile(join(out, "eval-config.json"), '{"benchmark": "builtin", ');
+    const before = server.requests.length;
+    expect(await run(args())).toBe(1);
+    expect(stderr).toEqual([expect.stringMatching(new RegExp(`^envace eval builtin: ${join(out, "eval-config.json")}: not JSON \\(`))]);
+    expect(server.requests).toHaveLength(before);
+  });
+
+  it("stops at an unreachable server with its URL, before writing anything", async () => {
+    const closed = await startScriptedServer({ script: () => reply.text("unused") });
+    await closed.close();
+    const missing = join(out, "run");
+    expect(await run(["--policy", `openai:${closed.baseURL}#m,retries=0`, "--tasks", "2", "--out", missing])).toBe(1);
+    expect(stderr).toEqual([expect.stringMatching(new RegExp(`^envace eval builtin: ${closed.baseURL}/models: connection failed \\(.*ECONNREFUSED.*\\)$`))]);
+    expect(existsSync(missing)).toBe(false);
+    expect(stdout).toEqual([]);
   });
 
   it.each([
-    [["--tasks", "four"], '--tasks must be an integer ≥ 1, got "four"'],
-    [["--rehearsal", "parallel:0"], "--rehearsal: rehearsal setting \"parallel:0\": expected none, parallel:N or sequential:N"],
-    [["--memory-budget", "lots"], '--memory-budget must be an integer ≥ 1, got "lots"'],
-    [["--top-p", "0"], '--top-p must be in (0, 1], got "0"'],
-    [["--bogus"], "Unknown option '--bogus'"],
-  ])("rejects %j with a message and exit 2", async (extra, message) => {
+    [["--tasks", "four"], "option '--tasks <n>' argument 'four' is invalid. Expected a whole number ≥ 1."],
+    [["--rehearsal", "parallel:0"], '--rehearsal: rehearsal setting "parallel:0": expected none, parallel:N or sequential:N with N ≥ 1'],
+    [["--memory-budget", "lots"], "option '--memory-budget <tokens>' argument 'lots' is invalid. Expected none or a whole number of tokens ≥ 1."],
+    [["--top-p", "0"], "option '--top-p <p>' argument '0' is invalid. Expected a number in (0, 1]."],
+    [["--safe-writes", "maybe"], "option '--safe-writes [gate]' argument 'maybe' is invalid. Allowed choices are off, on, both."],
+    [["--bogus"], "unknown option '--bogus'"],
+    [["extra"], "too many arguments for 'builtin'. Expected 0 arguments but got 1."],
+  ])("rejects %j with one line, where to read the usage, and exit 2", async (extra, message) => {
+    const before = server.requests.length;
     expect(await run(args(...extra))).toBe(2);
-    expect(stderr.join("\n")).toContain(message);
+    expect(stderr).toEqual([`envace eval builtin: ${message}`, "(see envace eval builtin --help)"]);
+    expect(server.requests).toHaveLength(before);
   });
 
   it("needs a policy and an output folder", async () => {
     expect(await run(["--out", out])).toBe(2);
-    expect(stderr.join("\n")).toContain("--policy is required");
+    expect(stderr.join("\n")).toContain("envace eval builtin: required option '--policy <spec>' not specified");
     expect(await run(["--policy", "gpt:x", "--out", out])).toBe(2);
     expect(stderr.join("\n")).toContain('unknown kind "gpt"');
   });

@@ -4,43 +4,38 @@
 import { existsSync } from "node:fs";
 import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { BuiltinEnvironment, DOMAIN_VERSION, generateTasks, outcomeReward, SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT, WRITE_TOOLS } from "@envace/bench-builtin";
-import { parseModelSpec, policyFromSpec } from "@envace/models";
-import { parseJsonLines } from "@envace/protocol";
+import { parseJsonLines, RecordError } from "@envace/protocol";
 import { formatRehearsalSetting, parseRehearsalSetting } from "@envace/rehearsal";
 import { evaluate, EvaluationEntry, summarizeEntries, type EvaluationSummary } from "../evaluate.js";
+import { UsageError } from "../faults.js";
 import { ProgressBar } from "../run/progress.js";
 import { BUILTIN_REHEARSE_PROMPT } from "../setup/domain.js";
+import { loadModel, modelSpec } from "./policy.js";
 
-const USAGE = `usage: envace eval builtin --policy <spec> --out <run dir> [options]
-
-Evaluate a policy on held-out tasks of the built-in shop against its real environment, with and
-without test-time private rehearsal. Every combination of --rehearsal, --memory-budget and
---safe-writes values is one setting; all of them run in one invocation.
-
-  --policy <spec>             openai:<base-url>#<model>, onnx:<folder> or tiny:<checkpoint folder> (see @envace/models)
-  --out <dir>                 run directory: eval-config.json, entries.jsonl, summary.json
-  --tasks <n>                 held-out tasks (default 50)
-  --seed <s>                  seed of the held-out tasks and of all sampling (default 0)
-  --split test|train          (default test)
-  --system-prompt short|default   the system prompt the policy was trained with (default short, as envace train)
-  --rehearse-prompt compact|full  the Rehearse prompt it was trained with: compact (as envace train) or the full one (default compact)
-  --rehearsal <setting>       none, parallel:N or sequential:N; repeat or comma-separate (default none)
-  --memory-budget <tokens>    token budget of the rehearsal memory, or none; repeat or comma-separate (default none)
-  --safe-writes [off|on|both] gate writes that rehearsal predicted to fail (flag alone: on; default off)
-  --concurrency <n>           tasks at once (default 4)
-  --max-turns <n>             Act turns per rollout (default 8)
-  --max-prompt-tokens <n>     prompt limit per generation (default: the model's context for tiny/onnx, else 12288)
-  --max-response-tokens <n>   output limit per generation (default 1024)
-  --temperature <t>, --top-p <p>   committed Act sampling (default 0.6, 0.95)
-  --no-fidelity               skip the rehearsal-fidelity probes
-  --save-trajectories         also write every episode to trajectories.jsonl
-
-Example: the rehearsal table for a trained tiny model (N = 0…3, both modes, with and without a budget):
-  envace eval builtin --policy tiny:runs/demo/checkpoints/step-40 --tasks 100 --seed 1 \\
-    --rehearsal none,parallel:1,parallel:2,parallel:3,sequential:1,sequential:2,sequential:3 \\
-    --memory-budget none,64 --out runs/demo/eval-rehearsal`;
+/** The options of `envace eval builtin`, as cli.ts declares them. */
+export interface EvalBuiltinOptions {
+  policy: string;
+  out: string;
+  tasks: number;
+  seed: number;
+  split: "test" | "train";
+  systemPrompt: "default" | "short";
+  rehearsePrompt: "compact" | "full";
+  /** Rehearsal settings as given (`none`, `parallel:N`, `sequential:N`); default `none`. */
+  rehearsal?: string[];
+  /** Memory budgets in tokens, `null` for none; default none. */
+  memoryBudget?: (number | null)[];
+  safeWrites: "off" | "on" | "both";
+  concurrency: number;
+  maxTurns: number;
+  maxPromptTokens?: number;
+  maxResponseTokens: number;
+  temperature: number;
+  topP: number;
+  fidelity: boolean;
+  saveTrajectories?: boolean;
+}
 
 /** What must not change between a run and its resumption (settings may be added). */
 interface EvalConfig {
@@ -66,54 +61,42 @@ interface Setting {
   safeWrites: boolean;
 }
 
-class UsageError extends Error {}
-
-export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseOptions(argv);
-  } catch (error) {
-    if (!(error instanceof UsageError) && !(error instanceof TypeError)) throw error;
-    console.error(`envace eval builtin: ${error.message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (parsed === "help") {
-    console.log(USAGE);
-    return 0;
-  }
-  const { out, settings, concurrency, saveTrajectories } = parsed;
-
-  let model;
-  try {
-    model = await policyFromSpec(parsed.policy);
-  } catch (error) {
-    console.error(`envace eval builtin: ${(error as Error).message}`);
-    return 2;
-  }
-  const config: EvalConfig = { ...parsed.config, maxPromptTokens: parsed.config.maxPromptTokens ?? (await modelContext(parsed.policy)) ?? 12288 };
-
-  await mkdir(out, { recursive: true });
+export async function run(options: EvalBuiltinOptions): Promise<void> {
+  const { out, concurrency } = options;
+  const settings = settingsOf(options);
+  modelSpec(options.policy);
+  const configBase: Omit<EvalConfig, "maxPromptTokens"> = {
+    benchmark: "builtin",
+    domainVersion: DOMAIN_VERSION,
+    policy: options.policy,
+    tasks: options.tasks,
+    seed: options.seed,
+    split: options.split,
+    systemPrompt: options.systemPrompt,
+    rehearsePrompt: options.rehearsePrompt,
+    maxTurns: options.maxTurns,
+    maxResponseTokens: options.maxResponseTokens,
+    temperature: options.temperature,
+    topP: options.topP,
+    fidelity: options.fidelity,
+  };
+  const config: EvalConfig = { ...configBase, maxPromptTokens: options.maxPromptTokens ?? (await modelContext(options.policy)) ?? 12288 };
   const configFile = join(out, "eval-config.json");
   if (existsSync(configFile)) {
-    const previous = JSON.parse(await readFile(configFile, "utf8")) as Record<string, unknown>;
+    const previous = await readJsonObject(configFile);
     const changed = Object.keys(config).filter((key) => JSON.stringify(previous[key]) !== JSON.stringify(config[key as keyof EvalConfig]));
     if (changed.length > 0) {
       const what = changed.map((key) => `${key}: ${JSON.stringify(previous[key])} → ${JSON.stringify(config[key as keyof EvalConfig])}`).join(", ");
-      console.error(`envace eval builtin: ${out} holds a run with other options (${what}); use another --out, or the same options to resume it`);
-      return 2;
+      throw new UsageError(`${out} holds a run with other options (${what}); use another --out, or the same options to resume it`);
     }
-  } else {
-    await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`);
   }
-
   const entriesFile = join(out, "entries.jsonl");
-  let previous: EvaluationEntry[];
-  try {
-    previous = await readEntries(entriesFile);
-  } catch (error) {
-    console.error(`envace eval builtin: ${(error as Error).message}`);
-    return 2;
-  }
+  const previous = await readEntries(entriesFile);
+  // The model loads (and its server must answer) before anything is written.
+  const model = await loadModel(options.policy);
+
+  await mkdir(out, { recursive: true });
+  if (!existsSync(configFile)) await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`);
 
   const tasks = generateTasks({
     seed: config.seed,
@@ -166,7 +149,7 @@ export async function run(argv: string[]): Promise<number> {
           writes = writes.then(() => appendFile(entriesFile, `${JSON.stringify(entry)}\n`));
           bar.tick(`${keyOf(setting)} solved ${solved}/${fresh.length}`);
         },
-        ...(saveTrajectories
+        ...(options.saveTrajectories
           ? {
               onEpisode: (task, episode) => {
                 const line = JSON.stringify({ setting: keyOf(setting), taskId: task.id, episode });
@@ -183,119 +166,34 @@ export async function run(argv: string[]): Promise<number> {
 
   console.log(formatTable(summaries, model.tokenizer !== undefined));
   console.log(`\nentries: ${entriesFile}\nsummary: ${join(out, "summary.json")}`);
-  return 0;
 }
 
-type Parsed =
-  | "help"
-  | {
-      policy: string;
-      out: string;
-      settings: Setting[];
-      concurrency: number;
-      saveTrajectories: boolean;
-      config: Omit<EvalConfig, "maxPromptTokens"> & { maxPromptTokens: number | undefined };
-    };
-
-function parseOptions(argv: string[]): Parsed {
-  // `--safe-writes` alone means on; `--safe-writes both` runs each setting with and without.
-  const args = argv.flatMap((arg, i) => (arg === "--safe-writes" && !["on", "off", "both"].includes(argv[i + 1] ?? "") ? ["--safe-writes", "on"] : [arg]));
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      help: { type: "boolean", short: "h" },
-      policy: { type: "string" },
-      out: { type: "string" },
-      tasks: { type: "string", default: "50" },
-      seed: { type: "string", default: "0" },
-      split: { type: "string", default: "test" },
-      "system-prompt": { type: "string", default: "short" },
-      "rehearse-prompt": { type: "string", default: "compact" },
-      rehearsal: { type: "string", multiple: true },
-      "memory-budget": { type: "string", multiple: true },
-      "safe-writes": { type: "string", default: "off" },
-      concurrency: { type: "string", default: "4" },
-      "max-turns": { type: "string", default: "8" },
-      "max-prompt-tokens": { type: "string" },
-      "max-response-tokens": { type: "string", default: "1024" },
-      temperature: { type: "string", default: "0.6" },
-      "top-p": { type: "string", default: "0.95" },
-      "no-fidelity": { type: "boolean", default: false },
-      "save-trajectories": { type: "boolean", default: false },
-    },
-  });
-  if (values.help === true) return "help";
-  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  if (values.policy === undefined) throw new UsageError("--policy is required");
-  if (values.out === undefined) throw new UsageError("--out is required");
-  try {
-    parseModelSpec(values.policy);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const int = (name: string, text: string, min: number): number => {
-    const value = Number(text);
-    if (!Number.isInteger(value) || value < min) throw new UsageError(`--${name} must be an integer ≥ ${min}, got ${JSON.stringify(text)}`);
-    return value;
-  };
-  const number = (name: string, text: string, ok: (v: number) => boolean, range: string): number => {
-    const value = Number(text);
-    if (text.trim() === "" || !Number.isFinite(value) || !ok(value)) throw new UsageError(`--${name} must be ${range}, got ${JSON.stringify(text)}`);
-    return value;
-  };
-  const choice = <T extends string>(name: string, text: string, allowed: readonly T[]): T => {
-    if (!(allowed as readonly string[]).includes(text)) throw new UsageError(`--${name} must be one of ${allowed.join(", ")}, got ${JSON.stringify(text)}`);
-    return text as T;
-  };
-  const list = (items: readonly string[] | undefined, fallback: string): string[] =>
-    [...new Set((items ?? [fallback]).flatMap((item) => item.split(",")).map((item) => item.trim()).filter(Boolean))];
-
-  const rehearsals = list(values.rehearsal, "none").map((text) => {
+/**
+ * Every combination of the rehearsal settings, memory budgets and write gates asked for, in
+ * order. Without rehearsal there is no memory to budget and no prediction to gate on.
+ */
+function settingsOf(options: EvalBuiltinOptions): Setting[] {
+  const rehearsals = [...new Set(options.rehearsal ?? ["none"])].map((text) => {
     try {
       return formatRehearsalSetting(parseRehearsalSetting(text));
     } catch (error) {
       throw new UsageError(`--rehearsal: ${(error as Error).message}`);
     }
   });
-  const budgets = list(values["memory-budget"], "none").map((text) => (text === "none" ? null : int("memory-budget", text, 1)));
-  const gates = { off: [false], on: [true], both: [false, true] }[choice("safe-writes", values["safe-writes"], ["off", "on", "both"] as const)];
+  const budgets = [...new Set(options.memoryBudget ?? [null])];
+  const gates = { off: [false], on: [true], both: [false, true] }[options.safeWrites];
   const settings: Setting[] = [];
-  for (const rehearsal of rehearsals) {
-    // Without rehearsal there is no memory to budget and no prediction to gate on.
+  for (const rehearsal of new Set(rehearsals)) {
     for (const memoryBudget of rehearsal === "none" ? [null] : budgets) {
       for (const safeWrites of rehearsal === "none" ? [false] : gates) settings.push({ rehearsal, memoryBudget, safeWrites });
     }
   }
-
-  return {
-    policy: values.policy,
-    out: values.out,
-    settings,
-    concurrency: int("concurrency", values.concurrency, 1),
-    saveTrajectories: values["save-trajectories"],
-    config: {
-      benchmark: "builtin",
-      domainVersion: DOMAIN_VERSION,
-      policy: values.policy,
-      tasks: int("tasks", values.tasks, 1),
-      seed: int("seed", values.seed, 0),
-      split: choice("split", values.split, ["test", "train"] as const),
-      systemPrompt: choice("system-prompt", values["system-prompt"], ["default", "short"] as const),
-      rehearsePrompt: choice("rehearse-prompt", values["rehearse-prompt"], ["compact", "full"] as const),
-      maxTurns: int("max-turns", values["max-turns"], 1),
-      maxPromptTokens: values["max-prompt-tokens"] === undefined ? undefined : int("max-prompt-tokens", values["max-prompt-tokens"], 1),
-      maxResponseTokens: int("max-response-tokens", values["max-response-tokens"], 1),
-      temperature: number("temperature", values.temperature, (v) => v >= 0, "a number ≥ 0"),
-      topP: number("top-p", values["top-p"], (v) => v > 0 && v <= 1, "in (0, 1]"),
-      fidelity: !values["no-fidelity"],
-    },
-  };
+  return settings;
 }
 
 /** The context length of a local model (`max_position_embeddings` of its config.json), less one position to generate in. */
 async function modelContext(spec: string): Promise<number | undefined> {
-  const parsed = parseModelSpec(spec);
+  const parsed = modelSpec(spec);
   if (parsed.kind === "openai") return undefined;
   try {
     const config = JSON.parse(await readFile(join(parsed.dir, "config.json"), "utf8")) as { max_position_embeddings?: unknown };
@@ -317,6 +215,18 @@ async function readEntries(file: string): Promise<EvaluationEntry[]> {
     await writeFile(file, text);
   }
   return parseJsonLines(EvaluationEntry, text, file);
+}
+
+/** A JSON object file of an earlier run; a torn or hand-edited one is an error naming it. */
+async function readJsonObject(file: string): Promise<Record<string, unknown>> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(file, "utf8"));
+  } catch (error) {
+    throw new RecordError({ file }, [{ path: "", message: `not JSON (${(error as Error).message})` }]);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new RecordError({ file }, [{ path: "", message: "expected a JSON object" }]);
+  return value as Record<string, unknown>;
 }
 
 async function writeJsonAtomically(file: string, value: unknown): Promise<void> {

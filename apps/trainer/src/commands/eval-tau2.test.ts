@@ -1,9 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { run } from "./eval-tau2.js";
+import { envace } from "../cli.js";
+
+const run = (argv: string[]): Promise<number> => envace(["eval", "tau2", ...argv]);
 
 const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
 const dataDir = resolve(repoRoot, process.env.ENVACE_DATA ?? "../shared/data", "tau2");
@@ -25,11 +28,44 @@ describe("envace eval tau2", () => {
   it("explains what is missing", async () => {
     const io = capture();
     expect(await run(["--data", "x"])).toBe(2);
-    expect(io.err()).toMatch(/--domain is required[\s\S]*usage: envace eval tau2/);
+    expect(io.err()).toBe("envace eval tau2: required option '--domain <name>' not specified\n(see envace eval tau2 --help)");
     expect(await run(["--domain", "retail", "--data", "x"])).toBe(2);
     expect(io.err()).toContain("give --policy (or --rescore to score saved conversations)");
     expect(await run(["--domain", "nowhere", "--data", "x", "--policy", "oracle", "--out", "y"])).toBe(1);
     expect(io.err()).toContain('unknown τ² domain "nowhere" (known: retail, airline, mock)');
+  });
+
+  it("names a missing data folder in one line, and writes nothing", async () => {
+    const io = capture();
+    const dir = mkdtempSync(join(tmpdir(), "tau2-cli-"));
+    const out = join(dir, "run");
+    expect(await run(["--domain", "mock", "--data", join(dir, "nowhere"), "--policy", "oracle", "--out", out])).toBe(1);
+    expect(io.err()).toBe(`envace eval tau2: no τ² mock data in ${join(dir, "nowhere")}: expected ${join(dir, "nowhere", "mock", "tasks.json")} or ${join(dir, "nowhere", "tasks.json")}`);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it.skipIf(!haveData)("names a missing or malformed tasks file in one line, and writes nothing", async () => {
+    const io = capture();
+    const dir = mkdtempSync(join(tmpdir(), "tau2-cli-"));
+    const out = join(dir, "run");
+    expect(await run(["--domain", "mock", "--data", dataDir, "--tasks-file", join(dir, "tasks.json"), "--policy", "oracle", "--out", out])).toBe(1);
+    writeFileSync(join(dir, "tasks.json"), '[\n{"id": "a",\n');
+    expect(await run(["--domain", "mock", "--data", dataDir, "--tasks-file", join(dir, "tasks.json"), "--policy", "oracle", "--out", out])).toBe(1);
+    expect(io.err().split("\n")).toEqual([`envace eval tau2: ${join(dir, "tasks.json")}: no such file`, expect.stringMatching(new RegExp(`^envace eval tau2: ${join(dir, "tasks.json")}:3: not JSON \\(`))]);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it.skipIf(!haveData)("stops at an unreachable server with its URL, and writes nothing", async () => {
+    const io = capture();
+    const server = createServer();
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((done) => server.close(done));
+    const out = join(mkdtempSync(join(tmpdir(), "tau2-cli-")), "run");
+    expect(await run(["--domain", "mock", "--data", dataDir, "--policy", `openai:http://127.0.0.1:${port}/v1#m,retries=0`, "--out", out])).toBe(1);
+    expect(io.err()).toMatch(new RegExp(`^envace eval tau2: http://127\\.0\\.0\\.1:${port}/v1/models: connection failed \\(.*ECONNREFUSED.*\\)$`));
+    expect(io.out()).toBe("");
+    expect(existsSync(out)).toBe(false);
   });
 
   it.skipIf(!haveData)("runs the oracle on the mock domain, writes the run directory and prints the summary", async () => {

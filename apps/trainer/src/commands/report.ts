@@ -1,12 +1,9 @@
 // `envace report <run dir>… [--out <file>]`: a self-contained HTML report of one or more runs.
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { buildReport } from "../report/build.js";
 import { renderReportHtml } from "../report/html.js";
 import { loadRun } from "../report/load.js";
-
-const USAGE = "usage: envace report <run dir> [<run dir>…] [--out <file>]";
 
 /** Write the report and return its path. One run: `<run>/report.html` unless `out` is given. */
 export function writeReport(runDirs: readonly string[], out?: string): string {
@@ -16,17 +13,13 @@ export function writeReport(runDirs: readonly string[], out?: string): string {
   return path;
 }
 
-export function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: "string" } } });
-  if (positionals.length === 0) {
-    console.error(USAGE);
-    return Promise.resolve(2);
-  }
-  try {
-    console.log(`report: ${writeReport(positionals, values.out)}`);
-    return Promise.resolve(0);
-  } catch (error) {
-    console.error(`envace report: ${(error as Error).message}`);
-    return Promise.resolve(1);
-  }
+/** The arguments of `envace report`, as cli.ts declares them. */
+export interface ReportOptions {
+  runDirs: string[];
+  out?: string;
+}
+
+export function run(options: ReportOptions): Promise<void> {
+  console.log(`report: ${writeReport(options.runDirs, options.out)}`);
+  return Promise.resolve();
 }
