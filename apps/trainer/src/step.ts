@@ -111,10 +111,24 @@ export interface UpdateResult {
   tokens: number;
 }
 
-/** One policy-gradient step on the scored rows: their datums, the clipped loss, AdamW. */
-export async function policyUpdate(backend: TrainingBackend, rows: readonly ScoredRow[], loss: PolicyLossConfig, adam: AdamParams): Promise<UpdateResult> {
+/**
+ * One policy-gradient step on the scored rows: their datums, the clipped loss, AdamW. With a KL
+ * term, `reference` (a frozen copy of the weights RL started from) scores every datum first.
+ */
+export async function policyUpdate(
+  backend: TrainingBackend,
+  rows: readonly ScoredRow[],
+  loss: PolicyLossConfig,
+  adam: AdamParams,
+  reference?: Pick<TrainingBackend, "forward">,
+): Promise<UpdateResult> {
   const data = rows.filter((s) => s.row.outputTokens.length > 0).map((s) => datumFromRow(s.row, s.advantage));
   if (data.length === 0) return { loss: 0, metrics: {}, tokens: 0 };
+  if (loss.klCoef > 0) {
+    if (reference === undefined) throw new Error("a KL term needs the reference model's log-probabilities");
+    const refs = await reference.forward(data);
+    data.forEach((d, i) => (d.refLogprobs = refs[i]!));
+  }
   const result = await backend.forwardBackward(data, { type: "grpo", config: loss });
   const optim = await backend.optimStep(adam);
   return { loss: result.loss, metrics: { ...result.metrics, ...optim }, tokens: data.reduce((s, d) => s + d.mask.reduce((a, m) => a + m, 0), 0) };
@@ -236,7 +250,11 @@ export function stepMetrics(a: StepArtifacts): MetricsRecord {
     loss: a.update.loss,
     loss_tokens: a.update.tokens,
     clip_fraction: m["clip_fraction:mean"],
-    kl: m["ref_kl:mean"] ?? m["sampler_kl:mean"],
+    // Two different divergences, named: to the frozen reference (the KL term), and between the
+    // sampler's and the learner's log-probabilities of the sampled tokens (off-policy drift).
+    ref_kl: m["ref_kl:mean"],
+    sampler_kl: m["sampler_kl:mean"],
+    ratio: { mean: m["ratio:mean"], min: m["ratio:min"], max: m["ratio:max"] },
     entropy: m["entropy:mean"],
     grad_norm: m["grad_norm:mean"] ?? m["grad_norm:max"],
     terminations,

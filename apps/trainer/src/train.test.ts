@@ -65,6 +65,18 @@ describe("train", () => {
     expect(readFileSync(join(dir, "checkpoints", "sft", "complete"), "utf8")).toBeDefined();
   }, 120_000);
 
+  it("with kl_coef > 0 scores a frozen reference: the KL to it starts at exactly 0, then grows; the sampler's drift is logged apart", async () => {
+    const dir = runDir();
+    const config = parseConfig(`${MICRO_CONFIG}\nactor: { kl_coef: 0.001, lr: 0.01 }\n`.replace("total_steps: 2", "total_steps: 3"), "kl.yaml");
+    await train(config, dir, { log: quiet });
+    const steps = readMetrics(join(dir, "metrics.jsonl")).records.filter((r) => r.kind === "train");
+    expect(steps.map((r) => r.step)).toEqual([1, 2, 3]);
+    // Step 1 scores the warm start itself: learner = reference, so k3 = exp(0) − 0 − 1 = 0.
+    expect(steps[0]!.ref_kl).toBe(0);
+    expect(steps[2]!.ref_kl as number).toBeGreaterThan(0);
+    for (const r of steps) expect(typeof r.sampler_kl).toBe("number");
+  }, 180_000);
+
   it("starts a second mode from the first run's warm start with init_from", async () => {
     const first = runDir();
     await train(parseConfig(MICRO_CONFIG, "micro.yaml"), first, { log: quiet });

@@ -76,6 +76,8 @@ async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, l
   // The caller-only baseline's simulator: a separate copy of the warm-started model that never trains.
   const frozen = config.environment === "simulator" ? await loadModel(config, run.checkpointPath("sft")) : undefined;
   const simulator = await frozen?.policy("simulator:frozen-sft");
+  // The KL term's reference: the weights RL started from, frozen (on Tinker, a client that never steps).
+  const reference = config.actor.kl_coef > 0 ? await loadModel(config, run.checkpointPath("sft")) : undefined;
   const counter = new CallCounter();
   const limit = new ConcurrencyLimit(config.rollout.concurrency);
   const trainedRoles: PolicyRole[] = config.mode === "grpo" ? ["act"] : ["act", "rehearse"];
@@ -99,7 +101,7 @@ async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, l
       const batch = computeAdvantages(trajectories.flatMap((t) => rowsOf(t, { roles: trainedRoles })), verdicts, advantageConfig(config));
 
       // Update: one clipped policy-gradient step per trained model.
-      const update = await updatePolicies(config, policies, batch);
+      const update = await updatePolicies(config, policies, batch, reference);
 
       // Log, evaluate now and then, checkpoint.
       const record = stepMetrics({ step, batch, trajectories, verdicts, update, environmentCalls: counter.take(), elapsedSeconds: elapsed(), stepSeconds: (Date.now() - stepStarted) / 1000 });
@@ -113,7 +115,7 @@ async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, l
       }
     }
   } finally {
-    for (const model of new Set([base, actModel, rehearseModel, frozen])) model?.close();
+    for (const model of new Set([base, actModel, rehearseModel, frozen, reference])) model?.close();
   }
   if (resumedWarm && run.resumeStep === config.trainer.total_steps) log(`${runDir} already finished ${config.trainer.total_steps} steps`);
   return { runDir, steps: config.trainer.total_steps, evaluations };
@@ -205,15 +207,21 @@ function advantageConfig(config: TrainConfig): AdvantageConfigInput {
   };
 }
 
-async function updatePolicies(config: TrainConfig, policies: Policies, batch: AdvantageBatch): Promise<Awaited<ReturnType<typeof policyUpdate>>> {
+async function updatePolicies(
+  config: TrainConfig,
+  policies: Policies,
+  batch: AdvantageBatch,
+  reference: TrainedModel | undefined,
+): Promise<Awaited<ReturnType<typeof policyUpdate>>> {
   const loss = policyLossConfig(config.actor);
   const adam = adamParams(config.actor.lr, config.actor);
   const act = policies.get("act")!;
   const rehearse = policies.get("rehearse")!;
-  if (act === rehearse) return policyUpdate(act.backend, batch.rows, loss, adam);
+  const ref = reference?.backend;
+  if (act === rehearse) return policyUpdate(act.backend, batch.rows, loss, adam, ref);
   const [a, r] = await Promise.all([
-    policyUpdate(act.backend, batch.rows.filter((s) => s.row.role === "act"), loss, adam),
-    policyUpdate(rehearse.backend, batch.rows.filter((s) => s.row.role === "rehearse"), loss, adam),
+    policyUpdate(act.backend, batch.rows.filter((s) => s.row.role === "act"), loss, adam, ref),
+    policyUpdate(rehearse.backend, batch.rows.filter((s) => s.row.role === "rehearse"), loss, adam, ref),
   ]);
   return { loss: a.loss + r.loss, metrics: { ...prefixed("act", a.metrics), ...prefixed("rehearse", r.metrics) }, tokens: a.tokens + r.tokens };
 }

@@ -119,7 +119,8 @@ export function buildReport(runs: readonly RunData[], generatedAt: Date = new Da
     lineChart(runs, "loss", "Policy loss", "loss", "train", [{ path: "loss", label: "loss" }]),
     lineChart(runs, "diagnostics", "Clip fraction, KL and entropy", "value", "train", [
       { path: "clip_fraction", label: "clip fraction" },
-      { path: "kl", label: "KL" },
+      { path: "ref_kl", label: "KL to the reference" },
+      { path: "sampler_kl", label: "sampler–learner KL" },
       { path: "entropy", label: "entropy" },
     ]),
     lineChart(runs, "sft", "Warm-start SFT loss", "loss", "sft", [

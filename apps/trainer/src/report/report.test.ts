@@ -25,7 +25,7 @@ function fixtureRecords(offset: number): MetricsRecord[] {
       reward: { act: 0.2 * step + offset, rehearse: 0.1 * step + offset },
       length: { act: 30 + step, rehearse: 20 + step },
       loss: 0.5 / step,
-      kl: 0.01 * step,
+      ref_kl: 0.01 * step,
       entropy: 1.5 - 0.1 * step,
       clip_fraction: 0.05,
       advantage_hist: { edges, act: [step, 2], rehearse: [1, step] },
