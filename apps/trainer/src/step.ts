@@ -1,7 +1,7 @@
 import { advantageMetrics, roleMetrics, verdictsOf, type AdvantageBatch, type PolicyLossConfig, type ScoredRow } from "@envace/grpo";
 import type { Environment, Policy, RewardVerdict, Task, Trajectory } from "@envace/protocol";
 import { deriveSeed, RehearsalEnvironment, unfoldGroup, type ConcurrencyLimit } from "@envace/trajectory";
-import { Rng, datumFromRow, type AdamParams, type TrainingBackend } from "@envace/training";
+import { Rng, datumFromRow, type AdamParams, type ScoringOptions, type TrainingBackend } from "@envace/training";
 import type { ActorConfig, TrainConfig } from "./config/schema.js";
 import { CountingEnvironment } from "./counting-environment.js";
 import type { Domain } from "./setup/domain.js";
@@ -121,15 +121,17 @@ export async function policyUpdate(
   loss: PolicyLossConfig,
   adam: AdamParams,
   reference?: Pick<TrainingBackend, "forward">,
+  /** The rollouts' sampling temperature: the learner (and the reference) score that distribution. */
+  scoring: ScoringOptions = {},
 ): Promise<UpdateResult> {
   const data = rows.filter((s) => s.row.outputTokens.length > 0).map((s) => datumFromRow(s.row, s.advantage));
   if (data.length === 0) return { loss: 0, metrics: {}, tokens: 0 };
   if (loss.klCoef > 0) {
     if (reference === undefined) throw new Error("a KL term needs the reference model's log-probabilities");
-    const refs = await reference.forward(data);
+    const refs = await reference.forward(data, scoring);
     data.forEach((d, i) => (d.refLogprobs = refs[i]!));
   }
-  const result = await backend.forwardBackward(data, { type: "grpo", config: loss });
+  const result = await backend.forwardBackward(data, { type: "grpo", config: loss }, scoring);
   const optim = await backend.optimStep(adam);
   return { loss: result.loss, metrics: { ...result.metrics, ...optim }, tokens: data.reduce((s, d) => s + d.mask.reduce((a, m) => a + m, 0), 0) };
 }

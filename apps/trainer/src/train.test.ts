@@ -77,6 +77,19 @@ describe("train", () => {
     for (const r of steps) expect(typeof r.sampler_kl).toBe("number");
   }, 180_000);
 
+  it("at rollout temperature 0.7 the policy ratio starts every step at 1 (the learner scores the tempered distribution)", async () => {
+    const dir = runDir();
+    const config = parseConfig(MICRO_CONFIG.replace("rollout: {", "rollout: { temperature: 0.7,"), "t.yaml");
+    await train(config, dir, { log: quiet });
+    const steps = readMetrics(join(dir, "metrics.jsonl")).records.filter((r) => r.kind === "train");
+    expect(steps).toHaveLength(2);
+    for (const r of steps) {
+      const ratio = r.ratio as { min: number; max: number };
+      expect(Math.abs(ratio.min - 1)).toBeLessThan(1e-4);
+      expect(Math.abs(ratio.max - 1)).toBeLessThan(1e-4);
+    }
+  }, 120_000);
+
   it("starts a second mode from the first run's warm start with init_from", async () => {
     const first = runDir();
     await train(parseConfig(MICRO_CONFIG, "micro.yaml"), first, { log: quiet });

@@ -218,10 +218,12 @@ async function updatePolicies(
   const act = policies.get("act")!;
   const rehearse = policies.get("rehearse")!;
   const ref = reference?.backend;
-  if (act === rehearse) return policyUpdate(act.backend, batch.rows, loss, adam, ref);
+  // Rollouts are sampled at this temperature: the ratio's denominator is that distribution.
+  const scoring = { temperature: config.rollout.temperature };
+  if (act === rehearse) return policyUpdate(act.backend, batch.rows, loss, adam, ref, scoring);
   const [a, r] = await Promise.all([
-    policyUpdate(act.backend, batch.rows.filter((s) => s.row.role === "act"), loss, adam, ref),
-    policyUpdate(rehearse.backend, batch.rows.filter((s) => s.row.role === "rehearse"), loss, adam, ref),
+    policyUpdate(act.backend, batch.rows.filter((s) => s.row.role === "act"), loss, adam, ref, scoring),
+    policyUpdate(rehearse.backend, batch.rows.filter((s) => s.row.role === "rehearse"), loss, adam, ref, scoring),
   ]);
   return { loss: a.loss + r.loss, metrics: { ...prefixed("act", a.metrics), ...prefixed("rehearse", r.metrics) }, tokens: a.tokens + r.tokens };
 }

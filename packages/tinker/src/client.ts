@@ -1,5 +1,5 @@
 import type { SampledTokens, Sampler, SamplingParams } from "@envace/protocol";
-import type { AdamParams, Datum, ForwardBackwardResult, LossFn, TrainingBackend } from "@envace/training";
+import type { AdamParams, Datum, ForwardBackwardResult, LossFn, ScoringOptions, TrainingBackend } from "@envace/training";
 import { chunkRanges, mergeMetrics } from "./chunks.js";
 import { checkDatum, toWireDatum } from "./datum.js";
 import { TinkerHttpError, TinkerLossError } from "./errors.js";
@@ -345,7 +345,8 @@ export class TinkerTrainingClient implements TrainingBackend {
     return chunkRanges(data, config.fwdbwd_max_chunk_len, config.fwdbwd_max_chunk_bytes_count);
   }
 
-  async forwardBackward(data: Datum[], loss: LossFn): Promise<ForwardBackwardResult> {
+  async forwardBackward(data: Datum[], loss: LossFn, options: ScoringOptions = {}): Promise<ForwardBackwardResult> {
+    checkTemperature(options);
     checkData(data);
     const plan = planLoss(data, loss, { reduction: this.reduction, strategy: this.strategy, drop: this.drop, serverLosses: this.serverLosses });
     if (plan.kind !== "extension") this.warnDropped(plan);
@@ -411,7 +412,8 @@ export class TinkerTrainingClient implements TrainingBackend {
     ).then((out) => out.logprobs);
   }
 
-  async forward(data: Datum[]): Promise<number[][]> {
+  async forward(data: Datum[], options: ScoringOptions = {}): Promise<number[][]> {
+    checkTemperature(options);
     checkData(data);
     const ranges = this.ranges(data);
     return this.forwardRanges(data, ranges, this.reserve(ranges.length));
@@ -488,6 +490,13 @@ export class TinkerTrainingClient implements TrainingBackend {
   async unload(): Promise<void> {
     const submitted = await this.submit("unload_model", { model_id: this.modelId, type: "unload_model" });
     this.http.parse(`${API}/unload_model`, await this.result(submitted, "UnloadModel"), UnloadModelResponse);
+  }
+}
+
+/** Tinker's losses score the model's own distribution; the protocol has no temperature to send. */
+function checkTemperature(options: ScoringOptions): void {
+  if ((options.temperature ?? 1) !== 1) {
+    throw new TinkerLossError(`a Tinker server scores temperature 1 only (asked for ${options.temperature}); sample training rollouts at temperature 1`);
   }
 }
 

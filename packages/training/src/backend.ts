@@ -54,14 +54,25 @@ export const defaultAdamParams: AdamParams = {
 };
 
 /**
+ * How a backend scores tokens. `temperature` (default 1): score softmax(logits / temperature), the
+ * distribution a sampler at that temperature draws from, so the policy ratio of a rollout sampled
+ * at temperature T starts at exactly 1 (verl divides the logits by the rollout temperature the
+ * same way). Top-p and top-k truncation are not part of it: the trainer refuses them for training
+ * rollouts.
+ */
+export interface ScoringOptions {
+  temperature?: number;
+}
+
+/**
  * A training backend, shaped like the Tinker protocol so the in-process CPU backend and a
  * remote Tinker or SkyRL tx server are interchangeable.
  */
 export interface TrainingBackend {
   /** Compute the loss over `data` and accumulate its gradient. */
-  forwardBackward(data: Datum[], loss: LossFn): Promise<ForwardBackwardResult>;
+  forwardBackward(data: Datum[], loss: LossFn, options?: ScoringOptions): Promise<ForwardBackwardResult>;
   /** Learner log-probabilities of the target tokens, without accumulating gradients. */
-  forward(data: Datum[]): Promise<number[][]>;
+  forward(data: Datum[], options?: ScoringOptions): Promise<number[][]>;
   /** Apply the accumulated gradients and clear them. */
   optimStep(adam: AdamParams): Promise<Record<string, number>>;
   /** Snapshot the current weights and return a sampler that uses them. */

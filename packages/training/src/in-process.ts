@@ -1,7 +1,7 @@
 import { PolicyLossConfig } from "@envace/grpo";
 import type { Tokenizer } from "@envace/protocol";
 import { adamwStep, checkAdamParams, freshAdamState, type AdamState } from "./adamw.js";
-import type { AdamParams, Datum, ForwardBackwardResult, LossFn, TrainingBackend } from "./backend.js";
+import type { AdamParams, Datum, ForwardBackwardResult, LossFn, ScoringOptions, TrainingBackend } from "./backend.js";
 import { loadCheckpoint, saveCheckpoint, type HostAdamState, type LoadOptions } from "./checkpoint.js";
 import { TinyModelConfig, type TinyModelConfigInput } from "./config.js";
 import { decays, deriveWeights, disposeAll, disposeWeights, toDevice, toHost, type DeviceParameters, type DeviceWeights } from "./device-weights.js";
@@ -125,9 +125,10 @@ export class InProcessBackend implements TrainingBackend {
     });
   }
 
-  forwardBackward(data: Datum[], loss: LossFn): Promise<ForwardBackwardResult> {
+  forwardBackward(data: Datum[], loss: LossFn, options: ScoringOptions = {}): Promise<ForwardBackwardResult> {
     return this.exclusive(async () => {
       checkLoss(loss);
+      const temperature = checkTemperature(options);
       data.forEach((d, i) => {
         checkDatum(d, i, this.config, true);
       });
@@ -141,7 +142,7 @@ export class InProcessBackend implements TrainingBackend {
       const callGrads = new GradientAccumulator(this.config);
       try {
         for (const group of this.microbatches(data)) {
-          const batch = packBatch(data, group);
+          const batch = packBatch(data, group, temperature);
           const part = this.trainMicrobatch(weights, batch, group, data, loss, callGrads);
           group.forEach((i, k) => (scores[i] = part[k]!));
           await yieldToEventLoop();
@@ -182,15 +183,16 @@ export class InProcessBackend implements TrainingBackend {
     }
   }
 
-  forward(data: Datum[]): Promise<number[][]> {
+  forward(data: Datum[], options: ScoringOptions = {}): Promise<number[][]> {
     return this.exclusive(async () => {
+      const temperature = checkTemperature(options);
       data.forEach((d, i) => {
         checkDatum(d, i, this.config, false);
       });
       const weights = this.weights();
       const out: number[][] = new Array<number[]>(data.length);
       for (const group of this.microbatches(data)) {
-        const batch = packBatch(data, group);
+        const batch = packBatch(data, group, temperature);
         const scores = this.model.score(weights, batch);
         group.forEach((i, k) => (out[i] = Array.from(rowScores(scores, batch, k, data[i]!.tokens.length).logprobs)));
         await yieldToEventLoop();
@@ -299,7 +301,14 @@ function paddedLength(n: number): number {
   return Math.ceil(n / 8) * 8;
 }
 
-function packBatch(data: readonly Datum[], group: readonly number[]): SequenceBatch {
+/** The scoring temperature; 0 (greedy sampling) has no distribution to score. */
+function checkTemperature(options: ScoringOptions): number {
+  const temperature = options.temperature ?? 1;
+  if (!(temperature > 0 && Number.isFinite(temperature))) throw new Error(`cannot score at temperature ${temperature}: it must be a positive number`);
+  return temperature;
+}
+
+function packBatch(data: readonly Datum[], group: readonly number[], temperature: number): SequenceBatch {
   const length = paddedLength(Math.max(...group.map((i) => data[i]!.tokens.length)));
   const tokens = new Int32Array(group.length * length);
   const targets = new Int32Array(group.length * length);
@@ -307,7 +316,7 @@ function packBatch(data: readonly Datum[], group: readonly number[]): SequenceBa
     tokens.set(data[i]!.tokens, r * length);
     targets.set(data[i]!.targetTokens, r * length);
   });
-  return { rows: group.length, length, tokens, targets };
+  return { rows: group.length, length, tokens, targets, temperature };
 }
 
 function rowScores(scores: { logprobs: Float32Array; entropies: Float32Array }, batch: SequenceBatch, row: number, n: number): TokenScoresRow {

@@ -125,21 +125,21 @@ describe("the tiny transformer", () => {
     },
   );
 
-  it.each(kernels)("passes a finite-difference check of the GRPO loss gradient, tensor by tensor (%s attention)", async (attentionKernel) => {
+  it.each([...kernels.map((k) => [k, 1] as const), ["per-head", 0.7] as const])("passes a finite-difference check of the GRPO loss gradient, tensor by tensor (%s attention, temperature %f)", async (attentionKernel, temperature) => {
     const base = makeData(4);
     const probe = await InProcessBackend.fromParameters(config, params);
-    const data = withSamplerLogprobs(base, await probe.forward(base), 5);
+    const data = withSamplerLogprobs(base, await probe.forward(base, { temperature }), 5);
     probe.dispose();
     const loss = grpo("seq-mean-token-mean");
     // Micro-batches of one sequence each, so the split of the aggregation is covered too.
     const lossAt = async (p: Parameters) => {
       const backend = await InProcessBackend.fromParameters(config, p, { microbatchTokens: 16, attentionKernel });
-      const { loss: value } = await backend.forwardBackward(data, loss);
+      const { loss: value } = await backend.forwardBackward(data, loss, { temperature });
       backend.dispose();
       return value;
     };
     const backend = await InProcessBackend.fromParameters(config, params, { microbatchTokens: 16, attentionKernel });
-    await backend.forwardBackward(data, loss);
+    await backend.forwardBackward(data, loss, { temperature });
     const grads = (await backend.accumulatedGradients())!;
     backend.dispose();
 

@@ -29,6 +29,8 @@ export interface SequenceBatch {
   tokens: Int32Array;
   /** Target token of each position (what it predicts); used for log-probabilities. */
   targets: Int32Array;
+  /** Scores are of softmax(logits / temperature) (default 1). */
+  temperature?: number;
 }
 
 interface LayerCache {
@@ -370,7 +372,8 @@ export class Transformer {
     }
     const head = tf.tidy(() => {
       const n = rmsNorm(x, weights.finalNorm, this.config.rmsNormEps);
-      const logits = tf.matMul(n.y, weights.embedT);
+      const raw = tf.matMul(n.y, weights.embedT);
+      const logits = inverseTemperature(batch) === 1 ? raw : tf.mul(raw, inverseTemperature(batch));
       const probs = tf.softmax(logits);
       return { uf: n.u, rf: n.r, hf: n.y, logits, probs, meanLogit: tf.sum(tf.mul(probs, logits), 1) };
     });
@@ -396,6 +399,9 @@ export class Transformer {
     });
     const view = heapView(dLogits);
     for (let i = 0; i < N; i++) view[i * V + batch.targets[i]!]! += dLogprob[i]!;
+    // The scores are of z/T: ∂/∂z = (1/T)·∂/∂(z/T).
+    const inv = inverseTemperature(batch);
+    if (inv !== 1) for (let i = 0; i < view.length; i++) view[i]! *= inv;
     let dX = tf.tidy(() => {
       grads.set("embedT", tf.keep(tf.matMul(transpose2d(head.hf), dLogits)));
       const n = rmsNormBackward(tf.matMul(dLogits, weights.embed), head.uf, head.rf, weights.finalNorm);
@@ -474,6 +480,10 @@ export class TrainPass {
     this.layers.length = 0;
     for (const t of Object.values(this.head) as tf.Tensor[]) t.dispose();
   }
+}
+
+function inverseTemperature(batch: SequenceBatch): number {
+  return 1 / (batch.temperature ?? 1);
 }
 
 function rmsNorm(x: tf.Tensor, weight: tf.Tensor, eps: number): { u: tf.Tensor; r: tf.Tensor; y: tf.Tensor } {

@@ -38,6 +38,14 @@ describe("parseConfig", () => {
     expect(parseConfig(tinker("  loss_strategy: native\nactor: { clip_ratio_c: null }\n"), "t.yaml").backend).toMatchObject({ loss_strategy: "native" });
   });
 
+  it("refuses rollout settings under which the learner cannot score what the sampler drew", () => {
+    expect(() => parseConfig("rollout: { top_p: 0.9 }\n", "r.yaml")).toThrow(/^r\.yaml:1: rollout\.top_p: training rollouts must sample the whole distribution/);
+    expect(() => parseConfig("rollout: { temperature: 0 }\n", "r.yaml")).toThrow(/rollout\.temperature/);
+    expect(parseConfig("rollout: { temperature: 0.7 }\neval: { top_p: 0.9 }\n", "r.yaml").rollout.temperature).toBe(0.7);
+    const tinker = "model: { type: hf, path: m }\nbackend: { type: tinker, base_url: http://127.0.0.1:1/, base_model: m }\nrollout: { temperature: 0.7 }\n";
+    expect(() => parseConfig(tinker, "t.yaml")).toThrow(/rollout\.temperature: a Tinker backend scores the model at temperature 1 only/);
+  });
+
   it("validates rehearsal settings", () => {
     expect(parseConfig('eval:\n  rehearsal: [none, "parallel:2", "sequential:3"]\n', "c.yaml").eval.rehearsal).toHaveLength(3);
     expect(() => parseConfig('eval:\n  rehearsal: ["parallel:0"]\n', "c.yaml")).toThrow(/eval\.rehearsal\[0\]: expected none, parallel:N or sequential:N/);

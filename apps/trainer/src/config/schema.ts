@@ -110,7 +110,12 @@ export const RolloutConfig = z.strictObject({
   tasks_per_step: positiveInt.default(8),
   /** Rollouts per task, the GRPO group size G (verl `actor_rollout_ref.rollout.n`). */
   rollouts_per_task: positiveInt.default(4),
-  temperature: z.number().min(0).default(1),
+  /** Sampling temperature of training rollouts; the learner scores softmax(logits / temperature) to match. */
+  temperature: z.number().gt(0).default(1),
+  /**
+   * Must stay 1: a truncated nucleus is not the distribution the learner scores, so every policy
+   * ratio would be off by the truncation (use temperature to sharpen rollouts instead).
+   */
   top_p: z.number().gt(0).max(1).default(1),
   max_turns: positiveInt.default(8),
   max_response_tokens: positiveInt.default(96),
@@ -220,6 +225,20 @@ export const TrainConfig = z
     }
     if (config.backend.type === "tinker" && config.model.type !== "hf") {
       ctx.addIssue({ code: "custom", path: ["model"], message: "a Tinker backend needs model type hf (a local folder with the model's tokenizer and chat template)" });
+    }
+    if (config.rollout.top_p < 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["rollout", "top_p"],
+        message: "training rollouts must sample the whole distribution (top_p 1): the learner cannot score a truncated nucleus, so every policy ratio would be biased; eval.top_p may be below 1",
+      });
+    }
+    if (config.backend.type === "tinker" && config.rollout.temperature !== 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["rollout", "temperature"],
+        message: "a Tinker backend scores the model at temperature 1 only (the protocol carries no temperature), so rollout.temperature must be 1 with backend.type tinker",
+      });
     }
     if (config.backend.type === "tinker" && config.backend.loss_strategy === "native") {
       // Tinker's importance_sampling and ppo losses have no dual clip, KL or entropy term.
