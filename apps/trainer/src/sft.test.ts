@@ -71,9 +71,9 @@ describe("argument weighting", () => {
   });
 
   it("leaves out a value the text does not contain, or whose edges fall inside a token", () => {
-    const text = '<tool_call>{"name":"user","arguments":{"name":"zzz"}}</tool_call>';
+    const text = '<tool_call>{"name":"user","arguments":{"user":"zzz"}}</tool_call>';
     const tokens = tokenizer.encode(text);
-    expect(argumentTokens(tokenizer, text, tokens, [{ function: { arguments: '{"name":"nobody"}' } }]).size).toBe(0);
+    expect(argumentTokens(tokenizer, text, tokens, [{ function: { arguments: '{"user":"nobody"}' } }]).size).toBe(0);
     expect(argumentTokens(tokenizer, text, tokens, [{ function: { arguments: "not json" } }]).size).toBe(0);
   });
 });

@@ -19,7 +19,7 @@ describe("BuiltinEnvironment", () => {
     const env = new BuiltinEnvironment();
     await env.reset(task);
     const user = builtinMeta(task).request.user;
-    expect(await env.call({ id: "a", name: "user", arguments: { name: user } })).toMatchObject({ status: "ok", callId: "a", name: "user" });
+    expect(await env.call({ id: "a", name: "user", arguments: { user } })).toMatchObject({ status: "ok", callId: "a", name: "user" });
     expect(await env.call({ id: "b", name: "launch", arguments: {} })).toEqual({
       status: "error",
       callId: "b",
@@ -56,7 +56,7 @@ describe("BuiltinEnvironment", () => {
 
   it("refuses to run before reset", async () => {
     const env = new BuiltinEnvironment();
-    await expect(env.call({ id: "a", name: "user", arguments: { name: "ada" } })).rejects.toThrow("call reset(task) before");
+    await expect(env.call({ id: "a", name: "user", arguments: { user: "ada" } })).rejects.toThrow("call reset(task) before");
     await expect(env.state()).rejects.toThrow("call reset(task) before");
   });
 

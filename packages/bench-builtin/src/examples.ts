@@ -27,10 +27,10 @@ const DEMO_WORLD: World = {
 };
 
 const DEMO_CALLS: readonly ToolExample["call"][] = [
-  { name: "user", arguments: { name: "ada" } },
-  { name: "item", arguments: { name: "kelo" } },
+  { name: "user", arguments: { user: "ada" } },
+  { name: "item", arguments: { item: "kelo" } },
   { name: "order", arguments: { id: "o2" } },
-  { name: "item", arguments: { name: "rabo" } },
+  { name: "item", arguments: { item: "rabo" } },
   { name: "buy", arguments: { user: "bela", item: "kelo", qty: 1 } },
   { name: "buy", arguments: { user: "ada", item: "suta", qty: 2 } },
   { name: "buy", arguments: { user: "ada", item: "mivo", qty: 2 } },

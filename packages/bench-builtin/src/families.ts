@@ -101,8 +101,8 @@ const buy: FamilyRules<"buy"> = {
     `${user} wants ${qty} ${item}. Please buy ${qty === 1 ? "it" : "them"}.`,
   ],
   solve({ user, item, qty }, call) {
-    const balance = num(content(call("user", { name: user })), "balance");
-    const looked = call("item", { name: item });
+    const balance = num(content(call("user", { user })), "balance");
+    const looked = call("item", { item });
     if (!looked.ok) {
       return { outcome: "NOT_FOUND", reply: `Sorry, there is no item ${item}.`, required: [[...REASON_TERMS.NOT_FOUND]] };
     }
@@ -140,7 +140,7 @@ const cancel: FamilyRules<"cancel"> = {
   },
   instructions: ({ user, item }) => [`Cancel the ${item} order of ${user}.`, `${user} no longer wants the ${item} order. Cancel it.`],
   solve({ user, item }, call) {
-    const id = orderOf(content(call("user", { name: user })), item);
+    const id = orderOf(content(call("user", { user })), item);
     if (id === undefined) throw new Error(`${user} has no ${item} order`);
     const state = str(content(call("order", { id })), "state");
     if (state !== "placed") {
@@ -166,8 +166,8 @@ const pay: FamilyRules<"pay"> = {
     `Pay ${to} the price of ${count} ${item} from the balance of ${user}.`,
   ],
   solve({ user, to, item, count }, call) {
-    const balance = num(content(call("user", { name: user })), "balance");
-    const amount = count * num(content(call("item", { name: item })), "price");
+    const balance = num(content(call("user", { user })), "balance");
+    const amount = count * num(content(call("item", { item })), "price");
     if (balance < amount) {
       return {
         outcome: "LOW_BALANCE",
@@ -214,11 +214,11 @@ const swap: FamilyRules<"swap"> = {
     `${user} wants ${qty} ${newItem} instead of the ${item} order.`,
   ],
   solve({ user, item, newItem, qty }, call) {
-    const userInfo = content(call("user", { name: user }));
+    const userInfo = content(call("user", { user }));
     const id = orderOf(userInfo, item);
     if (id === undefined) throw new Error(`${user} has no ${item} order`);
     const order = content(call("order", { id }));
-    const info = content(call("item", { name: newItem }));
+    const info = content(call("item", { item: newItem }));
     const state = str(order, "state");
     const balance = num(userInfo, "balance");
     const refund = num(order, "cost");

@@ -67,7 +67,7 @@ describe("every generated task", () => {
   it("is a valid protocol Task with built-in metadata", () => {
     for (const task of all.slice(0, 200)) {
       expect(Task.parse(task)).toEqual(task);
-      expect(builtinMeta(task).version).toBe(1);
+      expect(builtinMeta(task).version).toBe(2);
     }
   });
 
@@ -186,4 +186,4 @@ describe("expected states", () => {
   });
 });
 
-const PINNED_HASH = 1961168833;
+const PINNED_HASH = 2008326115;

@@ -108,7 +108,7 @@ describe("gold records", () => {
     const lines = text.split("\n");
     expect(lines[0]).toMatch(/^system: /);
     expect(lines[1]).toMatch(/^user: /);
-    expect(lines[2]).toMatch(/^assistant: <tool_call>\{"name":"user","arguments":\{"name":"[a-z]+"\}\}<\/tool_call>$/);
+    expect(lines[2]).toMatch(/^assistant: <tool_call>\{"name":"user","arguments":\{"user":"[a-z]+"\}\}<\/tool_call>$/);
     expect(lines[3]).toMatch(/^tool: <execution_result>\{"balance":\d+,"orders":\{.*\}\}<\/execution_result>$/);
     expect(lines.at(-1)).toMatch(/^assistant: (Done|Sorry)/);
   });

@@ -4,7 +4,7 @@ import { Family, Outcome, Request } from "./request.js";
 import { World } from "./world.js";
 
 /** Bumped whenever the same seed would generate different tasks. */
-export const DOMAIN_VERSION = 1;
+export const DOMAIN_VERSION = 2;
 
 export const Split = z.enum(["train", "test"]);
 export type Split = z.infer<typeof Split>;

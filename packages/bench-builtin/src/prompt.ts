@@ -3,7 +3,7 @@
  * its lookups (or its rehearsals) whether a change would succeed.
  */
 export const SYSTEM_PROMPT =
-  "You are a shop agent. Tools: user(name) item(name) order(id) buy(user,item,qty) cancel(id) pay(from,to,amount). " +
+  "You are a shop agent. Tools: user(user) item(item) order(id) buy(user,item,qty) cancel(id) pay(from,to,amount). " +
   "Look up every user, item and order a request needs before you change anything. " +
   "buy needs an unlocked item, enough stock and a balance of at least qty*price. " +
   "cancel needs a placed order and refunds its cost. pay needs a balance of at least amount. " +

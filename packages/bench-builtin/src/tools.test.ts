@@ -39,11 +39,11 @@ describe("tool specs", () => {
 
 describe("reads", () => {
   it("user shows the balance and the user's orders (id → item)", () => {
-    expect(new Shop(world).call("user", { name: "ada" })).toEqual({ ok: true, content: { balance: 20, orders: { o1: "kelo", o3: "suta" } } });
+    expect(new Shop(world).call("user", { user: "ada" })).toEqual({ ok: true, content: { balance: 20, orders: { o1: "kelo", o3: "suta" } } });
   });
 
   it("item shows price, stock and the lock", () => {
-    expect(new Shop(world).call("item", { name: "suta" })).toEqual({ ok: true, content: { price: 1, stock: 9, locked: true } });
+    expect(new Shop(world).call("item", { item: "suta" })).toEqual({ ok: true, content: { price: 1, stock: 9, locked: true } });
   });
 
   it("order shows who ordered what, its cost and its state", () => {
@@ -55,8 +55,8 @@ describe("reads", () => {
 
   it("fail with NOT_FOUND naming the missing thing, and never change the state", () => {
     const shop = new Shop(world);
-    expect(errorOf(shop, "user", { name: "cara" })).toEqual({ code: "NOT_FOUND", message: "no user cara" });
-    expect(errorOf(shop, "item", { name: "rabo" })).toEqual({ code: "NOT_FOUND", message: "no item rabo" });
+    expect(errorOf(shop, "user", { user: "cara" })).toEqual({ code: "NOT_FOUND", message: "no user cara" });
+    expect(errorOf(shop, "item", { item: "rabo" })).toEqual({ code: "NOT_FOUND", message: "no item rabo" });
     expect(errorOf(shop, "order", { id: "o9" })).toEqual({ code: "NOT_FOUND", message: "no order o9" });
     expect(shop.state()).toEqual(world);
   });
@@ -148,9 +148,9 @@ describe("calls the shop cannot take", () => {
   it.each([
     ["user", null, "arguments must be an object"],
     ["user", ["ada"], "arguments must be an object"],
-    ["user", { name: "ada", qty: 1 }, "unknown argument qty"],
-    ["user", {}, "missing name"],
-    ["item", { name: 3 }, "name must be a string"],
+    ["user", { user: "ada", qty: 1 }, "unknown argument qty"],
+    ["user", {}, "missing user"],
+    ["item", { item: 3 }, "item must be a string"],
     ["order", { id: null }, "id must be a string"],
     ["buy", { user: "ada", item: "kelo" }, "missing qty"],
     ["buy", { user: "ada", item: "kelo", qty: 0 }, "qty must be a whole number of at least 1"],
@@ -171,7 +171,7 @@ describe("calls the shop cannot take", () => {
     for (const [name, args] of [
       ["sell", {}],
       ["user", {}],
-      ["user", { name: "x" }],
+      ["user", { user: "x" }],
       ["buy", { user: "ada", item: "suta", qty: 1 }],
       ["buy", { user: "ada", item: "mivo", qty: 1 }],
       ["buy", { user: "bela", item: "kelo", qty: 1 }],

@@ -29,8 +29,8 @@ export type ErrorCode = z.infer<typeof ErrorCode>;
 type ParamKind = "string" | "integer";
 
 const PARAMS = {
-  user: { name: "string" },
-  item: { name: "string" },
+  user: { user: "string" },
+  item: { item: "string" },
   order: { id: "string" },
   buy: { user: "string", item: "string", qty: "integer" },
   cancel: { id: "string" },
@@ -103,7 +103,7 @@ function checkArgs(params: Record<string, ParamKind>, args: unknown): string | u
 type Handler<T extends ToolName> = (world: World, args: Args<T>) => ShopResult;
 
 const HANDLERS: { [T in ToolName]: Handler<T> } = {
-  user(world, { name }) {
+  user(world, { user: name }) {
     const user = world.users[name];
     if (!user) return fail("NOT_FOUND", `no user ${name}`);
     const orders = Object.fromEntries(
@@ -114,7 +114,7 @@ const HANDLERS: { [T in ToolName]: Handler<T> } = {
     return ok({ balance: user.balance, orders });
   },
 
-  item(world, { name }) {
+  item(world, { item: name }) {
     const item = world.items[name];
     if (!item) return fail("NOT_FOUND", `no item ${name}`);
     return ok({ price: item.price, stock: item.stock, locked: item.locked });
