@@ -3,6 +3,8 @@ import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, loadConfig } from "../config/load.js";
+import { headlineTable } from "../report/headline.js";
+import { readMetrics } from "../run/metrics-log.js";
 import { writeReport } from "./report.js";
 
 /** The folder of shipped presets (next to src/ and dist/). */
@@ -30,8 +32,6 @@ export async function run(options: TrainOptions): Promise<void> {
   const { train } = await import("../train.js");
   const result = await train(config, options.out);
   const report = writeReport([result.runDir]);
-  for (const evaluation of result.evaluations) {
-    console.log(`held-out success (rehearsal ${evaluation.setting}): ${(100 * evaluation.successRate).toFixed(1)}% of ${evaluation.tasks} tasks`);
-  }
+  for (const line of headlineTable(readMetrics(join(result.runDir, "metrics.jsonl")).records, config.mode)) console.log(line);
   console.log(`report: ${report}`);
 }
