@@ -1,10 +1,9 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { closedPort, workspace } from "./testing/workspace.js";
 import { envace } from "./cli.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
@@ -30,18 +29,6 @@ function linesOf(text: string): string[] {
   return text.split("\n").filter((line) => line !== "");
 }
 
-/** A loopback URL nothing listens on. */
-async function closedPort(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
-}
-
-function workspace(): string {
-  return mkdtempSync(join(tmpdir(), "envace-cli-"));
-}
 
 /** `envace` in process, with what it prints on the console. */
 async function run(argv: string[]): Promise<{ code: number; out: string[]; err: string[] }> {

@@ -1,11 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { closedPort, workspace } from "../testing/workspace.js";
 import { parseConfig } from "../config/load.js";
 import { readMetrics } from "../run/metrics-log.js";
 import { builtinDomain } from "../setup/domain.js";
@@ -29,18 +27,6 @@ function envace(args: string[]): ChildProcess & { output: Promise<{ code: number
   return Object.assign(child, { output });
 }
 
-/** A loopback URL nothing listens on. */
-async function closedPort(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
-}
-
-function workspace(): string {
-  return mkdtempSync(join(tmpdir(), "envace-cli-"));
-}
 
 async function waitFor(predicate: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
