@@ -6,6 +6,7 @@
  */
 import { computeAdvantages, type AdvantageBatch, type AdvantageConfigInput } from "@envace/grpo";
 import type { Policy, PolicyRole } from "@envace/protocol";
+import type { Datum } from "@envace/training";
 import { ConcurrencyLimit, IncrementalRenderer, rowsOf } from "@envace/trajectory";
 import type { TrainConfig } from "./config/schema.js";
 import { evaluate, type EvaluationResult } from "./evaluate.js";
@@ -16,7 +17,6 @@ import { domainFromConfig } from "./data/index.js";
 import type { Domain } from "./setup/domain.js";
 import { createModel, loadModel } from "./setup/models.js";
 import type { TrainedModel } from "./setup/trained-model.js";
-import type { Datum } from "@envace/training";
 import { cosineSchedule, goldRows, mergeContinuations, supervisedWarmStart } from "./sft.js";
 import { CallCounter, adamParams, policyLossConfig, policyUpdate, rewards, rollouts, sampleTasks, shuffled, stepMetrics } from "./step.js";
 
