@@ -14,6 +14,7 @@ import { parseArgs } from "node:util";
 import { generateTasks, toCm2Record } from "@envace/bench-builtin";
 import { reply, startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
 import { Rng } from "@envace/training";
+import { seedOfText } from "@envace/trajectory";
 import { readMetrics } from "../run/metrics-log.js";
 
 const { values } = parseArgs({ options: { steps: { type: "string", default: "40" }, seed: { type: "string", default: "1" } } });
@@ -23,10 +24,7 @@ const cli = fileURLToPath(new URL("../cli.ts", import.meta.url));
 
 // The judge: a fixed answer per question and dialogue, so a resumed run meets the same verdicts.
 function judge(request: RecordedRequest) {
-  const text = JSON.stringify(request.body);
-  let h = 2166136261;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
-  const answer = (h >>> 0) % 3 !== 0;
+  const answer = seedOfText(JSON.stringify(request.body)) % 3 !== 0;
   return reply.text(JSON.stringify({ high_level_understanding_of_the_question: "q", analysis_of_if_focus_on: "f", analysis_of_pass_condition: "p", analysis_of_failure_examples: "e", answer }));
 }
 
