@@ -99,7 +99,3 @@ export function checkParameters(config: TinyModelConfig, params: ReadonlyMap<str
   for (const name of params.keys()) if (!known.has(name)) problems.push(`unexpected tensor ${name}`);
   if (problems.length > 0) throw new Error(`${file}: ${problems.join("; ")}`);
 }
-
-export function cloneParameters(params: Parameters): Parameters {
-  return new Map([...params].map(([name, data]) => [name, data.slice()]));
-}

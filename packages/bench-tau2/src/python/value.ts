@@ -26,11 +26,6 @@ export function isPyModel(value: unknown): value is PyModel {
   return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Map);
 }
 
-/** Python's `int` (bool is an int subclass in Python, but `type()` names it `bool`). */
-export function isPyInt(value: unknown): value is bigint {
-  return typeof value === "bigint";
-}
-
 /** `type(value).__name__` for the values JSON can produce. */
 export function pyTypeName(value: unknown): string {
   if (value === null || value === undefined) return "NoneType";

@@ -46,7 +46,3 @@ export class ModelServerError extends InputError {
 export class TokenDataUnavailableError extends InputError {
   override readonly name = "TokenDataUnavailableError";
 }
-
-export function isAbortError(error: unknown): boolean {
-  return error instanceof Error && (error.name === "AbortError" || error.constructor.name === "APIUserAbortError");
-}
