@@ -45,7 +45,8 @@ import {
   type Usage,
 } from "@envace/rehearsal";
 import type { RewardFunction } from "@envace/rewards";
-import { ConcurrencyLimit, deriveSeed, seedOfText, type RehearsePromptOptions, type UnfoldLimitsInput, type UserTurnSource } from "@envace/trajectory";
+import { ConcurrencyLimit } from "@envace/concurrency";
+import { deriveSeed, seedOfText, type RehearsePromptOptions, type UnfoldLimitsInput, type UserTurnSource } from "@envace/trajectory";
 import { CountingEnvironment } from "./counting-environment.js";
 
 export interface EvaluateOptions {

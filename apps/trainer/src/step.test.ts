@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { BuiltinEnvironment, generateTasks, goldTrajectory, outcomeReward } from "@envace/bench-builtin";
 import type { GenerateRequest, Task } from "@envace/protocol";
 import { computeAdvantages } from "@envace/grpo";
-import { ConcurrencyLimit, ScriptedPolicy, rowsOf } from "@envace/trajectory";
+import { ConcurrencyLimit } from "@envace/concurrency";
+import { ScriptedPolicy, rowsOf } from "@envace/trajectory";
 import { parseConfig } from "./config/load.js";
 import { CallCounter, histogram, rewards, rollouts, sampleTasks } from "./step.js";
 

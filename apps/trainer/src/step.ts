@@ -1,6 +1,7 @@
 import { advantageMetrics, roleMetrics, verdictsOf, type AdvantageBatch, type PolicyLossConfig, type ScoredRow } from "@envace/grpo";
 import type { Environment, Policy, RewardVerdict, Task, Trajectory } from "@envace/protocol";
-import { deriveSeed, RehearsalEnvironment, unfoldGroup, type ConcurrencyLimit } from "@envace/trajectory";
+import type { ConcurrencyLimit } from "@envace/concurrency";
+import { deriveSeed, RehearsalEnvironment, unfoldGroup } from "@envace/trajectory";
 import { Rng, datumFromRow, type AdamParams, type ScoringOptions, type TrainingBackend } from "@envace/training";
 import type { ActorConfig, TrainConfig } from "./config/schema.js";
 import { CountingEnvironment } from "./counting-environment.js";

@@ -7,7 +7,8 @@
 import { computeAdvantages, type AdvantageBatch, type AdvantageConfigInput } from "@envace/grpo";
 import type { Policy, PolicyRole } from "@envace/protocol";
 import type { Datum } from "@envace/training";
-import { ConcurrencyLimit, IncrementalRenderer, rowsOf } from "@envace/trajectory";
+import { ConcurrencyLimit } from "@envace/concurrency";
+import { IncrementalRenderer, rowsOf } from "@envace/trajectory";
 import type { TrainConfig } from "./config/schema.js";
 import { evaluate, type EvaluationResult } from "./evaluate.js";
 import { formatInterval, wilsonInterval } from "./report/stats.js";

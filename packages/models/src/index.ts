@@ -17,11 +17,8 @@ export type { TokenDataMode } from "./openai/wire.js";
 
 export { OnnxCausalLM, MODEL_FILES, type ForwardResult, type KvCache, type OnnxSessionOptions } from "./onnx/causal-lm.js";
 export { exportLlamaCheckpoint, llamaOnnxBytes, type ExportResult } from "./onnx/export.js";
-export { LlamaConfig, llamaShape, readLlamaConfig, llamaTensorNames, type LlamaShape } from "@envace/training";
 export { loadOnnxModel, type LoadOnnxOptions, type OnnxModel } from "./onnx/policy.js";
 export { OnnxSampler, type OnnxSamplerOptions } from "./onnx/sampler.js";
-export { readSafetensors, writeSafetensors, type NamedTensor as Float32Tensor } from "@envace/training";
-export { sampleToken, seededRandom, type SampledToken, type TokenSamplingParams } from "@envace/training";
 
 export { ModelSpecError, parseModelSpec, policyFromSpec, type ModelSpec, type ResolvedModel, type ResolveOptions } from "./spec.js";
 export { TinyOnnxEngine, type WeightSyncTiming } from "./tiny/onnx-sync.js";

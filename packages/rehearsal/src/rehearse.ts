@@ -1,6 +1,6 @@
 import { SamplingParams, type GenerateRequest, type Generation, type Message, type Policy, type Task, type Tokenizer, type Trajectory } from "@envace/protocol";
+import { ConcurrencyLimit } from "@envace/concurrency";
 import {
-  ConcurrencyLimit,
   rehearsal,
   replayReference,
   SamplerPolicy,

@@ -6,7 +6,6 @@ import { unfoldRollout, type SharedRolloutOptions } from "./unfold.js";
 import type { UserTurnSource } from "./user-turns.js";
 
 // The global cap `unfoldGroup` takes: one limit shared by every group of a batch.
-export { ConcurrencyLimit } from "@envace/concurrency";
 
 type EnvironmentLike = Environment | RehearsalEnvironment;
 

@@ -1,6 +1,7 @@
 import type { Task, ToolSpec } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
-import { ConcurrencyLimit, unfoldGroup } from "./group.js";
+import { ConcurrencyLimit } from "@envace/concurrency";
+import { unfoldGroup } from "./group.js";
 import { RehearsalEnvironment } from "./rehearsal-environment.js";
 import { ScriptedPolicy } from "./scripted-policy.js";
 import { deriveSeed } from "./seed.js";

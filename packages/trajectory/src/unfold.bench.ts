@@ -24,7 +24,8 @@ import {
 } from "@envace/protocol";
 import { parseActOutput, type ActParserOptions } from "./act-parser.js";
 import { ToolCallValidator } from "./call-validator.js";
-import { ConcurrencyLimit, unfoldGroup } from "./group.js";
+import { ConcurrencyLimit } from "@envace/concurrency";
+import { unfoldGroup } from "./group.js";
 import { toolMessage } from "./messages.js";
 import { rehearsal } from "./rehearsal-environment.js";
 import { parseRehearseOutput } from "./rehearse-parser.js";

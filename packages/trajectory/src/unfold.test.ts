@@ -16,7 +16,8 @@ import {
 } from "@envace/protocol";
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { ConcurrencyLimit, unfoldGroup } from "./group.js";
+import { ConcurrencyLimit } from "@envace/concurrency";
+import { unfoldGroup } from "./group.js";
 import { conversationOf } from "./messages.js";
 import { rehearsal, RehearsalEnvironment } from "./rehearsal-environment.js";
 import { rowsOf } from "./rows.js";
