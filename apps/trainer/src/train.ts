@@ -77,8 +77,9 @@ async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, l
   // The caller-only baseline's simulator: a separate copy of the warm-started model that never trains.
   const frozen = config.environment === "simulator" ? await loadModel(config, run.checkpointPath("sft")) : undefined;
   const simulator = await frozen?.policy("simulator:frozen-sft");
-  // The KL term's reference: the weights RL started from, frozen (on Tinker, a client that never steps).
-  const reference = config.actor.kl_coef > 0 ? await loadModel(config, run.checkpointPath("sft")) : undefined;
+  // The KL term's reference: the weights RL started from, frozen (on Tinker, a client that never
+  // steps). The frozen simulator holds the same weights when there is one.
+  const reference = config.actor.kl_coef > 0 ? (frozen ?? (await loadModel(config, run.checkpointPath("sft")))) : undefined;
   const counter = new CallCounter();
   const limit = new ConcurrencyLimit(config.rollout.concurrency);
   const trainedRoles: PolicyRole[] = config.mode === "grpo" ? ["act"] : ["act", "rehearse"];
