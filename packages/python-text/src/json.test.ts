@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { jsonFloat, jsonString } from "./json.js";
+import { jsonFloat, jsonString, jsonStringUnicode } from "./json.js";
 import { bigintModel, JsonDecodeError, jsonLoads, type JsonModel, type JsonScalar, type PyJson } from "./json-loads.js";
 
 describe("the leaves of json.dumps", () => {
@@ -19,6 +19,14 @@ describe("the leaves of json.dumps", () => {
   it("writes floats as repr() does, and the non-finite ones as Python spells them", () => {
     // Python: json.dumps([1.0, 1e16, 1e-5, nan, inf, -inf, -0.0])
     expect([1, 1e16, 1e-5, NaN, Infinity, -Infinity, -0].map(jsonFloat).join(", ")).toBe("1.0, 1e+16, 1e-05, NaN, Infinity, -Infinity, -0.0");
+  });
+});
+
+describe("json.dumps(s, ensure_ascii=False)", () => {
+  it("escapes only quotes, backslashes and control characters", () => {
+    // Python: json.dumps('é"\\\n\t\u2028\x7f\x00😀/\b\f\x1f', ensure_ascii=False)
+    expect(jsonStringUnicode('é"\\\n\t\u2028\x7f\x00😀/\b\f\x1f')).toBe('"é\\"\\\\\\n\\t\u2028\x7f\\u0000😀/\\b\\f\\u001f"');
+    expect(jsonStringUnicode("国庆节 ~")).toBe('"国庆节 ~"');
   });
 });
 

@@ -36,6 +36,25 @@ export function jsonString(s: string): string {
   return `${out}"`;
 }
 
+/** Control characters, `"` and `\`: what `json.dumps(s, ensure_ascii=False)` escapes. */
+const NEEDS_ESCAPE_UNICODE = /[\x00-\x1f"\\]/;
+
+/**
+ * `json.dumps(s, ensure_ascii=False)` for a `str`: only `"`, `\` and control characters below
+ * U+0020 are escaped (the five short escapes, else `\u001f`); everything else, DEL and non-ASCII
+ * included, is written as it is.
+ */
+export function jsonStringUnicode(s: string): string {
+  if (!NEEDS_ESCAPE_UNICODE.test(s)) return `"${s}"`;
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const code = s.charCodeAt(i);
+    if (code >= 0x20 && code !== 0x22 && code !== 0x5c) out += s.charAt(i);
+    else out += SHORT_ESCAPES[s[i]!] ?? `\\u${code.toString(16).padStart(4, "0")}`;
+  }
+  return `${out}"`;
+}
+
 /** `json.dumps(x)` for a float: its `repr`, or `NaN`, `Infinity`, `-Infinity` (not JSON, but Python writes them). */
 export function jsonFloat(x: number): string {
   if (Number.isNaN(x)) return "NaN";

@@ -1,4 +1,4 @@
-import { jsonFloat, jsonString, sortCodePoints } from "@envace/python-text";
+import { jsonFloat, jsonString, jsonStringUnicode, sortCodePoints } from "@envace/python-text";
 import type { PyValue } from "./value.js";
 
 // Python's `json.loads` is `jsonLoads` from `@envace/python-text`, whose default model (ints as
@@ -7,6 +7,8 @@ import type { PyValue } from "./value.js";
 export interface PyDumpsOptions {
   /** `sort_keys=True`. */
   sortKeys?: boolean;
+  /** `ensure_ascii` (default true); false writes non-ASCII characters as they are. */
+  ensureAscii?: boolean;
 }
 
 /**
@@ -15,26 +17,31 @@ export interface PyDumpsOptions {
  * `NaN`/`Infinity` for non-finite floats. With `sortKeys`, keys are sorted by code point.
  */
 export function pyDumps(value: PyValue, options: PyDumpsOptions = {}): string {
-  return dumpValue(value, options.sortKeys === true);
+  return dumpValue(value, options.sortKeys === true, undefined, options.ensureAscii === false ? jsonStringUnicode : jsonString);
 }
 
 /**
  * The `json.dumps` text of one value (string concatenation is V8's fastest builder here). With
  * `item`, list items and dict values are written by it, so a caller can reuse texts it already has.
  */
-export function dumpValue(value: PyValue, sortKeys: boolean, item?: (value: PyValue) => string): string {
+export function dumpValue(
+  value: PyValue,
+  sortKeys: boolean,
+  item?: (value: PyValue) => string,
+  str: (s: string) => string = jsonString,
+): string {
   if (value === null) return "null";
   switch (typeof value) {
     case "boolean":
       return value ? "true" : "false";
     case "string":
-      return jsonString(value);
+      return str(value);
     case "bigint":
       return value.toString();
     case "number":
       return jsonFloat(value);
   }
-  const dump = (inner: PyValue): string => (item === undefined ? dumpValue(inner, sortKeys) : item(inner));
+  const dump = (inner: PyValue): string => (item === undefined ? dumpValue(inner, sortKeys, undefined, str) : item(inner));
   if (Array.isArray(value)) {
     let out = "[";
     for (let i = 0; i < value.length; i++) out += (i > 0 ? ", " : "") + dump(value[i]!);
@@ -45,13 +52,13 @@ export function dumpValue(value: PyValue, sortKeys: boolean, item?: (value: PyVa
   if (value instanceof Map) {
     const keys = sortKeys ? sortCodePoints([...value.keys()]) : value.keys();
     for (const key of keys) {
-      out += `${first ? "" : ", "}${jsonString(key)}: ${dump(value.get(key)!)}`;
+      out += `${first ? "" : ", "}${str(key)}: ${dump(value.get(key)!)}`;
       first = false;
     }
   } else {
     const keys = sortKeys ? sortCodePoints(Object.keys(value)) : Object.keys(value);
     for (const key of keys) {
-      out += `${first ? "" : ", "}${jsonString(key)}: ${dump(value[key]!)}`;
+      out += `${first ? "" : ", "}${str(key)}: ${dump(value[key]!)}`;
       first = false;
     }
   }

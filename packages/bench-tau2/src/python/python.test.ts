@@ -39,6 +39,12 @@ describe("json.dumps as Python writes it", () => {
     const dict = new Map<string, PyValue>([["b", 1n], ["B", 2n], ["😀", 3n], ["\uffff", 4n], ["a1", new Map([["z", 1n], ["y", 2n]])]]);
     expect(pyDumps(dict, { sortKeys: true })).toBe('{"B": 2, "a1": {"y": 2, "z": 1}, "b": 1, "\\uffff": 4, "\\ud83d\\ude00": 3}');
   });
+
+  it("writes non-ASCII as it is with ensure_ascii=False", () => {
+    // Python: json.dumps({"名": ["é", 1.0, "a\nb"]}, sort_keys=True, ensure_ascii=False)
+    const dict = new Map<string, PyValue>([["名", ["é", 1, "a\nb"]]]);
+    expect(pyDumps(dict, { sortKeys: true, ensureAscii: false })).toBe('{"名": ["é", 1.0, "a\\nb"]}');
+  });
 });
 
 describe("json.loads as Python reads it, into these values", () => {
