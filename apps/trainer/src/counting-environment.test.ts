@@ -24,6 +24,14 @@ describe("CountingEnvironment", () => {
     expect([environment.calls, environment.callsBeforeCommit]).toEqual([2, 1]);
   });
 
+  it("forwards close to the inner environment, and closes one without resources as a no-op", async () => {
+    let closed = 0;
+    const inner = { ...echo(), close: () => Promise.resolve(void (closed += 1)) };
+    await new CountingEnvironment(inner).close();
+    await new CountingEnvironment(echo()).close();
+    expect(closed).toBe(1);
+  });
+
   it("keeps the user side of a dual-control environment", () => {
     const user = echo();
     expect(new CountingEnvironment(echo(user)).user).toBe(user);

@@ -43,4 +43,8 @@ export class CountingEnvironment implements Environment {
   state(): Promise<JsonValue> {
     return this.#inner.state();
   }
+
+  async close(): Promise<void> {
+    await this.#inner.close?.();
+  }
 }

@@ -181,6 +181,31 @@ describe("evaluate: the built-in shop against its real environment", () => {
     expect(result.meanReward).toBe(1);
   });
 
+  it("releases every task's environment, that of a task whose rehearsal failed before it was used too", async () => {
+    const victim = tasks[1]!;
+    const closed: string[] = [];
+    const result = await evaluate({
+      policy: goldPolicy(perfect, { failOn: victim.messages.at(-1)!.content ?? "" }),
+      tasks: tasks.slice(0, 3),
+      environment: (task) => {
+        const environment = new BuiltinEnvironment();
+        return Object.assign(environment, {
+          close: () => {
+            closed.push(task.id);
+            return Promise.resolve();
+          },
+        });
+      },
+      reward: outcomeReward,
+      rehearsal: "parallel:1",
+      fidelity: false,
+    });
+    expect(result.entries[1]).toMatchObject({ taskId: victim.id, error: "server down", environmentCalls: 0 });
+    // The committed rollout closes its environment, and evaluate closes each once more when the task ends.
+    expect([...new Set(closed)].sort()).toEqual(tasks.slice(0, 3).map((t) => t.id).sort());
+    expect(closed.filter((id) => id === victim.id)).toHaveLength(1);
+  });
+
   it("keeps to the concurrency and reports progress once per task", async () => {
     let inFlight = 0;
     let peak = 0;

@@ -184,10 +184,9 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
   const entries: EvaluationEntry[] = new Array<EvaluationEntry>(options.tasks.length);
   let done = 0;
 
-  const one = async (task: Task): Promise<EvaluationEntry> => {
+  const one = async (task: Task, environment: CountingEnvironment): Promise<EvaluationEntry> => {
     const started = Date.now();
     const { sampling, rehearsalSampling } = seededSampling(options, task.id);
-    const environment = new CountingEnvironment(options.environment(task));
     const base = { setting, memoryBudget, safeWrites, taskId: task.id };
     let episode: Episode;
     try {
@@ -279,7 +278,14 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
   await Promise.all(
     options.tasks.map((task, index) =>
       limit.run(async () => {
-        const entry = await one(task);
+        const environment = new CountingEnvironment(options.environment(task));
+        let entry: EvaluationEntry;
+        // Released on every path (the committed rollout closes it too; closing is idempotent).
+        try {
+          entry = await one(task, environment);
+        } finally {
+          await environment.close();
+        }
         entries[index] = entry;
         done += 1;
         options.onProgress?.({ done, total: options.tasks.length, entry });

@@ -26,7 +26,7 @@ export interface UnfoldGroupOptions extends SharedRolloutOptions {
 
 /**
  * G rollouts of one task, run concurrently under `limit`. The result is in rollout order. If one
- * rollout fails, the others are cancelled and the group rejects with that failure.
+ * rollout fails, the others are cancelled and, once all have ended, the group rejects with that failure.
  */
 export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajectory[]> {
   const { size, environment, users, limit, signal } = options;
@@ -57,14 +57,20 @@ export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajecto
   };
 
   try {
-    return await Promise.all(
+    // Every rollout settles before the group answers, so a failed group has released every
+    // rollout's environment (each closes its own) by the time it rejects.
+    let failure: { error: unknown } | undefined;
+    const settled = await Promise.allSettled(
       Array.from({ length: size }, (_, rollout) =>
         one(rollout).catch((error: unknown) => {
           if (!controller.signal.aborted) controller.abort(error);
+          failure ??= { error };
           throw error;
         }),
       ),
     );
+    if (failure !== undefined) throw failure.error;
+    return settled.map((outcome) => (outcome as PromiseFulfilledResult<Trajectory>).value);
   } finally {
     signal?.removeEventListener("abort", cancel);
     abort.dispose();

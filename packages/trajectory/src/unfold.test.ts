@@ -291,6 +291,67 @@ describe("unfold: a grounded rollout against a real environment", () => {
   });
 });
 
+describe("unfold: the real environment is released on every path", () => {
+  /** A bank that counts finished `close` calls (each takes a moment, as stopping a process does). */
+  class ClosingBank extends Bank {
+    closed = 0;
+    async close(): Promise<void> {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      this.closed += 1;
+    }
+  }
+  const transfer = call("transfer", { to: "Bob", amount: 5 });
+
+  it("closes once when the agent stops, and the final state stays readable", async () => {
+    const bank = new ClosingBank();
+    const policy = ScriptedPolicy.queues("p", { act: [transfer, "Done."] });
+    await unfold({ task, actor: policy, environment: bank, users: singleTurn });
+    expect(bank.closed).toBe(1);
+    expect(await bank.state()).toEqual({ me: 7, Bob: 5, Eve: 0 });
+  });
+
+  it("closes when the policy fails, when the rollout is cancelled, and when reset throws", async () => {
+    const failing = new ClosingBank();
+    const down: Policy = { id: "down", generate: () => Promise.reject(new Error("server down")) };
+    await expect(unfold({ task, actor: down, environment: failing })).rejects.toThrow("server down");
+    expect(failing.closed).toBe(1);
+
+    const cancelled = new ClosingBank();
+    const controller = new AbortController();
+    const policy = new ScriptedPolicy("p", () => {
+      controller.abort(new Error("stop now"));
+      return transfer;
+    });
+    await expect(unfold({ task, actor: policy, environment: cancelled, signal: controller.signal })).rejects.toThrow("stop now");
+    expect(cancelled.closed).toBe(1);
+
+    const broken = new ClosingBank();
+    broken.reset = () => Promise.reject(new Error("cannot start"));
+    await expect(unfold({ task, actor: down, environment: broken })).rejects.toThrow("cannot start");
+    expect(broken.closed).toBe(1);
+  });
+
+  it("closes every rollout's environment of a group, the cancelled siblings' too", async () => {
+    const banks: ClosingBank[] = [];
+    let calls = 0;
+    const failing: Policy = {
+      id: "failing",
+      generate: (_request, signal) => {
+        calls += 1;
+        if (calls === 2) return Promise.reject(new Error("server down"));
+        return new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason as Error)));
+      },
+    };
+    const environment = (): ClosingBank => {
+      const bank = new ClosingBank();
+      banks.push(bank);
+      return bank;
+    };
+    await expect(unfoldGroup({ task, size: 3, actor: failing, environment, users: singleTurn })).rejects.toThrow("server down");
+    expect(banks.map((b) => b.closed)).toEqual([1, 1, 1]);
+  });
+});
+
 describe("unfold: limits and endings", () => {
   const looping = (): ScriptedPolicy =>
     new ScriptedPolicy("loop", (request) => (request.role === "act" ? call("get_balance", { account: "me" }) : result({ balance: 1 })));

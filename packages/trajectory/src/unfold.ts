@@ -76,6 +76,8 @@ export interface UnfoldOptions {
  *   real environment with `env_error` code `ENVIRONMENT_EXCEPTION`. The generation that failed
  *   stays in the trajectory, so it still becomes a (penalised) training row.
  * - Errors of the policy itself (a server down) reject: they say nothing about the agent.
+ * - A real environment is closed (`Environment.close`) when the rollout ends, however it ends;
+ *   its `state()` stays readable for the evaluator.
  */
 export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
   const abort = new AbortFlag(options.signal);
@@ -100,6 +102,17 @@ export type SharedRolloutOptions = Omit<UnfoldOptions, keyof OwnRolloutOptions>;
  * rollout as they are (copying a large options object per rollout is a measurable cost).
  */
 export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRolloutOptions): Promise<Trajectory> {
+  if (own.environment instanceof RehearsalEnvironment) return runRollout(options, own);
+  // The rollout owns the real environment's episode: it releases it on every path, errors and
+  // cancellation included, so no server process or connection outlives the rollout.
+  try {
+    return await runRollout(options, own);
+  } finally {
+    await own.environment.close?.();
+  }
+}
+
+async function runRollout(options: SharedRolloutOptions, own: OwnRolloutOptions): Promise<Trajectory> {
   const { task, actor } = options;
   const { environment, signal, abort, id } = own;
   const rollout = own.rollout ?? 0;
