@@ -2,9 +2,10 @@ import type { Environment, Policy, Step, Task, Tokenizer, Trajectory } from "@en
 import { unfold, type ActParserOptions, type RoleSampling, type UnfoldLimitsInput, type UserTurnSource } from "@envace/trajectory";
 import { SafeWriteGate, type GateEvent, type SafeWriteGateOptions } from "./gate.js";
 import { withNote, type NotePlacement, type RehearsalMemory } from "./memory.js";
-import { rehearse, type RehearsalRun, type RehearseOptions } from "./rehearse.js";
+import type { RehearsalRun, RehearseOptions } from "./rehearse.js";
 import { parseRehearsalSetting, type RehearsalSettingInput } from "./setting.js";
 import { tokenCounter } from "./tokens.js";
+import { privateRehearsal } from "./turn.js";
 import { MeteredPolicy, type Usage } from "./usage.js";
 
 export interface CommitOptions {
@@ -87,17 +88,16 @@ export async function rehearseThenCommit(options: EpisodeOptions): Promise<Episo
     onRehearsed?.(undefined);
     return { committed: await commit(commitOptions) };
   }
-  const run = await rehearse({
-    limits: options.limits ?? {},
-    ...rehearsalOptions,
+  const run = await privateRehearsal({
     task: options.task,
     policy: options.policy,
     setting,
-    ...(options.tokenizer === undefined ? {} : { tokenizer: options.tokenizer }),
-    ...(options.placement === undefined ? {} : { placement: options.placement }),
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
-    ...(options.parser === undefined ? {} : { parser: options.parser }),
+    rehearsal: { limits: options.limits ?? {}, ...rehearsalOptions, ...(options.parser === undefined ? {} : { parser: options.parser }) },
+    tokenizer: options.tokenizer,
+    placement: options.placement,
+    signal: options.signal,
   });
+  if (run === undefined) throw new Error("unreachable: a setting other than none always rehearses");
   onRehearsed?.(run);
   return { rehearsal: run, committed: await commit({ ...commitOptions, memory: run.memory }) };
 }

@@ -8,4 +8,5 @@ export * from "./rehearse.js";
 export * from "./setting.js";
 export * from "./summarize.js";
 export * from "./tokens.js";
+export * from "./turn.js";
 export * from "./usage.js";
