@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TinkerService, tinkerEnv, type TrainingClientOptions } from "./client.js";
 import { TinkerLossError } from "./errors.js";
 import { folderCheckpoints } from "./server/checkpoints.js";
-import { startTinkerServer, type TinkerServer } from "./server/server.js";
+import type { TinkerServer } from "./server/options.js";
+import { startTinkerServer } from "./server/server.js";
 
 /** A tiny transformer: 16 tokens, 15 ends a generation. */
 const tiny = { vocabSize: 16, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 32, eosTokenId: 15, initializerRange: 0.3 };

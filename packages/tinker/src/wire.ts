@@ -160,6 +160,8 @@ export const SampleRequest = z.object({
 });
 export type SampleRequest = z.infer<typeof SampleRequest>;
 
+export const WeightsInfoRequest = z.object({ tinker_path: z.string().min(1) });
+
 export const RetrieveFutureRequest = z.object({
   request_id: z.union([z.string().min(1), z.number().int()]).transform(String),
   allow_metadata_only: z.boolean().default(false),
@@ -237,6 +239,8 @@ export const ClientConfig = z.looseObject({
   fwdbwd_max_chunk_len: z.number().int().positive().default(1024),
   fwdbwd_max_chunk_bytes_count: z.number().int().positive().default(5_000_000),
   envace_loss_fns: z.array(z.string()).default([]),
+  /** This project's extension: how the server reduces Tinker's losses (hosted Tinker and SkyRL tx do not say). */
+  envace_loss_reduction: z.enum(["sum", "datum-token-mean"]).optional(),
 });
 export type ClientConfig = z.infer<typeof ClientConfig>;
 

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { TrainingBackend } from "@envace/training";
-import type { CheckpointKey, CheckpointStore } from "./server.js";
+import type { CheckpointKey, CheckpointStore } from "./options.js";
 
 /** How a backend writes its training state to a folder and is rebuilt from one. */
 export interface FolderCheckpointIo {

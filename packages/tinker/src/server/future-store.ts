@@ -5,8 +5,12 @@ type FutureState =
   | { status: "done"; result: unknown }
   | { status: "failed"; error: string; category: FailureCategory };
 
+/** Results the SDK ≥ 0.25 takes as protobuf when it asks for them; everything else is JSON. */
+export type ResultKind = "forward_backward" | "sample" | "json";
+
 interface Entry {
   state: FutureState;
+  kind: ResultKind;
   waiters: Set<() => void>;
   /** When a settled future is forgotten. */
   expires: number;
@@ -19,9 +23,9 @@ export class FutureStore {
 
   constructor(private readonly ttlMs: number) {}
 
-  create(): string {
+  create(kind: ResultKind = "json"): string {
     const id = `req-${++this.counter}`;
-    this.entries.set(id, { state: { status: "pending" }, waiters: new Set(), expires: Infinity });
+    this.entries.set(id, { state: { status: "pending" }, kind, waiters: new Set(), expires: Infinity });
     return id;
   }
 
@@ -44,6 +48,10 @@ export class FutureStore {
 
   has(id: string): boolean {
     return this.entries.has(id);
+  }
+
+  kindOf(id: string): ResultKind {
+    return this.entries.get(id)?.kind ?? "json";
   }
 
   /** The state of `id` once it settles, or `pending` after `timeoutMs` or when `signal` aborts. */

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TableBackend } from "../test-support/table-backend.js";
 import { folderCheckpoints } from "./checkpoints.js";
-import { startTinkerServer, type TinkerServer } from "./server.js";
+import type { TinkerServer } from "./options.js";
+import { startTinkerServer } from "./server.js";
 
 /** Raw JSON over HTTP, as any client would send it. */
 async function call(server: TinkerServer, route: string, body?: unknown, init: { method?: string; headers?: Record<string, string>; raw?: string } = {}) {
@@ -23,6 +24,14 @@ async function settle(server: TinkerServer, requestId: unknown): Promise<Record<
     expect(status).toBe(200);
     if (body.type !== "try_again") return body;
   }
+}
+
+/** A sequenced request that is addressed but invalid is accepted, and its future fails at once with the reason. */
+async function refused(server: TinkerServer, reply: { status: number; body: Record<string, unknown> }): Promise<unknown> {
+  expect(reply.status).toBe(200);
+  const out = await settle(server, reply.body.request_id);
+  expect(out.category).toBe("user");
+  return out.error;
 }
 
 const tensor = (data: number[], dtype = "float32") => ({ data, dtype, shape: [data.length] });
@@ -75,7 +84,12 @@ describe("routes and validation", () => {
   it("answers health, capabilities and client config (with the GRPO extension)", async () => {
     expect(await call(server, "healthz")).toEqual({ status: 200, body: { status: "ok" } });
     expect((await call(server, "get_server_capabilities")).body).toEqual({ supported_models: [{ model_name: "table" }] });
-    expect((await call(server, "client/config", { sdk_version: "0.24.1" })).body).toEqual({ pjwt_auth_enabled: false, envace_loss_fns: ["envace_grpo"] });
+    expect((await call(server, "client/config", { sdk_version: "0.24.1" })).body).toEqual({
+      pjwt_auth_enabled: false,
+      use_pyqwest_transport: false,
+      envace_loss_fns: ["envace_grpo"],
+      envace_loss_reduction: "sum",
+    });
   });
 
   it("names unknown routes, wrong methods, non-JSON bodies and wrong content types", async () => {
@@ -88,38 +102,34 @@ describe("routes and validation", () => {
   it("names the field of a malformed request", async () => {
     const modelId = await freshModel();
     const bad = await call(server, "forward_backward", { model_id: modelId, seq_id: 1, forward_backward_input: { loss_fn: "ppo", data: [{ model_input: { chunks: [] } }] } });
-    expect(bad.status).toBe(400);
-    expect(bad.body.detail).toBe("forward_backward: forward_backward_input.data[0].loss_fn_inputs: Invalid input: expected record, received undefined");
+    expect(await refused(server, bad)).toBe("forward_backward: forward_backward_input.data[0].loss_fn_inputs: Invalid input: expected record, received undefined");
   });
 
   it("names per-token tensors that do not match the tokens", async () => {
     const modelId = await freshModel();
     const short = { ...datum, loss_fn_inputs: { ...datum.loss_fn_inputs, advantages: tensor([1]) } };
     const bad = await call(server, "forward_backward", { model_id: modelId, seq_id: 1, forward_backward_input: { loss_fn: "importance_sampling", data: [datum, short] } });
-    expect(bad).toEqual({
-      status: 400,
-      body: { detail: "forward_backward_input.data[1].loss_fn_inputs.advantages: has 1 entries, model_input has 2 tokens", code: "invalid_request" },
-    });
+    expect(await refused(server, bad)).toBe("forward_backward: forward_backward_input.data[1].loss_fn_inputs.advantages: has 1 entries, model_input has 2 tokens");
   });
 
   it("lists the losses it supports and checks their config keys", async () => {
     const modelId = await freshModel();
     const dro = await call(server, "forward_backward", { model_id: modelId, seq_id: 1, forward_backward_input: { loss_fn: "dro", data: [datum] } });
-    expect(dro.body.detail).toBe('forward_backward_input.loss_fn: "dro" is not supported by this server (supported: cross_entropy, importance_sampling, ppo, envace_grpo)');
+    expect(await refused(server, dro)).toBe('forward_backward: forward_backward_input.loss_fn: "dro" is not supported by this server (supported: cross_entropy, importance_sampling, ppo, envace_grpo)');
     const key = await call(server, "forward_backward", {
       model_id: modelId,
       seq_id: 2,
       forward_backward_input: { loss_fn: "ppo", loss_fn_config: { clip_ratio: 0.2 }, data: [datum] },
     });
-    expect(key.body.detail).toMatch(/^forward_backward_input\.loss_fn_config: .*clip_ratio/);
+    expect(await refused(server, key)).toMatch(/^forward_backward: forward_backward_input\.loss_fn_config: .*clip_ratio/);
     const ce = await call(server, "forward_backward", { model_id: modelId, seq_id: 3, forward_backward_input: { loss_fn: "cross_entropy", data: [datum] } });
-    expect(ce.body.detail).toBe("forward_backward_input.data[0].loss_fn_inputs: cross_entropy requires weights");
+    expect(await refused(server, ce)).toBe("forward_backward: forward_backward_input.data[0].loss_fn_inputs: cross_entropy requires weights");
     const image = await call(server, "forward", {
       model_id: modelId,
       seq_id: 4,
       forward_input: { loss_fn: "cross_entropy", data: [{ ...datum, model_input: { chunks: [{ type: "image", data: "", format: "png" }] } }] },
     });
-    expect(image.body.detail).toBe('forward_input.data[0].model_input.chunks[0]: chunk type "image" is not supported (text only)');
+    expect(await refused(server, image)).toBe('forward: forward_input.data[0].model_input.chunks[0]: chunk type "image" is not supported (text only)');
   });
 
   it("names unknown models, sessions, futures and samplers", async () => {
@@ -132,9 +142,9 @@ describe("routes and validation", () => {
   it("refuses load_weights after the first request, and save_weights without a checkpoint store", async () => {
     const modelId = await freshModel();
     const load = await call(server, "load_weights", { model_id: modelId, seq_id: 2, path: "tinker://x/weights/a", optimizer: true });
-    expect(load.body.detail).toBe("load_weights: load_weights is allowed only as a model's first request (seq_id 1), got seq_id 2");
+    expect(await refused(server, load)).toBe("load_weights: load_weights is allowed only as a model's first request (seq_id 1), got seq_id 2");
     const save = await call(server, "save_weights", { model_id: modelId, seq_id: 3, path: "a" });
-    expect(save.body.detail).toBe("save_weights: this server has no checkpoint store (start it with the checkpoints option)");
+    expect(await refused(server, save)).toBe("save_weights: this server has no checkpoint store (start it with the checkpoints option)");
   });
 });
 
@@ -245,8 +255,17 @@ describe("long polls and sampling", () => {
     expect(again.sequences).toEqual(sequences);
     const byPath = await call(server, "asample", { ...request, sampling_session_id: undefined, model_path: path });
     expect(byPath.status).toBe(200);
-    const ids = await call(server, "asample", { ...request, sampling_params: { max_tokens: 4, stop: [7] } });
-    expect(ids.body.detail).toBe("sampling_params.stop: stop token ids are not supported by this server; send stop strings");
+    // A stop token id ends a sequence right after its first occurrence, with reason "stop".
+    const first = sequences[0]!;
+    const stopAt = first.tokens[1] ?? first.tokens[0]!;
+    const cut = first.tokens.indexOf(stopAt) + 1;
+    const stopped = await settle(server, (await call(server, "asample", { ...request, num_samples: 1, sampling_params: { max_tokens: 4, seed: 5, stop: [stopAt] } })).body.request_id);
+    expect(stopped.sequences).toEqual([{ stop_reason: "stop", tokens: first.tokens.slice(0, cut), logprobs: first.logprobs.slice(0, cut) }]);
+    // The table backend's sampler cannot score prompts: a clear refusal the SDK does not retry.
+    const scored = await fetch(`${server.url}/api/v1/asample`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ ...request, prompt_logprobs: true }) });
+    expect(scored.status).toBe(400);
+    expect(scored.headers.get("x-should-retry")).toBe("false");
+    expect(((await scored.json()) as { detail: string }).detail).toBe("asample: prompt_logprobs: this server's sampler cannot score prompts");
   });
 
   it("requires the API key when it has one", async () => {
@@ -311,7 +330,7 @@ describe("checkpoints", () => {
       expect(await logprobs(second, 2)).toEqual(before);
 
       const bad = await call(saving, "load_weights", { model_id: await model(saving, sid, 2), seq_id: 1, path: "s3://elsewhere" });
-      expect(bad.body.detail).toBe('load_weights: path: "s3://elsewhere" is not a tinker://<model>/weights/<name> path');
+      expect(await refused(saving, bad)).toBe('load_weights: path: "s3://elsewhere" is not a tinker://<model>/weights/<name> path');
       const missing = await call(saving, "load_weights", { model_id: await model(saving, sid, 3), seq_id: 1, path: `tinker://${first}/weights/none` });
       expect((await settle(saving, missing.body.request_id)).error).toMatch(/^load_weights: ENOENT/);
     } finally {

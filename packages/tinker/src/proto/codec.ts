@@ -1,0 +1,258 @@
+import type { ForwardBackwardOutput, SampleResponse, TensorData, WireDatum } from "../wire.js";
+import { DType, messageType, StopReason } from "./schema.js";
+
+/**
+ * Conversions between the protobuf wire (SDK ≥ 0.25) and the JSON shapes of `wire.ts`, so the
+ * rest of the package handles one shape. Encoders leave out proto3 default values, as the
+ * Python SDK's encoder does, so the bytes match it.
+ */
+
+type Message = Record<string, unknown>;
+
+function int32Bytes(values: readonly number[]): Uint8Array {
+  const out = Buffer.alloc(values.length * 4);
+  values.forEach((v, i) => out.writeInt32LE(v, i * 4));
+  return out;
+}
+
+function int64Bytes(values: readonly number[]): Uint8Array {
+  const out = Buffer.alloc(values.length * 8);
+  values.forEach((v, i) => out.writeBigInt64LE(BigInt(Math.trunc(v)), i * 8));
+  return out;
+}
+
+function float32Bytes(values: readonly number[]): Uint8Array {
+  const out = Buffer.alloc(values.length * 4);
+  values.forEach((v, i) => out.writeFloatLE(v, i * 4));
+  return out;
+}
+
+function view(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+export function readInt32s(bytes: Uint8Array): number[] {
+  const buf = view(bytes);
+  return Array.from({ length: Math.floor(buf.length / 4) }, (_, i) => buf.readInt32LE(i * 4));
+}
+
+export function readFloat32s(bytes: Uint8Array): number[] {
+  const buf = view(bytes);
+  return Array.from({ length: Math.floor(buf.length / 4) }, (_, i) => buf.readFloatLE(i * 4));
+}
+
+function readInt64s(bytes: Uint8Array): number[] {
+  const buf = view(bytes);
+  return Array.from({ length: Math.floor(buf.length / 8) }, (_, i) => Number(buf.readBigInt64LE(i * 8)));
+}
+
+/** bfloat16 is the upper half of a float32. */
+function readBfloat16s(bytes: Uint8Array): number[] {
+  const buf = view(bytes);
+  const word = Buffer.alloc(4);
+  return Array.from({ length: Math.floor(buf.length / 2) }, (_, i) => {
+    word.writeUInt32LE(buf.readUInt16LE(i * 2) << 16 >>> 0, 0);
+    return word.readFloatLE(0);
+  });
+}
+
+/** Elements of a tensor of `dtype`, widened as the SDK widens them (int32 → int64, bf16 → float32). */
+function readTensor(bytes: Uint8Array, dtype: number): { data: number[]; dtype: "int64" | "float32" } {
+  switch (dtype) {
+    case DType.INT64:
+      return { data: readInt64s(bytes), dtype: "int64" };
+    case DType.INT32:
+      return { data: readInt32s(bytes), dtype: "int64" };
+    case DType.BFLOAT16:
+      return { data: readBfloat16s(bytes), dtype: "float32" };
+    case DType.FLOAT32:
+      return { data: readFloat32s(bytes), dtype: "float32" };
+    default:
+      throw new Error(`unsupported tensor dtype ${dtype}`);
+  }
+}
+
+function tensorToProto(td: TensorData): Message {
+  const dtype = td.dtype ?? (td.data.every(Number.isInteger) ? "int64" : "float32");
+  const encode = dtype === "int64" ? int64Bytes : float32Bytes;
+  const msg: Message = {};
+  if (td.sparse_crow_indices !== undefined && td.sparse_col_indices !== undefined) {
+    msg.sparse_csr = {
+      values: encode(td.data),
+      crow_indices: int64Bytes(td.sparse_crow_indices),
+      col_indices: int64Bytes(td.sparse_col_indices),
+    };
+  } else {
+    msg.dense = encode(td.data);
+  }
+  msg.dtype = dtype === "int64" ? DType.INT64 : DType.FLOAT32;
+  if (td.shape !== undefined && td.shape.length > 0) msg.shape = td.shape;
+  return msg;
+}
+
+/** The body of a `forward_backward` request as the SDK 0.25 sends it. */
+export interface ForwardBackwardBody {
+  model_id: string;
+  seq_id: number;
+  data: readonly WireDatum[];
+  loss_fn: string;
+  loss_fn_config?: Record<string, number> | null;
+  forward_only?: boolean;
+}
+
+export function encodeForwardBackwardRequest(body: ForwardBackwardBody): Uint8Array {
+  const msg: Message = {};
+  if (body.model_id) msg.model_id = body.model_id;
+  if (body.seq_id) msg.seq_id = body.seq_id;
+  msg.data = body.data.map((datum) => ({
+    model_input: datum.model_input.chunks.map((chunk) => {
+      if (chunk.type !== "encoded_text") throw new Error(`chunk type "${chunk.type}" has no protobuf encoding here`);
+      return { encoded_text: chunk.tokens.length > 0 ? { tokens: int32Bytes(chunk.tokens) } : {} };
+    }),
+    loss_fn_inputs: Object.fromEntries(Object.entries(datum.loss_fn_inputs).map(([name, td]) => [name, tensorToProto(td)])),
+  }));
+  if (body.loss_fn) msg.loss_fn = body.loss_fn;
+  if (body.loss_fn_config && Object.keys(body.loss_fn_config).length > 0) msg.loss_fn_config = body.loss_fn_config;
+  if (body.forward_only) msg.forward_only = true;
+  const type = messageType("ForwardBackwardRequest");
+  return type.encode(type.fromObject(msg)).finish();
+}
+
+interface DecodedTensor {
+  dense?: Uint8Array;
+  sparse_csr?: { values: Uint8Array; crow_indices: Uint8Array; col_indices: Uint8Array };
+  dtype: number;
+  shape: (number | { toNumber(): number })[];
+}
+
+interface DecodedChunk {
+  encoded_text?: { tokens: Uint8Array };
+  image?: { data: Uint8Array; format: string; expected_tokens?: number };
+  dmel?: { dmel: Uint8Array };
+}
+
+function tensorFromProto(t: DecodedTensor): TensorData {
+  const shape = t.shape.map(Number);
+  if (t.sparse_csr) {
+    const values = readTensor(t.sparse_csr.values, t.dtype);
+    return {
+      data: values.data,
+      dtype: values.dtype,
+      shape,
+      sparse_crow_indices: readInt64s(t.sparse_csr.crow_indices),
+      sparse_col_indices: readInt64s(t.sparse_csr.col_indices),
+    };
+  }
+  const dense = readTensor(t.dense ?? new Uint8Array(), t.dtype);
+  return { ...dense, ...(shape.length > 0 ? { shape } : {}) };
+}
+
+function chunkFromProto(chunk: DecodedChunk): WireDatum["model_input"]["chunks"][number] {
+  if (chunk.encoded_text) return { type: "encoded_text", tokens: readInt32s(chunk.encoded_text.tokens) };
+  if (chunk.image) return { type: "image", format: chunk.image.format };
+  if (chunk.dmel) return { type: "dmel" };
+  return { type: "encoded_text", tokens: [] };
+}
+
+/**
+ * A protobuf `forward_backward` body as the JSON request shape (`forward_backward_input`), plus
+ * its `forward_only` flag. Throws on bytes that are not such a message.
+ */
+export function decodeForwardBackwardRequest(bytes: Uint8Array): { body: Record<string, unknown>; forwardOnly: boolean } {
+  const msg = messageType("ForwardBackwardRequest").decode(bytes) as unknown as {
+    model_id: string;
+    seq_id: number;
+    data: { model_input: DecodedChunk[]; loss_fn_inputs: Record<string, DecodedTensor> }[];
+    loss_fn: string;
+    loss_fn_config: Record<string, number>;
+    forward_only: boolean;
+  };
+  const data = msg.data.map((datum) => ({
+    model_input: { chunks: datum.model_input.map(chunkFromProto) },
+    loss_fn_inputs: Object.fromEntries(Object.entries(datum.loss_fn_inputs).map(([name, t]) => [name, tensorFromProto(t)])),
+  }));
+  const config = Object.keys(msg.loss_fn_config).length > 0 ? { loss_fn_config: { ...msg.loss_fn_config } } : {};
+  return {
+    body: { model_id: msg.model_id, seq_id: msg.seq_id, forward_backward_input: { data, loss_fn: msg.loss_fn, ...config } },
+    forwardOnly: msg.forward_only,
+  };
+}
+
+/** A `forward_backward` result as one batched `ArrayRecord` (what the SDK 0.25 decodes). */
+export function encodeForwardBackwardOutput(out: ForwardBackwardOutput): Uint8Array {
+  const names = [...new Set(out.loss_fn_outputs.flatMap((o) => Object.keys(o)))];
+  const fields = Object.fromEntries(
+    names.map((name) => {
+      const tensors = out.loss_fn_outputs.map((o) => (o as Record<string, TensorData | undefined>)[name] ?? { data: [] });
+      const int = tensors.every((t) => t.dtype === "int64");
+      const offsets = [0];
+      for (const t of tensors) offsets.push(offsets.at(-1)! + t.data.length * (int ? 8 : 4));
+      const flat = tensors.flatMap((t) => t.data);
+      return [name, { data: int ? int64Bytes(flat) : float32Bytes(flat), offsets: int64Bytes(offsets), dtype: int ? DType.INT64 : DType.FLOAT32 }];
+    }),
+  );
+  const msg: Message = {
+    loss_fn_output_type: out.loss_fn_output_type ?? "ArrayRecord",
+    loss_fn_outputs: out.loss_fn_outputs.length > 0 ? [{ fields, num_datums: out.loss_fn_outputs.length }] : [],
+    metrics: out.metrics,
+  };
+  const type = messageType("ForwardBackwardOutput");
+  return type.encode(type.fromObject(msg)).finish();
+}
+
+export function decodeForwardBackwardOutput(bytes: Uint8Array): ForwardBackwardOutput {
+  const msg = messageType("ForwardBackwardOutput").decode(bytes) as unknown as {
+    loss_fn_output_type: string;
+    loss_fn_outputs: { fields: Record<string, { data: Uint8Array; offsets: Uint8Array; dtype: number }>; num_datums: number | { toNumber(): number } }[];
+    metrics: Record<string, number>;
+  };
+  const outputs: Record<string, TensorData>[] = [];
+  for (const record of msg.loss_fn_outputs) {
+    const count = Number(record.num_datums);
+    const start = outputs.length;
+    for (let i = 0; i < count; i++) outputs.push({});
+    for (const [name, bt] of Object.entries(record.fields)) {
+      const size = bt.dtype === DType.INT64 ? 8 : bt.dtype === DType.BFLOAT16 ? 2 : 4;
+      const all = readTensor(bt.data, bt.dtype);
+      const offsets = readInt64s(bt.offsets);
+      for (let i = 0; i + 1 < offsets.length && i < count; i++) {
+        const data = all.data.slice(offsets[i]! / size, offsets[i + 1]! / size);
+        outputs[start + i]![name] = { data, dtype: all.dtype, shape: [data.length] };
+      }
+    }
+  }
+  return {
+    loss_fn_output_type: msg.loss_fn_output_type.split(":").at(-1) ?? "ArrayRecord",
+    loss_fn_outputs: outputs as ForwardBackwardOutput["loss_fn_outputs"],
+    metrics: { ...msg.metrics },
+  };
+}
+
+/** A sample result; `prompt_logprobs` entries that are null (the first) travel as NaN. */
+export function encodeSampleResponse(out: SampleResponse & { prompt_logprobs?: (number | null)[] | null }): Uint8Array {
+  const msg: Message = {
+    sequences: out.sequences.map((s) => ({
+      ...(s.stop_reason === "length" ? { stop_reason: StopReason.LENGTH } : {}),
+      ...(s.tokens.length > 0 ? { tokens: int32Bytes(s.tokens) } : {}),
+      ...(s.logprobs ? { logprobs: float32Bytes(s.logprobs) } : {}),
+    })),
+    ...(out.prompt_logprobs ? { prompt_logprobs: float32Bytes(out.prompt_logprobs.map((v) => v ?? Number.NaN)) } : {}),
+  };
+  const type = messageType("SampleResponse");
+  return type.encode(type.fromObject(msg)).finish();
+}
+
+export function decodeSampleResponse(bytes: Uint8Array): SampleResponse & { prompt_logprobs: (number | null)[] | null } {
+  const msg = messageType("SampleResponse").decode(bytes) as unknown as {
+    sequences: { stop_reason: number; tokens: Uint8Array; logprobs?: Uint8Array }[];
+    prompt_logprobs?: Uint8Array;
+  };
+  return {
+    sequences: msg.sequences.map((s) => ({
+      stop_reason: s.stop_reason === StopReason.LENGTH ? ("length" as const) : ("stop" as const),
+      tokens: readInt32s(s.tokens),
+      logprobs: s.logprobs ? readFloat32s(s.logprobs) : null,
+    })),
+    prompt_logprobs: msg.prompt_logprobs ? readFloat32s(msg.prompt_logprobs).map((v) => (Number.isNaN(v) ? null : v)) : null,
+  };
+}

@@ -1,0 +1,489 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { TrainingBackend } from "@envace/training";
+import { tensor } from "../datum.js";
+import { ENVACE_GRPO } from "../loss-mapping.js";
+import { encodeForwardBackwardOutput, encodeSampleResponse } from "../proto/codec.js";
+import {
+  CreateModelRequest,
+  CreateSessionRequest,
+  ForwardBackwardRequest,
+  ForwardRequest,
+  LoadWeightsRequest,
+  ModelIdRequest,
+  ModelRequest,
+  OptimStepRequest,
+  RetrieveFutureRequest,
+  SaveWeightsForSamplerRequest,
+  SaveWeightsRequest,
+  SessionRequest,
+  WeightsInfoRequest,
+  type ForwardBackwardInput,
+  type ForwardBackwardOutput,
+} from "../wire.js";
+import { acceptsProtobuf, readBody, reply } from "./body.js";
+import { FutureStore } from "./future-store.js";
+import { HttpError, type CheckpointStore, type TinkerServerOptions } from "./options.js";
+import { datumsOf, fingerprint, lossOf, parseBody, tinkerMetrics } from "./requests.js";
+import { Samplers } from "./sampling.js";
+import { SeqQueue, type StoredReply } from "./seq-queue.js";
+
+const CHECKPOINT_PATH = /^tinker:\/\/([^/]+)\/weights\/([A-Za-z0-9_-]+)$/;
+
+interface Session {
+  id: string;
+  lastSeen: number;
+  models: Set<string>;
+}
+
+interface Model {
+  id: string;
+  session: Session;
+  baseModel: string;
+  loraRank: number | null;
+  /** The LoRA flags it was created with, for `weights_info`. */
+  lora: { train_unembed: boolean; train_mlp: boolean; train_attn: boolean };
+  /** Settles once `create_model` has built the backend; requests wait for it. */
+  backend: Promise<TrainingBackend>;
+  queue: SeqQueue;
+}
+
+
+const API = "/api/v1";
+const ROUTES = [
+  "GET healthz",
+  "GET get_server_capabilities",
+  "POST client/config",
+  "POST client/dynamic_config",
+  "POST create_session",
+  "POST session_heartbeat",
+  "POST create_model",
+  "POST get_info",
+  "POST unload_model",
+  "POST forward_backward",
+  "POST forward",
+  "POST optim_step",
+  "POST save_weights",
+  "POST save_weights_for_sampler",
+  "POST load_weights",
+  "POST create_sampling_session",
+  "POST asample",
+  "POST retrieve_future",
+  "POST weights_info",
+  "POST telemetry",
+] as const;
+
+/** What `weights_info` reports of a saved checkpoint. */
+interface WeightsInfo {
+  base_model: string;
+  is_lora: boolean;
+  lora_rank?: number;
+  train_unembed: boolean;
+  train_mlp: boolean;
+  train_attn: boolean;
+}
+
+/**
+ * A Tinker-compatible HTTP server over any `TrainingBackend`: sessions and models,
+ * `forward_backward` (JSON, or protobuf as the SDK ≥ 0.25 sends it), `forward`, `optim_step`,
+ * sampler weights and sampling, checkpoints when a `CheckpointStore` is given, and futures with a
+ * long-polling `retrieve_future` (results as protobuf when the client's `Accept` asks). Each
+ * model's requests run in `seq_id` order. A request that cannot be addressed gets a 4xx JSON
+ * reply `{detail, code}`; one that is addressed but invalid takes its sequence number and its
+ * future fails with the reason (category `user`); a failing backend fails the request's future,
+ * never the server.
+ */
+export class TinkerServerCore {
+  private readonly sessions = new Map<string, Session>();
+  private readonly models = new Map<string, Model>();
+  private readonly samplers: Samplers;
+  private readonly weights = new Map<string, WeightsInfo>();
+  private readonly futures: FutureStore;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(readonly options: TinkerServerOptions) {
+    if (!options.backend === !options.createBackend) throw new Error("give exactly one of backend and createBackend");
+    this.futures = new FutureStore(options.futureTtlMs ?? 600_000);
+    this.samplers = new Samplers(this.futures, options.createBackend);
+    this.sweeper = setInterval(() => this.sweep(), 10_000);
+    this.sweeper.unref();
+  }
+
+  private sweep(): void {
+    this.futures.sweep();
+    const timeout = this.options.sessionTimeoutMs ?? 0;
+    if (timeout <= 0) return;
+    for (const session of this.sessions.values()) {
+      if (Date.now() - session.lastSeen > timeout) {
+        for (const id of session.models) this.unload(id, `session ${session.id} expired`);
+        this.sessions.delete(session.id);
+      }
+    }
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+    this.futures.wakeAll();
+  }
+
+  /** The node:http request listener. */
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    void this.dispatch(req, res).catch((error: unknown) => {
+      const known = error instanceof HttpError;
+      reply(res, known ? error.status : 500, {
+        detail: error instanceof Error ? error.message : String(error),
+        code: known ? error.code : "internal_error",
+      });
+    });
+  };
+
+  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const method = req.method ?? "GET";
+    if (!url.pathname.startsWith(`${API}/`)) throw new HttpError(404, "not_found", `no route ${method} ${url.pathname}`);
+    const route = url.pathname.slice(API.length + 1);
+    if (this.options.apiKey !== undefined && route !== "healthz" && req.headers["x-api-key"] !== this.options.apiKey) {
+      throw new HttpError(401, "unauthorized", "missing or wrong X-API-Key");
+    }
+    const sampler = /^samplers\/([^/]+)$/.exec(route);
+    if (sampler && method === "GET") {
+      let id: string;
+      try {
+        id = decodeURIComponent(sampler[1]!);
+      } catch {
+        throw new HttpError(400, "invalid_request", `samplers: "${sampler[1]!}" is not a valid URL component`);
+      }
+      reply(res, 200, this.samplers.describe(id));
+      return;
+    }
+    const known = ROUTES.find((r) => r.endsWith(` ${route}`));
+    if (!known) throw new HttpError(404, "not_found", `no route ${method} ${url.pathname}`);
+    if (!known.startsWith(`${method} `)) throw new HttpError(405, "method_not_allowed", `${url.pathname} takes ${known.split(" ")[0]}, not ${method}`);
+    const { body, forwardOnly } = method === "POST" ? await readBody(req, route, this.options.maxBodyBytes ?? 256 * 1024 * 1024) : { body: undefined, forwardOnly: false };
+    const abort = new AbortController();
+    res.on("close", () => abort.abort());
+    const [status, payload] = await this.route(route, body, { signal: abort.signal, forwardOnly, protobuf: acceptsProtobuf(req) });
+    reply(res, status, payload);
+  }
+
+  private async route(route: string, body: unknown, how: { signal: AbortSignal; forwardOnly: boolean; protobuf: boolean }): Promise<[number, unknown]> {
+    switch (route) {
+      case "healthz":
+        return [200, { status: "ok" }];
+      case "get_server_capabilities":
+        return [
+          200,
+          {
+            supported_models: (this.options.baseModels ?? []).map((name) => ({
+              model_name: name,
+              ...(this.options.maxContextLength ? { max_context_length: this.options.maxContextLength } : {}),
+            })),
+          },
+        ];
+      case "client/config":
+        // Plain HTTP/1.1 serves the SDK's httpx transport; `envace_*` keys are this project's
+        // extensions (the losses beyond Tinker's, and how losses are reduced).
+        return [200, { pjwt_auth_enabled: false, use_pyqwest_transport: false, envace_loss_fns: [ENVACE_GRPO], envace_loss_reduction: "sum" }];
+      case "client/dynamic_config":
+        return [200, { refresh_interval_sec: 300 }];
+      case "create_session":
+        return [200, this.createSession(body)];
+      case "session_heartbeat": {
+        this.session(parseBody(SessionRequest, body, route).session_id).lastSeen = Date.now();
+        return [200, { type: "session_heartbeat" }];
+      }
+      case "create_model":
+        return [200, this.createModel(body)];
+      case "get_info":
+        return [200, this.info(parseBody(ModelIdRequest, body, route).model_id)];
+      case "unload_model": {
+        const { model_id } = parseBody(ModelIdRequest, body, route);
+        this.model(model_id);
+        const id = this.futures.create();
+        this.unload(model_id, `model ${model_id} was unloaded`);
+        this.futures.resolve(id, { model_id, type: "unload_model" });
+        return [200, { request_id: id, model_id }];
+      }
+      case "forward_backward":
+      case "forward":
+      case "optim_step":
+      case "save_weights":
+      case "save_weights_for_sampler":
+      case "load_weights":
+        return this.sequenced(route, body, how.forwardOnly);
+      case "create_sampling_session":
+        return [200, await this.samplers.createSession(body, (id) => this.session(id))];
+      case "asample":
+        return [200, this.samplers.sample(body)];
+      case "retrieve_future":
+        return this.retrieve(body, how.signal, how.protobuf);
+      case "weights_info":
+        return [200, this.weightsInfo(parseBody(WeightsInfoRequest, body, route).tinker_path)];
+      case "telemetry":
+        return [200, { status: "accepted" }];
+      default:
+        throw new HttpError(404, "not_found", `no route ${API}/${route}`);
+    }
+  }
+
+  private createSession(body: unknown): unknown {
+    parseBody(CreateSessionRequest, body, "create_session");
+    const id = `session-${randomUUID().slice(0, 8)}`;
+    this.sessions.set(id, { id, lastSeen: Date.now(), models: new Set() });
+    return { type: "create_session", session_id: id };
+  }
+
+  private session(id: string): Session {
+    const session = this.sessions.get(id);
+    if (!session) throw new HttpError(404, "not_found", `unknown session_id "${id}"`);
+    return session;
+  }
+
+  private model(id: string): Model {
+    const model = this.models.get(id);
+    if (!model) throw new HttpError(404, "not_found", `unknown model_id "${id}"`);
+    return model;
+  }
+
+  private createModel(body: unknown): unknown {
+    const request = parseBody(CreateModelRequest, body, "create_model");
+    const session = this.session(request.session_id);
+    const allowed = this.options.baseModels;
+    if (allowed && !allowed.includes(request.base_model)) {
+      throw new HttpError(400, "invalid_request", `create_model: base_model "${request.base_model}" is not served here (served: ${allowed.join(", ")})`);
+    }
+    const id = `${session.id}:train:${request.model_seq_id}`;
+    if (this.models.has(id)) throw new HttpError(409, "conflict", `create_model: model_seq_id ${request.model_seq_id} of ${session.id} is already used`);
+    if (this.options.backend && this.models.size > 0) {
+      const live = [...this.models.keys()].join(", ");
+      throw new HttpError(409, "conflict", `create_model: this server serves one model at a time; unload ${live} first`);
+    }
+    const futureId = this.futures.create();
+    const loraRank = request.lora_config?.rank ?? null;
+    const lora = {
+      train_unembed: request.lora_config?.train_unembed ?? true,
+      train_mlp: request.lora_config?.train_mlp ?? true,
+      train_attn: request.lora_config?.train_attn ?? true,
+    };
+    const build = async (): Promise<TrainingBackend> =>
+      this.options.backend ??
+      this.options.createBackend!({
+        baseModel: request.base_model,
+        loraRank,
+        ...(request.lora_config?.seed !== undefined ? { seed: request.lora_config.seed } : {}),
+      });
+    const backend = build();
+    // The id is taken at once, so a second create_model with the same number conflicts.
+    this.models.set(id, {
+      id,
+      session,
+      baseModel: request.base_model,
+      loraRank,
+      lora,
+      backend,
+      queue: new SeqQueue(`model ${id}`, this.options.maxWaitingPerModel ?? 1024, this.options.seqGapTimeoutMs ?? 120_000),
+    });
+    session.models.add(id);
+    backend.then(
+      () => this.futures.resolve(futureId, { model_id: id, type: "create_model" }),
+      (error: unknown) => {
+        this.unload(id, `create_model failed`);
+        this.futures.reject(futureId, `create_model: ${error instanceof Error ? error.message : String(error)}`, "server");
+      },
+    );
+    return { request_id: futureId, model_id: id };
+  }
+
+  private info(modelId: string): unknown {
+    const model = this.model(modelId);
+    return {
+      type: "get_info",
+      model_id: model.id,
+      model_data: { arch: "envace", model_name: model.baseModel, tokenizer_id: null },
+      is_lora: model.loraRank !== null && model.loraRank > 0,
+      lora_rank: model.loraRank,
+      model_name: model.baseModel,
+    };
+  }
+
+  private unload(modelId: string, reason: string): void {
+    const model = this.models.get(modelId);
+    if (!model) return;
+    this.models.delete(modelId);
+    model.session.models.delete(modelId);
+    model.queue.cancel(reason);
+    // A backend built for this model alone can release its memory once its last request ran.
+    if (this.options.createBackend) {
+      void model.backend
+        .then(async (backend) => {
+          await model.queue.drained();
+          (backend as { dispose?: () => void }).dispose?.();
+        })
+        .catch(() => undefined);
+    }
+  }
+
+  /**
+   * A request that runs against a model in `seq_id` order. Envelope errors (no model id or
+   * sequence number, unknown model, a reused or far-ahead number) are refused without taking the
+   * number. A request that is well addressed but invalid or unsupported is accepted: it takes its
+   * number (so the requests after it do not wait) and its future fails at once with the reason,
+   * which the SDK raises without retrying.
+   */
+  private sequenced(route: string, body: unknown, forwardOnly: boolean): [number, unknown] {
+    const { model_id, seq_id } = parseBody(ModelRequest, body, route);
+    const model = this.model(model_id);
+    const print = fingerprint({ route, body, forwardOnly });
+    const verdict = model.queue.check(seq_id, print);
+    if (verdict.kind === "repeat") return [200, verdict.reply.body];
+    if (verdict.kind === "conflict") throw new HttpError(409, "seq_conflict", `${route}: ${verdict.message}`);
+    if (verdict.kind === "too-far") throw new HttpError(400, "seq_out_of_range", `${route}: ${verdict.message}`);
+
+    let task: () => Promise<unknown>;
+    let refusal: string | undefined;
+    try {
+      task = this.task(route, body, model, seq_id, forwardOnly);
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      refusal = error.message.startsWith(`${route}: `) ? error.message : `${route}: ${error.message}`;
+      task = () => Promise.resolve();
+    }
+    const futureId = this.futures.create(route === "forward_backward" || route === "forward" ? "forward_backward" : "json");
+    const accepted: StoredReply = { status: 200, body: { request_id: futureId, model_id } };
+    if (refusal !== undefined) this.futures.reject(futureId, refusal, "user");
+    model.queue.enqueue(
+      seq_id,
+      print,
+      accepted,
+      async () => {
+        if (refusal !== undefined) return;
+        try {
+          this.futures.resolve(futureId, await task());
+        } catch (error) {
+          this.futures.reject(futureId, `${route}: ${error instanceof Error ? error.message : String(error)}`, "server");
+        }
+      },
+      (message) => this.futures.reject(futureId, `${route}: ${message}`, "user"),
+    );
+    return [200, accepted.body];
+  }
+
+  /** Validate a sequenced request fully and return the work it stands for. */
+  private task(route: string, body: unknown, model: Model, seq: number, forwardOnly: boolean): () => Promise<unknown> {
+    const backend = () => model.backend;
+    switch (route) {
+      case "forward_backward": {
+        const request = parseBody(ForwardBackwardRequest, body, route);
+        const input = request.forward_backward_input;
+        if (forwardOnly) return this.forwardTask(input, "forward_backward_input", backend);
+        const loss = lossOf(input, "forward_backward_input");
+        const data = datumsOf(input, loss, "forward_backward_input");
+        return async (): Promise<ForwardBackwardOutput> => {
+          const result = await (await backend()).forwardBackward(data, loss);
+          return {
+            loss_fn_output_type: "ArrayRecord",
+            loss_fn_outputs: result.logprobs.map((lp) => ({ logprobs: tensor(lp, "float32") })),
+            metrics: { ...tinkerMetrics(result.metrics), "loss:sum": result.loss },
+          };
+        };
+      }
+      case "forward":
+        return this.forwardTask(parseBody(ForwardRequest, body, route).forward_input, "forward_input", backend);
+      case "optim_step": {
+        const { adam_params: a } = parseBody(OptimStepRequest, body, route);
+        const adam = {
+          learningRate: a.learning_rate,
+          beta1: a.beta1,
+          beta2: a.beta2,
+          eps: a.eps,
+          weightDecay: a.weight_decay,
+          gradClipNorm: a.grad_clip_norm,
+        };
+        return async () => ({ metrics: tinkerMetrics(await (await backend()).optimStep(adam)), type: "optim_step" });
+      }
+      case "save_weights_for_sampler": {
+        const request = parseBody(SaveWeightsForSamplerRequest, body, route);
+        if (request.path === undefined && request.sampling_session_seq_id === undefined) {
+          throw new HttpError(400, "invalid_request", `${route}: give a path (a name) or a sampling_session_seq_id`);
+        }
+        return async () => {
+          const sampler = await (await backend()).saveWeightsForSampler(request.path ?? this.samplers.ephemeralName());
+          const saved = this.samplers.save(sampler, { sessionId: model.session.id, modelId: model.id, baseModel: model.baseModel }, request.path);
+          return { ...saved, type: "save_weights_for_sampler" };
+        };
+      }
+      case "save_weights": {
+        const request = parseBody(SaveWeightsRequest, body, route);
+        const store = this.checkpointStore(route);
+        const name = request.path ?? `checkpoint-${seq}`;
+        return async () => {
+          await store.save(await backend(), { modelId: model.id, name });
+          const path = `tinker://${model.id}/weights/${name}`;
+          const rank = model.loraRank ?? 0;
+          this.weights.set(path, { base_model: model.baseModel, is_lora: rank > 0, ...(rank > 0 ? { lora_rank: rank } : {}), ...model.lora });
+          return { path, type: "save_weights" };
+        };
+      }
+      case "load_weights": {
+        const request = parseBody(LoadWeightsRequest, body, route);
+        if (seq !== 1) {
+          throw new HttpError(400, "seq_out_of_range", `${route}: load_weights is allowed only as a model's first request (seq_id 1), got seq_id ${seq}`);
+        }
+        const store = this.checkpointStore(route);
+        const match = CHECKPOINT_PATH.exec(request.path);
+        if (!match) throw new HttpError(400, "invalid_request", `${route}: path: "${request.path}" is not a tinker://<model>/weights/<name> path`);
+        const key = { modelId: match[1]!, name: match[2]! };
+        return async () => {
+          const restored = await store.load(await backend(), key, { optimizer: request.optimizer });
+          model.backend = Promise.resolve(restored);
+          return { path: request.path, model_id: model.id, type: "load_weights" };
+        };
+      }
+      default:
+        throw new HttpError(404, "not_found", `no route ${API}/${route}`);
+    }
+  }
+
+  /** A forward pass only: the request's loss is checked, its log-probabilities returned. */
+  private forwardTask(input: ForwardBackwardInput, path: string, backend: () => Promise<TrainingBackend>): () => Promise<ForwardBackwardOutput> {
+    const data = datumsOf(input, lossOf(input, path), path);
+    return async () => {
+      const logprobs = await (await backend()).forward(data);
+      return { loss_fn_output_type: "ArrayRecord", loss_fn_outputs: logprobs.map((lp) => ({ logprobs: tensor(lp, "float32") })), metrics: {} };
+    };
+  }
+
+  private weightsInfo(path: string): WeightsInfo {
+    const info = this.weights.get(path);
+    if (!info) throw new HttpError(404, "not_found", `weights_info: tinker_path: no checkpoint "${path}" was saved on this server`);
+    return info;
+  }
+
+  private checkpointStore(route: string): CheckpointStore {
+    if (!this.options.checkpoints) {
+      throw new HttpError(400, "unsupported", `${route}: this server has no checkpoint store (start it with the checkpoints option)`);
+    }
+    return this.options.checkpoints;
+  }
+
+  private async retrieve(body: unknown, signal: AbortSignal, protobuf: boolean): Promise<[number, unknown]> {
+    const { request_id } = parseBody(RetrieveFutureRequest, body, "retrieve_future");
+    if (!this.futures.has(request_id)) throw new HttpError(404, "not_found", `retrieve_future: unknown request_id "${request_id}"`);
+    const state = await this.futures.wait(request_id, this.options.longPollMs ?? 20_000, signal);
+    if (!state) throw new HttpError(404, "not_found", `retrieve_future: unknown request_id "${request_id}"`);
+    switch (state.status) {
+      case "pending":
+        return [200, { type: "try_again", request_id, queue_state: "active" }];
+      case "failed":
+        return [200, { error: state.error, category: state.category }];
+      case "done": {
+        if (!protobuf) return [200, state.result];
+        // The SDK ≥ 0.25 takes these two result types only as protobuf.
+        const kind = this.futures.kindOf(request_id);
+        if (kind === "forward_backward") return [200, encodeForwardBackwardOutput(state.result as ForwardBackwardOutput)];
+        if (kind === "sample") return [200, encodeSampleResponse(state.result as Parameters<typeof encodeSampleResponse>[0])];
+        return [200, state.result];
+      }
+    }
+  }
+}

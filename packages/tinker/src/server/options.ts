@@ -1,0 +1,85 @@
+import type { Sampler } from "@envace/protocol";
+import type { TrainingBackend } from "@envace/training";
+
+/** What a `create_model` request asks for. */
+export interface BackendRequest {
+  baseModel: string;
+  /** LoRA rank as requested (0 means full fine-tuning on SkyRL tx); a backend may ignore it. */
+  loraRank: number | null;
+  seed?: number;
+}
+
+/** A checkpoint's address: `tinker://<modelId>/weights/<name>`. */
+export interface CheckpointKey {
+  modelId: string;
+  name: string;
+}
+
+/**
+ * Saves and restores a backend's full training state (weights and optimizer) under a key.
+ * `TrainingBackend` itself has no checkpoint methods, so `save_weights` and `load_weights` work
+ * only when the server is given a store (see `folderCheckpoints`).
+ */
+export interface CheckpointStore {
+  save(backend: TrainingBackend, key: CheckpointKey): Promise<void>;
+  /** Restore `key` and return the backend to use from now on: `backend` itself or a new one. */
+  load(backend: TrainingBackend, key: CheckpointKey, options: { optimizer: boolean }): Promise<TrainingBackend>;
+}
+
+/**
+ * A sampler that can also score a prompt: the log-probability of each prompt token after the
+ * first, under the sampler's weights (what `prompt_logprobs` and the SDK's `compute_logprobs` ask for).
+ */
+export interface PromptScoringSampler extends Sampler {
+  promptLogprobs(promptTokens: readonly number[]): Promise<number[]>;
+}
+
+export function scoresPrompts(sampler: Sampler): sampler is PromptScoringSampler {
+  return typeof (sampler as Partial<PromptScoringSampler>).promptLogprobs === "function";
+}
+
+export interface TinkerServerOptions {
+  /** Serve this one backend: one model at a time, whatever `base_model` asks for. */
+  backend?: TrainingBackend;
+  /** Or build a fresh backend for every `create_model` (and for sampling a base model). */
+  createBackend?: (request: BackendRequest) => TrainingBackend | Promise<TrainingBackend>;
+  /** The `base_model` names accepted and listed by `get_server_capabilities` (default: any name). */
+  baseModels?: string[];
+  maxContextLength?: number;
+  /** Require this `X-API-Key` on every route but `healthz`. */
+  apiKey?: string;
+  checkpoints?: CheckpointStore;
+  host?: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** How long `retrieve_future` holds a poll before answering `try_again` (default 20 s; clients give up at 45 s). */
+  longPollMs?: number;
+  /** How long a request waits for an earlier `seq_id` before failing (default 120 s). */
+  seqGapTimeoutMs?: number;
+  /** How many requests per model may wait for an earlier `seq_id` (default 1024). */
+  maxWaitingPerModel?: number;
+  /** Largest accepted request body, after decompression (default 256 MiB). */
+  maxBodyBytes?: number;
+  /** How long a settled future stays retrievable (default 10 min). */
+  futureTtlMs?: number;
+  /** Unload the models of a session without a heartbeat for this long; 0 (default) never. */
+  sessionTimeoutMs?: number;
+}
+
+export interface TinkerServer {
+  /** e.g. `http://127.0.0.1:41234` */
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** A request refused before it was accepted: an HTTP status, a short code and a message naming the problem. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,117 @@
+import type { Sampler } from "@envace/protocol";
+import type { TrainingBackend } from "@envace/training";
+import { CreateSamplingSessionRequest, SampleRequest } from "../wire.js";
+import type { FutureStore } from "./future-store.js";
+import { HttpError, scoresPrompts, type BackendRequest } from "./options.js";
+import { parseBody, samplingParamsOf, tokensOf } from "./requests.js";
+
+export interface SamplingSession {
+  sampler: Sampler;
+  baseModel: string;
+  modelPath: string | null;
+}
+
+/** Sampling sessions and saved sampler weights, and the `asample` route over them. */
+export class Samplers {
+  private readonly sessions = new Map<string, SamplingSession>();
+  private readonly paths = new Map<string, SamplingSession>();
+  private counter = 0;
+
+  constructor(
+    private readonly futures: FutureStore,
+    private readonly createBackend: ((request: BackendRequest) => TrainingBackend | Promise<TrainingBackend>) | undefined,
+  ) {}
+
+  /** Keep the sampler of `save_weights_for_sampler`: under its path when named, else as a new session. */
+  save(sampler: Sampler, owner: { sessionId: string; modelId: string; baseModel: string }, name: string | undefined): { path: string | null; sampling_session_id: string | null } {
+    if (name === undefined) {
+      const id = `${owner.sessionId}:sample:${++this.counter}`;
+      this.sessions.set(id, { sampler, baseModel: owner.baseModel, modelPath: null });
+      return { path: null, sampling_session_id: id };
+    }
+    const path = `tinker://${owner.modelId}/sampler_weights/${name}`;
+    this.paths.set(path, { sampler, baseModel: owner.baseModel, modelPath: path });
+    return { path, sampling_session_id: null };
+  }
+
+  /** A name for weights saved without one. */
+  ephemeralName(): string {
+    return `ephemeral-${++this.counter}`;
+  }
+
+  async createSession(body: unknown, session: (id: string) => { id: string }): Promise<unknown> {
+    const request = parseBody(CreateSamplingSessionRequest, body, "create_sampling_session");
+    const owner = session(request.session_id);
+    let target: SamplingSession;
+    if (request.model_path !== undefined) {
+      const saved = this.paths.get(request.model_path);
+      if (!saved) {
+        throw new HttpError(404, "not_found", `create_sampling_session: model_path: no sampler weights "${request.model_path}" on this server`);
+      }
+      target = saved;
+    } else {
+      const baseModel = request.base_model!;
+      if (!this.createBackend) {
+        throw new HttpError(400, "unsupported", "create_sampling_session: base_model: this server serves one backend and cannot sample a base model; save sampler weights instead");
+      }
+      const backend = await this.createBackend({ baseModel, loraRank: null });
+      target = { sampler: await backend.saveWeightsForSampler(`base-${++this.counter}`), baseModel, modelPath: null };
+    }
+    const id = `${owner.id}:sample:${++this.counter}`;
+    this.sessions.set(id, target);
+    return { type: "create_sampling_session", sampling_session_id: id };
+  }
+
+  describe(id: string): unknown {
+    const session = this.sessions.get(id);
+    if (!session) throw new HttpError(404, "not_found", `unknown sampler "${id}"`);
+    return { sampler_id: id, base_model: session.baseModel, ...(session.modelPath ? { model_path: session.modelPath } : {}) };
+  }
+
+  sample(body: unknown): unknown {
+    const request = parseBody(SampleRequest, body, "asample");
+    if (request.topk_prompt_logprobs > 0) {
+      throw new HttpError(400, "unsupported", "asample: topk_prompt_logprobs is not supported by this server (prompt_logprobs is)");
+    }
+    let session: SamplingSession | undefined;
+    if (request.sampling_session_id !== undefined) {
+      session = this.sessions.get(request.sampling_session_id);
+      if (!session) throw new HttpError(404, "not_found", `asample: unknown sampling_session_id "${request.sampling_session_id}"`);
+    } else if (request.model_path !== undefined) {
+      session = this.paths.get(request.model_path);
+      if (!session) throw new HttpError(404, "not_found", `asample: model_path: no sampler weights "${request.model_path}" on this server`);
+    } else {
+      throw new HttpError(400, "invalid_request", "asample: give a sampling_session_id or a model_path");
+    }
+    const sampler = session.sampler;
+    if (request.prompt_logprobs && !scoresPrompts(sampler)) {
+      throw new HttpError(400, "unsupported", "asample: prompt_logprobs: this server's sampler cannot score prompts");
+    }
+    const prompt = tokensOf(request.prompt, "prompt");
+    const { params, stopTokenIds } = samplingParamsOf(request);
+    const futureId = this.futures.create("sample");
+    void (async () => {
+      try {
+        const sequences = [];
+        for (let i = 0; i < request.num_samples; i++) {
+          // Distinct seeds per sample, so a seeded request still gives a varied group.
+          const seeded = params.seed !== undefined ? { ...params, seed: params.seed + i } : params;
+          sequences.push(cutAtStopToken(await sampler.sample(prompt, seeded), stopTokenIds));
+        }
+        const promptLogprobs = request.prompt_logprobs && scoresPrompts(sampler) ? [null, ...(await sampler.promptLogprobs(prompt))] : null;
+        this.futures.resolve(futureId, { type: "sample", sequences, prompt_logprobs: promptLogprobs, topk_prompt_logprobs: null, prompt_cache_hit_tokens: 0 });
+      } catch (error) {
+        this.futures.reject(futureId, `asample: ${(error as Error).message}`, "server");
+      }
+    })();
+    return { request_id: futureId };
+  }
+}
+
+/** A generation cut after the first of `stopTokenIds` (kept, as the stop token is) with reason `stop`. */
+function cutAtStopToken(out: Awaited<ReturnType<Sampler["sample"]>>, stopTokenIds: readonly number[]): unknown {
+  if (out.finishReason === "abort") throw new Error("the sampler aborted");
+  const at = out.tokens.findIndex((t) => stopTokenIds.includes(t));
+  if (at < 0) return { stop_reason: out.finishReason, tokens: out.tokens, logprobs: out.logprobs };
+  return { stop_reason: "stop", tokens: out.tokens.slice(0, at + 1), logprobs: out.logprobs.slice(0, at + 1) };
+}
