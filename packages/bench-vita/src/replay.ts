@@ -1,0 +1,107 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parsePyJsonText, type PyValue } from "@envace/bench-tau2";
+import { InputError, JsonObject, parseJsonLines, RecordError } from "@envace/protocol";
+import { JsonlAppender, readJsonlRecords } from "@envace/rewards";
+import { z } from "zod";
+import type { VitaDomain } from "./db.js";
+import { replayCalls } from "./environment.js";
+import { loadVitaTasks, resolveTasksFile, type VitaTask } from "./task.js";
+
+/** One line of a calls file: a task id and the calls to send, in the conformance labels' own format. */
+export const ReplayLine = z.object({
+  id: z.string().min(1),
+  calls: z.array(z.object({ name: z.string().min(1), arguments: JsonObject })),
+});
+export type ReplayLine = z.infer<typeof ReplayLine>;
+
+/** One line of `entries.jsonl`: what the environment answered, and the DB hash after the last call. */
+export const ReplayEntry = z.object({
+  id: z.string(),
+  calls: z.array(z.object({ content: z.string(), error: z.boolean() })),
+  initial_db_hash: z.string(),
+  db_hash: z.string(),
+});
+export type ReplayEntry = z.infer<typeof ReplayEntry>;
+
+/** A calls file's task ids and calls, the arguments as Python read them (so `2.0` stays a float). */
+export interface ReplayRequest {
+  readonly id: string;
+  readonly calls: readonly { readonly name: string; readonly arguments: PyValue }[];
+  /** The request's line in the calls file. */
+  readonly line: number;
+}
+
+/** Read a calls file (JSON Lines); a bad line is named by its line number and field. */
+export async function readReplayFile(file: string): Promise<ReplayRequest[]> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new InputError(`${file}: no such file`, { cause: error });
+    throw error;
+  }
+  parseJsonLines(ReplayLine, text, file);
+  const requests: ReplayRequest[] = [];
+  text.split("\n").forEach((line, index) => {
+    if (line.trim() === "") return;
+    const exact = parsePyJsonText(line, file, index + 1) as Map<string, PyValue>;
+    const calls = (exact.get("calls") as Map<string, PyValue>[]).map((call) => ({ name: call.get("name") as string, arguments: call.get("arguments")! }));
+    requests.push({ id: exact.get("id") as string, calls, line: index + 1 });
+  });
+  return requests;
+}
+
+export interface ReplayOptions {
+  readonly domain: VitaDomain;
+  /** The VitaBench data folder (holding `<domain>/tasks_en.json`) or the domain folder. */
+  readonly data: string;
+  /** The calls file. */
+  readonly replay: string;
+  /** The run directory; `entries.jsonl` there is appended to, so a rerun resumes. */
+  readonly out: string;
+}
+
+export interface ReplaySummary {
+  readonly tasks: number;
+  readonly calls: number;
+  readonly errors: number;
+  /** Tasks already in `entries.jsonl`, not replayed again. */
+  readonly kept: number;
+  readonly entries: string;
+}
+
+/**
+ * Replay each listed task's calls on a fresh environment built from the task and append one entry
+ * per task to `<out>/entries.jsonl`. Every line of the calls file is checked, and every id matched
+ * to a task, before anything is written.
+ */
+export async function replayFile(options: ReplayOptions): Promise<ReplaySummary> {
+  const tasksFile = resolveTasksFile(options.data, options.domain);
+  const [tasks, requests] = await Promise.all([loadVitaTasks(tasksFile, options.domain), readReplayFile(options.replay)]);
+  const byId = new Map<string, VitaTask>(tasks.map((task) => [task.id, task]));
+  for (const request of requests) {
+    if (!byId.has(request.id)) throw new RecordError({ file: options.replay, line: request.line }, [{ path: "id", message: `no task "${request.id}" in ${tasksFile}` }]);
+  }
+  const entriesFile = join(options.out, "entries.jsonl");
+  const done = new Set((await readJsonlRecords(entriesFile, ReplayEntry)).records.map((entry) => entry.id));
+  const kept = requests.filter((request) => done.has(request.id)).length;
+  const appender = new JsonlAppender(entriesFile);
+  let calls = 0;
+  let errors = 0;
+  for (const request of requests) {
+    if (done.has(request.id)) continue;
+    const result = replayCalls(byId.get(request.id)!, request.calls);
+    calls += result.calls.length;
+    errors += result.calls.filter((call) => call.error).length;
+    await appender.append({
+      id: request.id,
+      calls: result.calls.map(({ content, error }) => ({ content, error })),
+      initial_db_hash: result.initialHash,
+      db_hash: result.finalHash,
+    } satisfies ReplayEntry);
+    done.add(request.id);
+  }
+  await appender.flush();
+  return { tasks: requests.length, calls, errors, kept, entries: entriesFile };
+}
