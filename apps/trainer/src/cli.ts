@@ -181,10 +181,10 @@ function declare(state: { command: string }): Command {
     });
 
   withUsageErrors(evaluate.command("tau2"), "eval tau2")
-    .summary("τ²-bench retail, airline and mock: upstream-exact tools, hashes and scoring")
+    .summary("τ²-bench retail, airline, mock and telecom: upstream-exact tools, hashes and scoring")
     .description("Run a policy (or the oracle) on a τ²-bench domain with upstream-exact tools, hashes and scoring, or re-score saved conversations.")
-    .usage("--domain <retail|airline|mock> --data <dir> (--policy <spec|oracle> --out <run dir> | --rescore <file> [--out <dir>]) [options]")
-    .requiredOption("--domain <name>", "retail, airline or mock")
+    .usage("--domain <retail|airline|mock|telecom> --data <dir> (--policy <spec|oracle> --out <run dir> | --rescore <file> [--out <dir>]) [options]")
+    .requiredOption("--domain <name>", "retail, airline, mock or telecom (dual control: the user acts on their phone)")
     .requiredOption("--data <dir>", "the τ² data folder (holding <domain>/ and user_simulator/), or the domain folder itself")
     .option("--policy <spec>", "oracle (plays the gold actions: a self-test), or the agent's model: openai:<url>#<model>, onnx:<dir>, tiny:<dir>")
     .option("--out <dir>", "run directory: config.json, entries.jsonl, simulations.jsonl, summary.json; an interrupted run resumes from what is there")
@@ -193,7 +193,7 @@ function declare(state: { command: string }): Command {
     .option("--judge <spec>", "openai:<url>#<model> judging NL_ASSERTION (tasks that need it are masked without one)")
     .option("--trials <k>", "trials per task; the summary reports pass^1 … pass^k", wholeNumber(1), 1)
     .option("--tasks <ids>", "only these task ids, comma-separated or repeated", list)
-    .option("--tasks-file <file>", "another tasks.json (a split, or your own tasks)")
+    .option("--tasks-file <file>", "another tasks.json (a split, or your own tasks); telecom ships tasks_small.json and no tasks.json")
     .option("--db <file>", "another database file (e.g. upstream's airline db.json)")
     .option("--concurrency <n>", "conversations in flight at once (default: 4, 1 for the oracle)", wholeNumber(1))
     .option("--max-steps <n>", "messages per conversation before it is cut (default: 200)", wholeNumber(1))
@@ -213,6 +213,22 @@ function declare(state: { command: string }): Command {
       if (options.rescore === undefined && options.policy === undefined) command.error("give --policy (or --rescore to score saved conversations)", { exitCode: 2 });
       if (options.rescore === undefined && options.out === undefined) command.error("--out is required to run a policy", { exitCode: 2 });
       await (await import("./commands/eval-tau2.js")).run(options);
+    });
+
+  withUsageErrors(evaluate.command("vita"), "eval vita")
+    .summary("VitaBench delivery and instore: upstream-exact tools and DB hashes")
+    .description(
+      "Replay recorded tool calls on VitaBench delivery or instore environments built fresh from each task, as upstream's environment answers them: " +
+        "<out>/entries.jsonl gets one line per task with every call's content and error flag and the DB hash. Running again with the same --out resumes.",
+    )
+    .usage("--domain <delivery|instore> --data <dir> --replay <calls.jsonl> --out <run dir>")
+    .addOption(new Option("--domain <name>", "delivery or instore").choices(["delivery", "instore"] as const).makeOptionMandatory())
+    .requiredOption("--data <dir>", "the VitaBench data folder (holding <domain>/tasks_en.json), or the domain folder itself")
+    .requiredOption("--replay <file>", 'JSON Lines of {"id", "calls": [{"name", "arguments"}]}, the conformance labels\' own format')
+    .requiredOption("--out <dir>", "run directory: entries.jsonl")
+    .addHelpText("after", example("envace eval vita --domain delivery --data data/vita --replay vita-labels/delivery.jsonl --out runs/vita-replay"))
+    .action(async (options) => {
+      await (await import("./commands/eval-vita.js")).run(options);
     });
 
   return envace;

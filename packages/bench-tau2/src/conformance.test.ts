@@ -88,7 +88,7 @@ describe.skipIf(data === undefined).each(["retail", "mock"])("the %s domain agai
     let compared = 0;
     for (const label of labels(name)) {
       const entry = entries.get(label.id)!;
-      expect({ id: label.id, calls: entry.calls }).toEqual({ id: label.id, calls: label.calls.map(({ name, content, error }) => ({ name, content, error })) });
+      expect({ id: label.id, calls: entry.calls }).toEqual({ id: label.id, calls: label.calls.map(({ name, content, error }) => ({ name, requestor: "assistant", content, error })) });
       compared += label.calls.length;
     }
     expect(compared).toBe(labels(name).reduce((sum, label) => sum + label.calls.length, 0));

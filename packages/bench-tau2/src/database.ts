@@ -6,7 +6,11 @@ import { attributeError } from "./python/errors.js";
 import { dumpValue } from "./python/json.js";
 import { pyDeepCopy, type PyDict, type PyModel, type PyValue } from "./python/value.js";
 
-/** A τ² database root: named tables, each a dict of entities (orders, users, flights, …). */
+/**
+ * A τ² database root: named tables, each a dict of entities (orders, users, flights, …). Some
+ * domains (telecom) hold lists and nested models instead; those fields are plain values that
+ * each working copy copies whole and tools change in place.
+ */
 export type DbRoot = Record<string, Map<string, unknown>>;
 
 export type Entity<M> = M extends Map<string, infer V> ? V : never;
@@ -89,6 +93,8 @@ export class Database<T extends DbRoot> {
     if (this.pristine === undefined) return undefined;
     const parts: string[] = [];
     for (const [name, table] of Object.entries(this.tablesValue as DbRoot)) {
+      // A plain field is copied whole, so it may have changed anywhere: no shortcut.
+      if (!(table instanceof Map)) return undefined;
       const pristine = (this.pristine as DbRoot)[name];
       parts.push(`${jsonString(name)}:${table.size}`);
       for (const [key, entity] of table) {
@@ -107,6 +113,10 @@ export class Database<T extends DbRoot> {
     hash.update("{");
     sortCodePoints(Object.keys(root)).forEach((name, i) => {
       const table = root[name]!;
+      if (!(table instanceof Map)) {
+        hash.update(`${i > 0 ? ", " : ""}${jsonString(name)}: ${sortedDump(table)}`);
+        return;
+      }
       hash.update(`${i > 0 ? ", " : ""}${jsonString(name)}: {`);
       this.sortedKeys(name, table).forEach((key, j) => {
         hash.update(`${j > 0 ? ", " : ""}${jsonString(key)}: `);
@@ -146,14 +156,15 @@ export class Database<T extends DbRoot> {
 /** Freeze a loaded database so that any accidental in-place change throws. */
 export function freezeDatabase<T extends DbRoot>(root: T): T {
   for (const table of Object.values(root)) {
-    for (const entity of table.values()) deepFreeze(entity);
+    // Plain fields are copied whole by every working copy, and stay unfrozen for tools to change.
+    if (table instanceof Map) for (const entity of table.values()) deepFreeze(entity);
   }
   return root;
 }
 
 function shallowTables<T extends DbRoot>(root: T): T {
-  const tables: DbRoot = {};
-  for (const [name, table] of Object.entries(root)) tables[name] = new Map(table);
+  const tables: Record<string, unknown> = {};
+  for (const [name, table] of Object.entries(root)) tables[name] = table instanceof Map ? new Map(table) : pyDeepCopy(table as PyValue);
   return tables as T;
 }
 

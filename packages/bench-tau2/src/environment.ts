@@ -107,6 +107,8 @@ export class Tau2Environment implements Environment {
     this.agentDb = Database.open(this.domain.definition.agent.className, this.domain.definition.agent.schema, this.domain.db);
     this.userDb = this.openUserDb();
     this.replayMismatches.length = 0;
+    // Upstream's constructor syncs too (a no-op until the user has a phone number).
+    this.syncTools();
     const initial = task?.initial_state ?? null;
     this.setState(initial, initial?.message_history ?? [], options);
   }
@@ -137,6 +139,16 @@ export class Tau2Environment implements Environment {
       }
       this.replayMismatches.push({ call, expected: recorded.content, actual: response.content });
     }
+    this.syncTools();
+  }
+
+  /**
+   * Upstream's `sync_tools()`: the domain brings the user's side up to date with the agent's
+   * (telecom); nothing for the other domains.
+   */
+  syncTools(): void {
+    const sync = this.domain.definition.sync;
+    if (sync !== undefined && this.userDb !== undefined) sync(this.agentDb, this.userDb);
   }
 
   private side(requestor: Requestor): { toolkit: DomainSide["toolkit"]; db: Database<DbRoot> } | undefined {
@@ -158,17 +170,24 @@ export class Tau2Environment implements Environment {
     return this.domain.definition.user?.toolkit.mutates(name) ?? true;
   }
 
-  /** `make_tool_call`: run a tool for the agent or the user; failures throw `PyException`. */
+  /**
+   * `make_tool_call`: run a tool for the agent or the user, with no `sync_tools()` after it
+   * (upstream's evaluator builds its gold state this way); failures throw `PyException`.
+   */
   makeToolCall(name: string, requestor: Requestor, kwargs: PyDict): PyValue {
     const side = this.side(requestor);
     if (side === undefined) throw valueError("User tools not available");
     return side.toolkit.use(side.db, name, kwargs);
   }
 
-  /** Upstream's `get_response`: the tool's output as text, or `Error: <message>`. */
+  /**
+   * Upstream's `get_response`: the tool's output as text, or `Error: <message>`. A call that
+   * returns is followed by `sync_tools()` (whose failure is the call's error, as upstream).
+   */
   respond(call: Tau2ToolCall): Tau2ToolResponse {
     try {
       const output = this.makeToolCall(call.name, call.requestor, call.arguments);
+      this.syncTools();
       return { id: call.id, content: toJsonString(output), requestor: call.requestor, error: false };
     } catch (error) {
       if (!(error instanceof PyException)) throw error;
@@ -180,7 +199,9 @@ export class Tau2Environment implements Environment {
   runEnvFunctionCall(call: EnvFunctionCall): PyValue {
     const side = this.side(call.env_type);
     if (side === undefined) throw attributeError(`'NoneType' object has no attribute '${call.func_name}'`);
-    return side.toolkit.callFunction(side.db, call.func_name, call.arguments);
+    const result = side.toolkit.callFunction(side.db, call.func_name, call.arguments);
+    this.syncTools();
+    return result;
   }
 
   /** Whether an environment assertion holds on the current state. */

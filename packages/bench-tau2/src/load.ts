@@ -1,10 +1,11 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { InputError, parseRecord, RecordError } from "@envace/protocol";
 import { JsonDecodeError, jsonLoads } from "@envace/python-text";
+import { parse as parseToml, TomlDate, TomlError } from "smol-toml";
 import { freezeDatabase, type DbRoot } from "./database.js";
-import { DOMAINS, type DomainDefinition, type DomainSide } from "./domains/index.js";
+import { DOMAINS, type DomainDefinition, type DomainSide, type PolicySource } from "./domains/index.js";
 import type { PyValue } from "./python/value.js";
 import { Tau2Task } from "./task.js";
 
@@ -72,10 +73,34 @@ export async function loadTasks(file: string): Promise<Tau2Task[]> {
   return tasks;
 }
 
-/** Load and validate one side's database file; the result is frozen. */
+/** Load and validate one side's database file (JSON, or TOML by its extension); the result is frozen. */
 export async function loadDatabase(file: string, side: DomainSide): Promise<DbRoot> {
-  const value = await readPyJsonFile(file);
+  const value = file.endsWith(".toml") ? parsePyTomlText(await readText(file), file) : await readPyJsonFile(file);
   return freezeDatabase(parseRecord(side.schema, value, { file }));
+}
+
+/**
+ * Read TOML as upstream's loader hands it to pydantic: integers as ints (`bigint`), floats as
+ * floats, tables as dicts (`Map`s, in file order), dates and times as their ISO text. A syntax
+ * error names the file and its line.
+ */
+export function parsePyTomlText(text: string, file: string): PyValue {
+  try {
+    return tomlToPy(parseToml(text, { integersAsBigInt: true }));
+  } catch (error) {
+    if (!(error instanceof TomlError)) throw error;
+    const reason = error.message.split("\n")[0]!.replace(/^Invalid TOML document: /, "");
+    throw new RecordError({ file, line: error.line }, [{ path: "", message: `not TOML (${reason}, column ${error.column})` }]);
+  }
+}
+
+function tomlToPy(value: unknown): PyValue {
+  if (value instanceof TomlDate) return value.toISOString();
+  if (Array.isArray(value)) return value.map(tomlToPy);
+  if (typeof value === "object" && value !== null) {
+    return new Map(Object.entries(value).map(([key, item]) => [key, tomlToPy(item)]));
+  }
+  return value as PyValue;
 }
 
 export interface LoadDomainOptions {
@@ -96,28 +121,43 @@ export async function loadDomain(name: string, options: LoadDomainOptions): Prom
   if (definition === undefined) {
     throw new InputError(`unknown τ² domain "${name}" (known: ${Object.keys(DOMAINS).join(", ")})`);
   }
-  const dir = resolveDomainDir(name, options.data);
+  const dir = resolveDomainDir(definition, options.data);
   const dbFile = options.db ?? join(dir, definition.agent.file);
   if (!existsSync(dbFile)) {
     throw new InputError(
       `${dbFile}: no such file. The ${name} database is not in this folder; copy it from upstream tau2-bench (data/tau2/domains/${name}/${definition.agent.file}) or pass its path.`,
     );
   }
+  const tasksFile = options.tasks ?? join(dir, "tasks.json");
+  if (options.tasks === undefined && !existsSync(tasksFile)) {
+    // Upstream's telecom folder ships splits (tasks_small.json) and no tasks.json.
+    const splits = readdirSync(dir).filter((file) => /^tasks.*\.json$/.test(file));
+    throw new InputError(`${tasksFile}: no such file; pass the ${name} tasks with --tasks-file${splits.length > 0 ? ` (this folder has ${splits.join(", ")})` : ""}`);
+  }
   const [policy, tasks, db, userDb] = await Promise.all([
-    readText(join(dir, "policy.md")),
-    loadTasks(options.tasks ?? join(dir, "tasks.json")),
+    readPolicy(dir, definition.policy ?? { kind: "file", file: "policy.md" }),
+    loadTasks(tasksFile),
     loadDatabase(dbFile, definition.agent),
     definition.user === undefined ? undefined : loadDatabase(join(dir, definition.user.file), definition.user),
   ]);
   return { definition, dir, policy, tasks, db, ...(userDb === undefined ? {} : { userDb }) };
 }
 
-function resolveDomainDir(name: string, data: string): string {
+// A domain folder holds its tasks.json or, as telecom's does, only a split and the database.
+function resolveDomainDir(definition: DomainDefinition, data: string): string {
   const root = resolve(data);
-  const nested = join(root, name);
-  if (existsSync(join(nested, "tasks.json"))) return nested;
-  if (existsSync(join(root, "tasks.json"))) return root;
-  throw new InputError(`no τ² ${name} data in ${root}: expected ${join(nested, "tasks.json")} or ${join(root, "tasks.json")}`);
+  const nested = join(root, definition.name);
+  const markers = ["tasks.json", definition.agent.file];
+  if (markers.some((file) => existsSync(join(nested, file)))) return nested;
+  if (markers.some((file) => existsSync(join(root, file)))) return root;
+  throw new InputError(`no τ² ${definition.name} data in ${root}: expected ${join(nested, "tasks.json")} or ${join(root, "tasks.json")}`);
+}
+
+/** The domain policy; telecom's is composed as upstream's `get_environment` does (not solo, manual). */
+async function readPolicy(dir: string, source: PolicySource): Promise<string> {
+  if (source.kind === "file") return readText(join(dir, source.file));
+  const [main, tech] = await Promise.all([readText(join(dir, source.main)), readText(join(dir, source.tech))]);
+  return `<main_policy>\n${main}\n</main_policy>\n<tech_support_policy>\n${tech}\n</tech_support_policy>`;
 }
 
 /**

@@ -74,7 +74,7 @@ export async function rescore(domain: Tau2Domain, simulations: readonly SavedSim
       throw new Error(`simulation ${simulation.id} (task ${simulation.task_id}): ${(error as Error).message}`, { cause: error });
     }
     entries.push(
-      toEntry(task, { trial: simulation.trial ?? 0, termination_reason: termination, messages: simulation.messages, db_hash: replayed.dbHash() }, reward),
+      toEntry(task, { trial: simulation.trial ?? 0, termination_reason: termination, messages: simulation.messages, db_hash: replayed.dbHash(), user_db_hash: replayed.userDbHash() }, reward),
     );
   }
   const trials = Math.max(0, ...[...countBy(entries.map((entry) => entry.id)).values()]);

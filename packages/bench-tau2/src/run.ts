@@ -21,10 +21,21 @@ export const Tau2Entry = z.object({
   termination: z.string(),
   /** The final `get_db_hash()` of the conversation's environment. */
   db_hash: z.string(),
-  /** The agent's tool calls in order, with the exact response and whether it was an error. */
-  calls: z.array(z.object({ name: z.string(), content: z.string(), error: z.boolean() })),
-  /** The user's own tool calls (dual-control domains), when there were any. */
-  user_calls: z.array(z.object({ name: z.string(), content: z.string(), error: z.boolean() })).optional(),
+  /** The final `get_user_db_hash()`: the user's device in dual-control domains, null in the others. */
+  user_db_hash: z.string().nullable(),
+  /**
+   * Every tool call in the order executed, the agent's (`requestor: assistant`) and the user's
+   * on their own device (`user`), with the exact response and whether it was an error.
+   */
+  calls: z.array(z.object({ name: z.string(), requestor: z.enum(["assistant", "user"]), content: z.string(), error: z.boolean() })),
+  /**
+   * Upstream's DB check (`db_check.db_match`): both hashes of the conversation's replayed state
+   * equal those the gold actions reach, replayed as upstream's evaluator does, with no sync
+   * between them. Null when it did not run (no actions or assertions, or not scored).
+   */
+  db_match: z.boolean().nullable(),
+  /** Each environment assertion of the task, in order, with its result (`met`) on the final state. */
+  assertions: z.array(z.object({ func_name: z.string(), env_type: z.enum(["assistant", "user"]), result: z.boolean() })),
   /** The reward of each component of the task's reward basis. */
   components: z.record(z.string(), z.number()),
   masked: z.string().optional(),
@@ -194,12 +205,10 @@ export function readEntries(file: string): Tau2Entry[] {
 /** The entry of one scored (or unscorable) trial; `calls` are those made after the task's message history. */
 export function toEntry(
   task: Tau2Task,
-  simulation: Pick<Tau2Simulation, "trial" | "messages" | "db_hash" | "error"> & { termination_reason: string },
+  simulation: Pick<Tau2Simulation, "trial" | "messages" | "db_hash" | "user_db_hash" | "error"> & { termination_reason: string },
   reward: Tau2RewardInfo | undefined,
 ): Tau2Entry {
   const skip = task.initial_state?.message_history?.length ?? 0;
-  const calls = callsOf(simulation.messages, skip, "assistant");
-  const userCalls = callsOf(simulation.messages, skip, "user");
   const value = reward === undefined || reward.masked !== undefined ? null : reward.reward;
   return {
     id: task.id,
@@ -208,23 +217,25 @@ export function toEntry(
     success: value !== null && isSuccess(value),
     termination: simulation.termination_reason,
     db_hash: simulation.db_hash,
-    calls,
-    ...(userCalls.length > 0 ? { user_calls: userCalls } : {}),
+    user_db_hash: simulation.user_db_hash,
+    db_match: reward?.db?.match ?? null,
+    calls: callsOf(simulation.messages, skip),
+    assertions: (reward?.envAssertions ?? []).map(({ assertion, met }) => ({ func_name: assertion.func_name, env_type: assertion.env_type, result: met })),
     components: { ...(reward?.breakdown ?? {}) },
     ...(reward?.masked === undefined ? {} : { masked: reward.masked }),
     ...(simulation.error === undefined ? {} : { error: simulation.error }),
   };
 }
 
-function callsOf(messages: readonly Tau2Message[], skip: number, requestor: "assistant" | "user"): Tau2Entry["calls"] {
+function callsOf(messages: readonly Tau2Message[], skip: number): Tau2Entry["calls"] {
   const names = new Map<string, string>();
   const calls: Tau2Entry["calls"] = [];
   for (const [index, message] of messages.entries()) {
     if ((message.role === "assistant" || message.role === "user") && message.tool_calls !== null) {
       for (const call of message.tool_calls) names.set(call.id, call.name);
     }
-    if (index >= skip && message.role === "tool" && message.requestor === requestor) {
-      calls.push({ name: names.get(message.id) ?? "", content: message.content ?? "", error: message.error });
+    if (index >= skip && message.role === "tool") {
+      calls.push({ name: names.get(message.id) ?? "", requestor: message.requestor, content: message.content ?? "", error: message.error });
     }
   }
   return calls;
@@ -251,14 +262,15 @@ export function summarize(entries: readonly Tau2Entry[], run: { domain: string; 
   const terminations: Record<string, number> = {};
   for (const entry of entries) terminations[entry.termination] = (terminations[entry.termination] ?? 0) + 1;
   const passes = passHatKs(scored.map((entry) => ({ taskId: entry.id, success: entry.success })));
-  const checked = scored.filter((entry) => entry.components.DB !== undefined);
+  // Upstream's DB check runs on every scored task with actions or assertions, whatever its reward basis.
+  const checked = scored.filter((entry) => entry.db_match !== null);
   return {
     ...run,
     scored: scored.length,
     successes: scored.filter((entry) => entry.success).length,
     avg_reward: scored.length === 0 ? 0 : scored.reduce((sum, entry) => sum + entry.reward!, 0) / scored.length,
     pass_hat_k: Object.fromEntries(Object.entries(passes).map(([k, value]) => [`pass^${k}`, value])),
-    db_match: { matched: checked.filter((entry) => entry.components.DB === 1).length, checked: checked.length },
+    db_match: { matched: checked.filter((entry) => entry.db_match === true).length, checked: checked.length },
     masked: entries.filter((entry) => entry.masked !== undefined).length,
     infrastructure_errors: entries.filter((entry) => entry.termination === "infrastructure_error").length,
     terminations,

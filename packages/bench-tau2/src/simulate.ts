@@ -53,6 +53,8 @@ export interface Tau2Simulation {
   readonly generations: Generation[];
   /** The environment's final `get_db_hash()`. */
   readonly db_hash: string;
+  /** The final `get_user_db_hash()` (null for domains without a user side); not in upstream's record. */
+  readonly user_db_hash: string | null;
 }
 
 type Party = "agent" | "user" | "env";
@@ -92,6 +94,7 @@ export async function simulate(options: SimulateOptions): Promise<Tau2Simulation
     ...(error === undefined ? {} : { error }),
     generations,
     db_hash: environment.dbHash(),
+    user_db_hash: environment.userDbHash(),
   });
 
   let from: Party;

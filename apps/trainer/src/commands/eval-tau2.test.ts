@@ -32,7 +32,7 @@ describe("envace eval tau2", () => {
     expect(await run(["--domain", "retail", "--data", "x"])).toBe(2);
     expect(io.err()).toContain("give --policy (or --rescore to score saved conversations)");
     expect(await run(["--domain", "nowhere", "--data", "x", "--policy", "oracle", "--out", "y"])).toBe(1);
-    expect(io.err()).toContain('unknown τ² domain "nowhere" (known: retail, airline, mock)');
+    expect(io.err()).toContain('unknown τ² domain "nowhere" (known: retail, airline, mock, telecom)');
   });
 
   it("names a missing data folder in one line, and writes nothing", async () => {

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { DbRoot } from "../database.js";
+import type { Database, DbRoot } from "../database.js";
 import type { Toolkit } from "../toolkit.js";
 import { FlightDb } from "./airline/model.js";
 import { airlineTools } from "./airline/tools.js";
@@ -7,6 +7,10 @@ import { MockDb, MockUserDb } from "./mock/model.js";
 import { mockTools, mockUserTools } from "./mock/tools.js";
 import { RetailDb } from "./retail/model.js";
 import { retailTools } from "./retail/tools.js";
+import { TelecomDb, TelecomUserDb } from "./telecom/model.js";
+import { syncTelecom } from "./telecom/sync.js";
+import { telecomTools } from "./telecom/tools.js";
+import { telecomUserTools } from "./telecom/user-tools.js";
 
 /** One side (agent or user) of a domain: its database model, file and toolkit. */
 export interface DomainSide {
@@ -14,15 +18,28 @@ export interface DomainSide {
   readonly className: string;
   readonly schema: z.ZodType<DbRoot>;
   readonly toolkit: Toolkit<DbRoot>;
-  /** The database file inside the domain folder. */
+  /** The database file inside the domain folder (`.json`, or `.toml` read with a TOML parser). */
   readonly file: string;
 }
+
+/** How a domain's policy is made from files in its folder. */
+export type PolicySource =
+  | { readonly kind: "file"; readonly file: string }
+  /** Upstream's telecom: the main policy and the tech-support manual, each inside its own tags. */
+  | { readonly kind: "main+tech"; readonly main: string; readonly tech: string };
 
 /** A τ² domain in code: the agent's tools and database, and the user's when it has them. */
 export interface DomainDefinition {
   readonly name: string;
   readonly agent: DomainSide;
   readonly user?: DomainSide;
+  /** Default: `policy.md`. */
+  readonly policy?: PolicySource;
+  /**
+   * The environment's `sync_tools()`: brings the user's side up to date with the agent's after
+   * every tool call that returns, initialisation action and assertion (telecom).
+   */
+  readonly sync?: (agent: Database<DbRoot>, user: Database<DbRoot>) => void;
 }
 
 function side<T extends DbRoot>(className: string, schema: z.ZodType<T>, toolkit: Toolkit<T>, file: string): DomainSide {
@@ -50,5 +67,13 @@ export const mock: DomainDefinition = {
   user: side("MockUserDB", MockUserDb, mockUserTools, "user_db.json"),
 };
 
+export const telecom: DomainDefinition = {
+  name: "telecom",
+  agent: side("TelecomDB", TelecomDb as unknown as z.ZodType<DbRoot>, telecomTools, "db.toml"),
+  user: side("TelecomUserDB", TelecomUserDb as unknown as z.ZodType<DbRoot>, telecomUserTools, "user_db.toml"),
+  policy: { kind: "main+tech", main: "main_policy.md", tech: "tech_support_manual.md" },
+  sync: syncTelecom,
+};
+
 /** Every domain this package implements, by name. */
-export const DOMAINS: Readonly<Record<string, DomainDefinition>> = { retail, airline, mock };
+export const DOMAINS: Readonly<Record<string, DomainDefinition>> = { retail, airline, mock, telecom };

@@ -12,6 +12,7 @@ export type FieldType =
   | { readonly kind: "str" }
   | { readonly kind: "int" }
   | { readonly kind: "float" }
+  | { readonly kind: "bool" }
   | { readonly kind: "literal"; readonly values: readonly string[] }
   | { readonly kind: "optional"; readonly inner: FieldType }
   | { readonly kind: "list"; readonly item: FieldType }
@@ -33,6 +34,7 @@ export interface ModelSpec {
 export const str: FieldType = { kind: "str" };
 export const int: FieldType = { kind: "int" };
 export const float: FieldType = { kind: "float" };
+export const bool: FieldType = { kind: "bool" };
 export const literal = (...values: string[]): FieldType => ({ kind: "literal", values });
 export const optional = (inner: FieldType): FieldType => ({ kind: "optional", inner });
 export const list = (item: FieldType): FieldType => ({ kind: "list", item });
@@ -81,6 +83,8 @@ function validate(type: FieldType, input: PyValue, loc: (string | number)[], iss
       return validateInt(input, fail);
     case "float":
       return validateFloat(input, fail);
+    case "bool":
+      return validateBool(input, fail);
     case "literal":
       return typeof input === "string" && type.values.includes(input)
         ? input
@@ -127,6 +131,21 @@ function validateFloat(input: PyValue, fail: (kind: string, msg: string) => PyVa
     return fail("float_parsing", "Input should be a valid number, unable to parse string as a number");
   }
   return fail("float_type", "Input should be a valid number");
+}
+
+const TRUE_TEXTS = new Set(["1", "on", "t", "true", "y", "yes"]);
+const FALSE_TEXTS = new Set(["0", "off", "f", "false", "n", "no"]);
+
+function validateBool(input: PyValue, fail: (kind: string, msg: string) => PyValue): PyValue {
+  if (typeof input === "boolean") return input;
+  if ((typeof input === "bigint" || typeof input === "number") && (input == 0 || input == 1)) return input == 1;
+  if (typeof input === "string") {
+    const text = input.trim().toLowerCase();
+    if (TRUE_TEXTS.has(text)) return true;
+    if (FALSE_TEXTS.has(text)) return false;
+    return fail("bool_parsing", "Input should be a valid boolean, unable to interpret input");
+  }
+  return fail("bool_type", "Input should be a valid boolean");
 }
 
 function describeChoices(values: readonly string[]): string {

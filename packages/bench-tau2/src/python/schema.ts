@@ -15,10 +15,10 @@ export const pyInt = z.union([
     .number()
     .int()
     .transform((value) => BigInt(value)),
-]);
+], { error: "Input should be a valid integer" });
 
 /** pydantic `float`: floats, and ints (which become floats, so `5` is dumped as `5.0`). */
-export const pyFloat = z.union([z.number(), z.bigint().transform((value) => Number(value))]);
+export const pyFloat = z.union([z.number(), z.bigint().transform((value) => Number(value))], { error: "Input should be a valid number" });
 
 /** pydantic `Dict[str, V]`, order kept. */
 export function pyDict<V extends z.ZodType>(value: V): z.ZodMap<z.ZodString, V> {
@@ -51,3 +51,28 @@ export function pyTaggedUnion<
 export function pyOptional<T extends z.ZodType>(inner: T) {
   return inner.nullable().default(null);
 }
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATETIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * pydantic `datetime.date`, kept as the text `str(date)` gives (`2025-01-05`): that is what
+ * `json.dumps(..., default=str)` writes, so hashes and responses need nothing else.
+ */
+export const pyDate = z.string().regex(DATE, "Input should be a valid date in the format YYYY-MM-DD");
+
+/**
+ * pydantic `datetime.datetime` from ISO text, kept as `str(datetime)`: a space, not `T`
+ * (`2025-01-20 14:30:00`), microseconds only when there are any, `+00:00` for `Z`.
+ */
+export const pyDateTime = z.string().transform((text, context) => {
+  const match = DATETIME.exec(text);
+  if (match === null) {
+    context.addIssue({ code: "custom", message: "Input should be a valid datetime (YYYY-MM-DDTHH:MM:SS)" });
+    return z.NEVER;
+  }
+  const [, day, hours = "00", minutes = "00", seconds = "00", fraction, zone] = match;
+  const micro = fraction === undefined || /^0+$/.test(fraction) ? "" : `.${fraction.padEnd(6, "0")}`;
+  const offset = zone === undefined ? "" : zone === "Z" ? "+00:00" : zone.includes(":") ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
+  return `${day} ${hours}:${minutes}:${seconds}${micro}${offset}`;
+});
