@@ -7,16 +7,18 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 
-const packagesDir = fileURLToPath(new URL("../../../packages", import.meta.url));
-const withExamples = readdirSync(packagesDir).filter((name) => existsSync(join(packagesDir, name, "src", "example.ts")));
+const root = fileURLToPath(new URL("../../..", import.meta.url));
+const withExamples = ["packages", "apps"]
+  .flatMap((group) => readdirSync(join(root, group)).map((name) => join(group, name)))
+  .filter((name) => existsSync(join(root, name, "src", "example.ts")));
 
 describe("README examples", () => {
   it("finds the packages that have one", () => {
-    expect(withExamples).toEqual(expect.arrayContaining(["bench-builtin", "protocol", "rehearsal"]));
+    expect(withExamples).toEqual(expect.arrayContaining(["packages/bench-builtin", "packages/protocol", "packages/rehearsal", "apps/server"].map((name) => join(...name.split("/")))));
   });
 
   for (const name of withExamples) {
-    const packageDir = join(packagesDir, name);
+    const packageDir = join(root, name);
     const readme = readFileSync(join(packageDir, "README.md"), "utf8");
     const example = readFileSync(join(packageDir, "src", "example.ts"), "utf8");
 

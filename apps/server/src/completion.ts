@@ -1,0 +1,129 @@
+import { randomBytes } from "node:crypto";
+import type { GenerateRequest, Generation, Message, Policy, SamplingParams, Tokenizer } from "@envace/protocol";
+import { formatRehearsalSetting, parseRehearsalSetting, rehearseConversation, type RehearsalMemory, type RehearsalSetting } from "@envace/rehearsal";
+import type { ServerConfig } from "./config.js";
+import { badField } from "./errors.js";
+import { conversationKey, type LruStore } from "./memory-store.js";
+import type { ServerMetrics } from "./metrics.js";
+import type { ChatTurnRequest } from "./request.js";
+import { toChoice, usageOf, type Choice, type Usage } from "./response.js";
+
+/** What rehearsal did for one request: the `envace` extension field of the response. */
+export interface EnvaceResponseFields {
+  rehearsal: string;
+  /** Private attempts run for this request (0 when an earlier turn's memory was reused). */
+  attempts: number;
+  predicted_failures: number;
+  memory_tokens: number;
+  rehearsal_ms: number;
+  /** `new`: rehearsed for this request; `reused`: the conversation's memory from an earlier turn. */
+  memory: "new" | "reused";
+}
+
+export interface Completion {
+  id: string;
+  created: number;
+  choices: Choice[];
+  usage: Usage;
+  envace?: EnvaceResponseFields;
+}
+
+/** What a completion needs from the running server. */
+export interface CompletionContext {
+  policy: Policy;
+  tokenizer: Tokenizer | undefined;
+  config: ServerConfig;
+  memories: LruStore<RehearsalMemory>;
+  metrics: ServerMetrics;
+}
+
+/** The rehearsal a request gets: its own `envace.rehearsal`, else the server's default; only with tools. */
+export function rehearsalFor(request: ChatTurnRequest, config: ServerConfig): { setting: RehearsalSetting; budget: number | null } {
+  const asked = request.envace?.rehearsal;
+  let setting: RehearsalSetting;
+  try {
+    setting = parseRehearsalSetting(asked ?? config.rehearsal.setting);
+  } catch {
+    throw badField("envace.rehearsal", "expected none, parallel:N or sequential:N");
+  }
+  if (setting.mode !== "none" && setting.attempts > config.rehearsal.max_attempts) {
+    throw badField("envace.rehearsal", `at most ${config.rehearsal.max_attempts} attempts per request`, "unsupported_value");
+  }
+  if (setting.mode !== "none" && !request.parseToolCalls) {
+    // Rehearsal imagines the results of the model's own tool calls: without tools there is nothing to rehearse.
+    if (asked !== undefined) throw badField("envace.rehearsal", 'rehearsal needs tools (and tool_choice "auto")', "unsupported_value");
+    setting = { mode: "none" };
+  }
+  const budget = request.envace?.memory_budget === undefined ? config.rehearsal.memory_budget : request.envace.memory_budget;
+  return { setting, budget };
+}
+
+/** `n` committed samples: one request where the policy can sample several (an upstream's `n`), else one each. */
+function generateChoices(policy: Policy, request: GenerateRequest, n: number, signal: AbortSignal): Promise<Generation[]> {
+  const many = (policy as Partial<{ generateN: (r: GenerateRequest, n: number, s?: AbortSignal) => Promise<Generation[]> }>).generateN;
+  if (n > 1 && typeof many === "function") return many.call(policy, request, n, signal);
+  const seeded = (i: number): SamplingParams => (request.sampling.seed === undefined ? request.sampling : { ...request.sampling, seed: request.sampling.seed + i });
+  return Promise.all(Array.from({ length: n }, (_, i) => policy.generate({ ...request, sampling: seeded(i) }, signal)));
+}
+
+/**
+ * Answer one chat completion: private rehearsal when the request has tools and rehearsal is on
+ * (or the conversation's memory from an earlier turn), then the committed turn, parsed into
+ * OpenAI choices. `owner` is the bearer token that asked: memories are private to it.
+ */
+export async function complete(context: CompletionContext, request: ChatTurnRequest, owner: string, signal: AbortSignal): Promise<Completion> {
+  const { setting, budget } = rehearsalFor(request, context.config);
+  let messages: Message[] = request.messages;
+  let envace: EnvaceResponseFields | undefined;
+  if (setting.mode !== "none") {
+    const started = performance.now();
+    const key = conversationKey(owner, request.tools, request.messages);
+    const known = context.memories.get(key);
+    const prepared = await rehearseConversation({
+      messages: request.messages,
+      tools: request.tools,
+      policy: context.policy,
+      setting,
+      memory: known,
+      tokenizer: context.tokenizer,
+      signal,
+      rehearsal: {
+        memoryBudget: budget,
+        limits: { maxTurns: context.config.rehearsal.max_turns, maxResponseTokens: context.config.rehearsal.max_response_tokens },
+        ...(request.sampling.seed === undefined ? {} : { sampling: seededRoles(request.sampling.seed) }),
+      },
+    });
+    messages = prepared.messages;
+    const memory = prepared.memory!;
+    if (known === undefined) {
+      context.memories.set(key, memory, Buffer.byteLength(JSON.stringify(memory)));
+      context.metrics.rehearsalAttempts.inc(prepared.rehearsal?.attempts.length ?? 0);
+    } else {
+      context.metrics.memoryHits.inc();
+    }
+    envace = {
+      rehearsal: formatRehearsalSetting(setting),
+      attempts: prepared.rehearsal?.attempts.length ?? 0,
+      predicted_failures: memory.predictedFailures.length,
+      memory_tokens: memory.tokens,
+      rehearsal_ms: Math.round(performance.now() - started),
+      memory: known === undefined ? "new" : "reused",
+    };
+  }
+  const generations = await generateChoices(context.policy, { role: "act", messages, tools: request.tools, sampling: request.sampling }, request.n, signal);
+  const id = randomBytes(12).toString("hex");
+  const choices = generations.map((generation, index) =>
+    toChoice(generation, index, {
+      tools: request.tools,
+      parseToolCalls: request.parseToolCalls,
+      logprobs: request.logprobs ? context.tokenizer : undefined,
+      callIdPrefix: `${id.slice(0, 12)}_${index}`,
+    }),
+  );
+  return { id: `chatcmpl-${id}`, created: Math.floor(Date.now() / 1000), choices, usage: usageOf(generations), ...(envace === undefined ? {} : { envace }) };
+}
+
+/** A request's seed seeds every role of its rehearsal too, so the same request rehearses the same way. */
+function seededRoles(seed: number): { act: { seed: number }; rehearse: { seed: number }; reflect: { seed: number }; summarize: { seed: number } } {
+  return { act: { seed }, rehearse: { seed }, reflect: { seed }, summarize: { seed } };
+}

@@ -1,0 +1,109 @@
+import { readFileSync } from "node:fs";
+import { formatPath, InputError } from "@envace/protocol";
+import { parseRehearsalSetting } from "@envace/rehearsal";
+import { parseDocument } from "yaml";
+import { z } from "zod";
+
+const RehearsalText = z.string().refine(
+  (text) => {
+    try {
+      parseRehearsalSetting(text);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { error: "expected none, parallel:N or sequential:N" },
+);
+
+/**
+ * `server.yaml`: every setting of `envace serve`, each with its default. Command-line flags
+ * (`--host`, `--port`) win over the file.
+ */
+export const ServerConfig = z.strictObject({
+  host: z.string().min(1).default("127.0.0.1"),
+  port: z.number().int().min(0).max(65535).default(8080),
+  /** The model id clients name in `model` and `GET /v1/models` lists. Default: the upstream's model, or the checkpoint folder's name. */
+  model: z.string().min(1).optional(),
+  /** Bearer tokens that may call `/v1`. `ENVACE_SERVER_TOKEN` adds one. Required when bound beyond loopback. */
+  tokens: z.array(z.string().min(16, { error: "a token needs at least 16 characters" })).default([]),
+  limits: z
+    .strictObject({
+      body_bytes: z.number().int().positive().default(4 * 1024 * 1024),
+      max_completion_tokens: z.number().int().positive().default(4096),
+      default_max_tokens: z.number().int().positive().default(1024),
+      max_n: z.number().int().positive().default(8),
+    })
+    .default({ body_bytes: 4 * 1024 * 1024, max_completion_tokens: 4096, default_max_tokens: 1024, max_n: 8 }),
+  concurrency: z
+    .strictObject({
+      /** Requests generating at once. */
+      requests: z.number().int().positive().default(4),
+      /** Requests waiting for a slot; one more is answered 429. */
+      queue: z.number().int().min(0).default(64),
+      /** The `retry-after` of a 429, in seconds. */
+      retry_after_s: z.number().int().positive().default(1),
+    })
+    .default({ requests: 4, queue: 64, retry_after_s: 1 }),
+  /** For `openai:` policies, unless the spec sets `timeout=` / `retries=` itself. */
+  upstream: z
+    .strictObject({ timeout_s: z.number().positive().default(300), retries: z.number().int().min(0).default(2) })
+    .default({ timeout_s: 300, retries: 2 }),
+  rehearsal: z
+    .strictObject({
+      /** What a request with tools gets unless it asks otherwise (`envace.rehearsal`). */
+      setting: RehearsalText.default("none"),
+      memory_budget: z.number().int().positive().nullable().default(null),
+      /** The most attempts one request may ask for. */
+      max_attempts: z.number().int().positive().default(4),
+      /** Act turns per private attempt. */
+      max_turns: z.number().int().positive().default(8),
+      /** Output tokens per generation inside rehearsal. */
+      max_response_tokens: z.number().int().positive().default(1024),
+    })
+    .default({ setting: "none", memory_budget: null, max_attempts: 4, max_turns: 8, max_response_tokens: 1024 }),
+  /** Rehearsal memories kept, per conversation, least recently used evicted first. */
+  memory: z
+    .strictObject({ max_entries: z.number().int().min(0).default(1024), max_bytes: z.number().int().min(0).default(16 * 1024 * 1024) })
+    .default({ max_entries: 1024, max_bytes: 16 * 1024 * 1024 }),
+  /** How long SIGTERM waits for requests in flight before it cuts them. */
+  shutdown_grace_s: z.number().positive().default(30),
+  log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+export type ServerConfig = z.infer<typeof ServerConfig>;
+export type ServerConfigInput = z.input<typeof ServerConfig>;
+
+/** A bad server config: names the file and the key. */
+export class ServerConfigError extends InputError {
+  override readonly name = "ServerConfigError";
+}
+
+/** Validate a config value; `file` names it in errors. */
+export function parseServerConfig(value: unknown, file: string): ServerConfig {
+  const result = ServerConfig.safeParse(value ?? {});
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const path = issue.path.filter((k): k is string | number => typeof k !== "symbol");
+    if (issue.code === "unrecognized_keys") return `${file}: ${formatPath([...path, issue.keys[0]!])}: unknown key`;
+    return `${file}: ${formatPath(path) || "(top level)"}: ${issue.message}`;
+  });
+  throw new ServerConfigError(problems.join("\n"));
+}
+
+/** Read `server.yaml` (YAML or JSON). */
+export function loadServerConfig(path: string): ServerConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ServerConfigError(`${path}: cannot read the server config (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error });
+  }
+  const document = parseDocument(text, { prettyErrors: false });
+  if (document.errors.length > 0) throw new ServerConfigError(`${path}: ${document.errors[0]!.message.split("\n")[0]}`);
+  return parseServerConfig(document.toJS() as unknown, path);
+}
+
+/** Whether `host` only accepts connections from this machine. */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

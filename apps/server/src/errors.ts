@@ -1,0 +1,58 @@
+import { ContextLengthError } from "@envace/protocol";
+import { ModelServerError } from "@envace/models";
+
+/** The `type` of an OpenAI error body. */
+export type ApiErrorType = "invalid_request_error" | "authentication_error" | "not_found_error" | "rate_limit_error" | "server_error" | "upstream_error";
+
+/**
+ * An error the server answers with, in OpenAI's shape: `{ error: { message, type, param, code } }`.
+ * 4xx statuses are the client's fault, 502/504 the upstream model server's.
+ */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type: ApiErrorType,
+    readonly param: string | null = null,
+    readonly code: string | null = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  get body(): ErrorBody {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
+
+export interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+/** A request field the server cannot honour (or that is malformed): 400 naming the field. */
+export function badField(param: string, message: string, code = "invalid_value"): ApiError {
+  return new ApiError(400, `${param}: ${message}`, "invalid_request_error", param, code);
+}
+
+/**
+ * What to answer for any error a request ran into. Upstream failures are 504 (timed out) or 502
+ * (anything else); a prompt over the model's context is the client's 400; the rest is a 500 whose
+ * message is kept generic, as its detail goes to the log.
+ */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof ModelServerError) {
+    return error.failure === "timeout"
+      ? new ApiError(504, `the model server did not answer in time: ${error.message}`, "upstream_error", null, "upstream_timeout")
+      : new ApiError(502, `the model server failed: ${error.message}`, "upstream_error", null, "upstream_error");
+  }
+  if (error instanceof ContextLengthError) return new ApiError(400, error.message, "invalid_request_error", "messages", "context_length_exceeded");
+  // Fastify's own client errors (a body too large, malformed JSON, a wrong content type) carry their status.
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    const code = (error as { code?: unknown }).code;
+    return new ApiError(status, (error as Error).message, "invalid_request_error", null, typeof code === "string" ? code : null);
+  }
+  return new ApiError(500, "internal server error", "server_error", null, "internal_error");
+}

@@ -1,0 +1,82 @@
+import { ScriptedPolicy } from "@envace/trajectory";
+import { reply } from "@envace/scripted-server";
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { startServer, ServeError, type RunningServer } from "./serve.js";
+import { MODEL, startHarness, waitFor, type Harness } from "./test-support/harness.js";
+
+let harness: Harness | undefined;
+let extra: RunningServer | undefined;
+afterEach(async () => {
+  await harness?.close();
+  await extra?.close();
+  harness = undefined;
+  extra = undefined;
+});
+
+const user = [{ role: "user" as const, content: "Hello?" }];
+const TOKEN = "s3cret-token-0123456789";
+
+describe("operating the server", () => {
+  it("asks for the bearer token on /v1 when it has one, and accepts the right one", async () => {
+    harness = await startHarness({ script: [reply.text("hi")], tokens: [TOKEN] });
+    await expect(harness.client.chat.completions.create({ model: MODEL, messages: user })).rejects.toThrow(OpenAI.AuthenticationError);
+    const wrong = new OpenAI({ baseURL: `${harness.server.url}/v1`, apiKey: "not-the-token", maxRetries: 0 });
+    await expect(wrong.models.list()).rejects.toMatchObject({ status: 401, code: "invalid_api_key" });
+    const right = new OpenAI({ baseURL: `${harness.server.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
+    const completion = await right.chat.completions.create({ model: MODEL, messages: user });
+    expect(completion.choices[0]!.message.content).toBe("hi");
+    // Health stays open for probes.
+    expect((await fetch(`${harness.server.url}/health`)).status).toBe(200);
+  });
+
+  it("refuses to listen beyond loopback without a token", async () => {
+    const policy = ScriptedPolicy.queues("scripted", {});
+    await expect(startServer({ policy, model: "m", config: { host: "0.0.0.0", port: 0, log_level: "silent" }, tokens: [] })).rejects.toThrow(ServeError);
+    await expect(startServer({ policy, model: "m", config: { host: "0.0.0.0", port: 0, log_level: "silent" }, tokens: [] })).rejects.toThrow(/without a bearer token/);
+    extra = await startServer({ policy, model: "m", config: { host: "0.0.0.0", port: 0, log_level: "silent" }, tokens: [TOKEN] });
+    expect(extra.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+  });
+
+  it("answers 429 with retry-after once the generation slots and the queue are full", async () => {
+    harness = await startHarness({
+      script: () => reply.delay(400, reply.text("done")),
+      config: { concurrency: { requests: 1, queue: 1, retry_after_s: 2 } },
+    });
+    const first = harness.client.chat.completions.create({ model: MODEL, messages: user });
+    await waitFor(() => harness!.server.app.slots.active === 1);
+    const second = harness.client.chat.completions.create({ model: MODEL, messages: user });
+    await waitFor(() => harness!.server.app.slots.pending === 1);
+    const third = await harness.client.chat.completions.create({ model: MODEL, messages: user }).catch((error: unknown) => error);
+    expect(third).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((third as InstanceType<typeof OpenAI.RateLimitError>).headers.get("retry-after")).toBe("2");
+    expect((third as InstanceType<typeof OpenAI.RateLimitError>).code).toBe("queue_full");
+    // The two admitted requests still complete.
+    expect((await first).choices[0]!.message.content).toBe("done");
+    expect((await second).choices[0]!.message.content).toBe("done");
+  });
+
+  it("maps the upstream's failures to 502 and its silence to 504, and keeps serving", async () => {
+    harness = await startHarness({ script: [reply.error(500, "boom"), reply.delay(3000, reply.text("late")), reply.text("fine")], spec: ",timeout=0.5" });
+    await expect(harness.client.chat.completions.create({ model: MODEL, messages: user })).rejects.toMatchObject({ status: 502, code: "upstream_error" });
+    await expect(harness.client.chat.completions.create({ model: MODEL, messages: user })).rejects.toMatchObject({ status: 504, code: "upstream_timeout" });
+    expect((await harness.client.chat.completions.create({ model: MODEL, messages: user })).choices[0]!.message.content).toBe("fine");
+    const metrics = await (await fetch(`${harness.server.url}/metrics`)).text();
+    expect(metrics).toContain('envace_server_upstream_errors_total{kind="status"} 1');
+    expect(metrics).toContain('envace_server_upstream_errors_total{kind="timeout"} 1');
+  });
+
+  it("shuts down gracefully: requests in flight finish, new ones are refused", async () => {
+    harness = await startHarness({ script: () => reply.delay(300, reply.text("finished")) });
+    const inFlight = harness.client.chat.completions.create({ model: MODEL, messages: user });
+    await waitFor(() => harness!.server.app.slots.active === 1);
+    const closed = harness.server.close();
+    const refused = await fetch(`${harness.server.url}/health`).then(
+      (response) => response.status,
+      () => "refused",
+    );
+    expect([503, "refused"]).toContain(refused);
+    expect((await inFlight).choices[0]!.message.content).toBe("finished");
+    await closed;
+  });
+});

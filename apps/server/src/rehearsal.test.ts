@@ -1,0 +1,108 @@
+import { reply, type RecordedRequest } from "@envace/scripted-server";
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { lookupTool, MODEL, startHarness, type Harness } from "./test-support/harness.js";
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const TOKENS = ["token-of-client-a-0123", "token-of-client-b-0123"];
+
+/** Which role a request to the upstream is for, from the prompts of @envace/rehearsal and @envace/trajectory. */
+function roleOf(request: RecordedRequest): string {
+  const body = request.body as { messages: { role: string; content: string }[]; tools?: unknown[] };
+  const system = body.messages[0]?.role === "system" ? body.messages[0].content : "";
+  if (system.startsWith("You play the environment")) return "rehearse";
+  if (system.startsWith("You review one private rehearsal")) return "reflect";
+  if (system.startsWith("You condense")) return "summarize";
+  return "act";
+}
+
+/**
+ * The model: in rehearsal it buys at once and predicts the purchase fails; the summary says to look
+ * the item up first; committed, it looks the item up.
+ */
+function script(request: RecordedRequest) {
+  const body = request.body as { messages: { role: string; content: string | null }[] };
+  switch (roleOf(request)) {
+    case "rehearse":
+      return reply.text('<execution_result>{"error": {"code": "OUT_OF_STOCK", "message": "no rabo left"}}</execution_result>');
+    case "reflect":
+      return reply.text('<assessment>{"reached_goal": false, "went_wrong": "bought without looking", "revision": "look the item up first"}</assessment>');
+    case "summarize":
+      return reply.text('<memory>{"plan": "Look the rabo up before buying.", "lessons": []}</memory>');
+    default: {
+      const inRehearsal = !body.messages.some((m) => m.role === "system" && (m.content ?? "").includes("## Rehearsal memory"));
+      if (inRehearsal) {
+        const afterTool = body.messages.at(-1)?.role === "tool";
+        return reply.text(afterTool ? "Sorry, it is sold out." : '<tool_call>{"name": "lookup", "arguments": {"item": "rabo"}}</tool_call>');
+      }
+      return reply.text('<tool_call>{"name": "lookup", "arguments": {"item": "rabo"}}</tool_call>');
+    }
+  }
+}
+
+const opening = [
+  { role: "system" as const, content: "You run a shop." },
+  { role: "user" as const, content: "Buy me a rabo." },
+];
+
+describe("private rehearsal per request", () => {
+  it("rehearses before answering a request with tools, reports it in the envace field, and the next turn reuses the memory", async () => {
+    harness = await startHarness({ script, tokens: TOKENS, apiKey: TOKENS[0]! });
+    const body = { model: MODEL, messages: opening, tools: [lookupTool], seed: 5, envace: { rehearsal: "parallel:2", memory_budget: 200 } };
+    const first = (await harness.client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)) as OpenAI.ChatCompletion & { envace: Record<string, unknown> };
+    expect(first.envace).toMatchObject({ rehearsal: "parallel:2", attempts: 2, predicted_failures: 1, memory: "new" });
+    expect(first.envace.memory_tokens).toBeGreaterThan(0);
+    const roles = harness.upstream.scripted.map(roleOf);
+    // Two attempts (act, rehearse, act each), two reflections, one summary, then the committed turn.
+    expect(roles.filter((r) => r === "reflect")).toHaveLength(2);
+    expect(roles.filter((r) => r === "summarize")).toHaveLength(1);
+    expect(roles.filter((r) => r === "rehearse")).toHaveLength(2);
+    expect(roles.at(-1)).toBe("act");
+    const committed = harness.upstream.scripted.at(-1)!.body as { messages: { role: string; content: string }[] };
+    expect(committed.messages[0]!.content).toBe(
+      [
+        "You run a shop.",
+        "",
+        "## Rehearsal memory",
+        "You rehearsed this task privately before acting. These are your own predictions, not real results.",
+        "Predicted to fail:",
+        '- lookup {"item":"rabo"}: OUT_OF_STOCK (no rabo left) [2/2 attempts]',
+        "Plan: Look the rabo up before buying.",
+      ].join("\n"),
+    );
+    // The client sees only the committed turn's tool call, to run itself.
+    const call = first.choices[0]!.message.tool_calls![0]!;
+    expect(call.type === "function" ? [call.function.name, call.function.arguments] : []).toEqual(["lookup", '{"item":"rabo"}']);
+
+    const before = harness.upstream.scripted.length;
+    const next = { ...body, messages: [...opening, first.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: '{"stock": 0}' }] };
+    const second = (await harness.client.chat.completions.create(next as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)) as OpenAI.ChatCompletion & { envace: Record<string, unknown> };
+    expect(second.envace).toMatchObject({ attempts: 0, memory: "reused", predicted_failures: 1 });
+    expect(harness.upstream.scripted.length - before).toBe(1);
+
+    // Another client's identical conversation does not see the first client's memory.
+    const other = new OpenAI({ baseURL: `${harness.server.url}/v1`, apiKey: TOKENS[1], maxRetries: 0 });
+    const third = (await other.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)) as OpenAI.ChatCompletion & { envace: Record<string, unknown> };
+    expect(third.envace).toMatchObject({ attempts: 2, memory: "new" });
+    const metrics = await (await fetch(`${harness.server.url}/metrics`)).text();
+    expect(metrics).toContain("envace_server_rehearsal_attempts_total 4");
+    expect(metrics).toContain("envace_server_rehearsal_memory_hits_total 1");
+  });
+
+  it("rehearses by the server's default setting, and streams the envace field in the last chunk", async () => {
+    harness = await startHarness({ script, config: { rehearsal: { setting: "parallel:1" } } });
+    const stream = await harness.client.chat.completions.create({ model: MODEL, messages: opening, tools: [lookupTool], stream: true });
+    const chunks: Record<string, unknown>[] = [];
+    for await (const chunk of stream) chunks.push(chunk as unknown as Record<string, unknown>);
+    expect(chunks.at(-1)!.envace).toMatchObject({ rehearsal: "parallel:1", attempts: 1, memory: "new" });
+    // Requests without tools are not rehearsed.
+    harness.upstream.setScript([reply.text("Hello.")]);
+    const plain = (await harness.client.chat.completions.create({ model: MODEL, messages: opening })) as OpenAI.ChatCompletion & { envace?: unknown };
+    expect(plain.envace).toBeUndefined();
+  });
+});
