@@ -231,6 +231,21 @@ function declare(state: { command: string }): Command {
       await (await import("./commands/eval-vita.js")).run(options);
     });
 
+  withUsageErrors(envace.command("serve"), "serve")
+    .summary("serve a policy as an OpenAI-compatible endpoint that rehearses privately")
+    .description(
+      "Serve a policy at /v1/chat/completions for any OpenAI-compatible agent harness; requests with tools may be rehearsed privately first (see apps/server/README.md). " +
+        "Prints the URL it listens on; SIGTERM finishes the requests in flight, then exits.",
+    )
+    .requiredOption("--policy <spec>", "openai:<base-url>#<model>, onnx:<folder> or tiny:<checkpoint folder> (see @envace/models)")
+    .option("--host <host>", "address to bind (default 127.0.0.1; beyond loopback a bearer token is required)")
+    .option("--port <n>", "port (default 8080; 0 picks a free one)", wholeNumber(0))
+    .option("--config <file>", "server.yaml: limits, concurrency, tokens, rehearsal, memory")
+    .addHelpText("after", example("envace serve --policy tiny:runs/default/checkpoints/step-000040/policy --port 8080"))
+    .action(async (options) => {
+      await (await import("@envace/server")).serve(options);
+    });
+
   return envace;
 }
 
