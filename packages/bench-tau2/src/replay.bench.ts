@@ -1,4 +1,4 @@
-// `pnpm bench`: the time to oracle-replay and score every shared retail task, next to the
+// `pnpm bench`: the time to oracle-replay and score every shared retail and telecom task, next to the
 // same work done naively (a deep copy of the database per environment and a full
 // `json.dumps(sort_keys=True)` per hash), measured in the same run.
 import { createHash } from "node:crypto";
@@ -57,3 +57,21 @@ console.log(`  replay + score all tasks                                ${fmt(rep
 console.log(`    DB matches ${summary.db_match.matched}/${summary.db_match.checked} scored; ${summary.masked} masked (NL_ASSERTION without a judge)`);
 console.log(`  naive environments alone (3 deep copies + full hashes)             ${naivePerTask.toFixed(1)} ms/task (${naiveTasks} tasks)`);
 console.log(`  per task, this package vs the naive copies and hashes alone: ${(naivePerTask / perTask).toFixed(1)}× faster`);
+
+// Telecom (dual control): both databases, the post-step sync after every call, and the env
+// assertions on both sides. The split ships as tasks_small.json.
+start = performance.now();
+const telecom = await loadDomain("telecom", { data: join(data, "tau2"), tasks: join(data, "tau2", "telecom", "tasks_small.json") });
+const telecomLoadMs = ms(start);
+let telecomSummary = (await runTau2({ domain: telecom, guidelines, participants: "oracle" })).summary;
+const telecomTimes: number[] = [];
+for (let round = 0; round < rounds; round++) {
+  start = performance.now();
+  telecomSummary = (await runTau2({ domain: telecom, guidelines, participants: "oracle" })).summary;
+  telecomTimes.push(ms(start));
+}
+const telecomReplay = median(telecomTimes);
+console.log(`τ² telecom: oracle replay and scoring of all ${telecom.tasks.length} shared tasks (median of ${rounds} rounds)`);
+console.log(`  load db.toml + user_db.toml + tasks_small.json         ${fmt(telecomLoadMs)}`);
+console.log(`  replay + score all tasks                                ${fmt(telecomReplay)}   ${(telecomReplay / telecom.tasks.length).toFixed(2)} ms/task`);
+console.log(`    succeeded ${telecomSummary.successes}/${telecomSummary.scored}; DB match ${telecomSummary.db_match.matched}/${telecomSummary.db_match.checked} (upstream's gold DB skips the sync)`);
