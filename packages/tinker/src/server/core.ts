@@ -183,7 +183,16 @@ export class TinkerServerCore {
       case "client/config":
         // Plain HTTP/1.1 serves the SDK's httpx transport; `envace_*` keys are this project's
         // extensions (the losses beyond Tinker's, and how losses are reduced).
-        return [200, { pjwt_auth_enabled: false, use_pyqwest_transport: false, envace_loss_fns: [ENVACE_GRPO], envace_loss_reduction: "sum" }];
+        return [
+          200,
+          {
+            pjwt_auth_enabled: false,
+            use_pyqwest_transport: false,
+            ...(this.options.compressForwardBackward ? { proto_compress_fwdbwd: true } : {}),
+            envace_loss_fns: [ENVACE_GRPO],
+            envace_loss_reduction: "sum",
+          },
+        ];
       case "client/dynamic_config":
         return [200, { refresh_interval_sec: 300 }];
       case "create_session":
@@ -228,7 +237,7 @@ export class TinkerServerCore {
 
   private createSession(body: unknown): unknown {
     parseBody(CreateSessionRequest, body, "create_session");
-    const id = `session-${randomUUID().slice(0, 8)}`;
+    const id = this.options.sessionIds?.() ?? `session-${randomUUID().slice(0, 8)}`;
     this.sessions.set(id, { id, lastSeen: Date.now(), models: new Set() });
     return { type: "create_session", session_id: id };
   }

@@ -62,6 +62,10 @@ export interface TinkerServerOptions {
   maxBodyBytes?: number;
   /** How long a settled future stays retrievable (default 10 min). */
   futureTtlMs?: number;
+  /** Ask SDK clients to zstd-compress their protobuf `forward_backward` bodies (`proto_compress_fwdbwd`). */
+  compressForwardBackward?: boolean;
+  /** Ids for new sessions (default `session-` and 8 random hex digits); a replay of recorded traffic fixes them. */
+  sessionIds?: () => string;
   /** Unload the models of a session without a heartbeat for this long; 0 (default) never. */
   sessionTimeoutMs?: number;
 }

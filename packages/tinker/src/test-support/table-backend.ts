@@ -19,7 +19,8 @@ export class TableBackend implements TrainingBackend {
   constructor(
     readonly vocab: number,
     seed: number,
-    private readonly options: { delayMs?: number; eos?: number } = {},
+    /** `scoresPrompts`: its samplers also score prompts (`promptLogprobs`), as the server's `prompt_logprobs` needs. */
+    private readonly options: { delayMs?: number; eos?: number; scoresPrompts?: boolean } = {},
   ) {
     this.weights = new Float64Array(vocab * vocab);
     let state = seed >>> 0;
@@ -144,13 +145,15 @@ export class TableBackend implements TrainingBackend {
     return { "grad_norm:mean": norm };
   }
 
-  async saveWeightsForSampler(): Promise<Sampler> {
+  async saveWeightsForSampler(): Promise<Sampler & { promptLogprobs?: (prompt: readonly number[]) => Promise<number[]> }> {
     await this.pause();
     this.calls.push("saveWeightsForSampler");
     const snapshot = Float64Array.from(this.weights);
     let counter = 0;
     const eos = this.options.eos;
+    const promptLogprobs = (prompt: readonly number[]) => Promise.resolve(prompt.slice(1).map((token, t) => Math.log(this.probs(snapshot, prompt[t]!)[token]!)));
     return {
+      ...(this.options.scoresPrompts ? { promptLogprobs } : {}),
       sample: (prompt: readonly number[], params: SamplingParams): Promise<SampledTokens> => {
         let state = (params.seed ?? counter++) >>> 0;
         const random = () => {
