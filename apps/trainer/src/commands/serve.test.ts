@@ -1,9 +1,17 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { once } from "node:events";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { domainCorpus } from "@envace/bench-builtin";
+import { policyFromSpec, TINY_COMPACT_CHAT_TEMPLATE } from "@envace/models";
 import { reply, startScriptedServer, type ScriptedServer } from "@envace/scripted-server";
+import { startServer } from "@envace/server";
+import { InProcessBackend, TinyModelConfig, trainTokenizer } from "@envace/training";
 import OpenAI from "openai";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { envace } from "../cli.js";
 
 const root = fileURLToPath(new URL("../../../..", import.meta.url));
 let upstream: ScriptedServer | undefined;
@@ -60,4 +68,39 @@ describe("envace serve", () => {
     const result = await envaceServe(["--policy", "openai:http://127.0.0.1:9/v1#m", "--config", "/nonexistent/server.yaml"]);
     expect(result).toEqual({ code: 1, stderr: "envace serve: /nonexistent/server.yaml: cannot read the server config (ENOENT)\n" });
   });
+});
+
+describe("a harness through the server", () => {
+  it("envace eval builtin runs against the server fronting a tiny checkpoint", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "envace-serve-eval-"));
+    try {
+      // A small untrained checkpoint: what it answers does not matter, only that every turn goes through the server.
+      const tokenizer = trainTokenizer(domainCorpus({ seed: 1 }), { vocabSize: 400, maxLength: 2048, chatTemplate: TINY_COMPACT_CHAT_TEMPLATE });
+      const config = TinyModelConfig.parse({ vocabSize: tokenizer.vocabSize, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 2048, eosTokenId: tokenizer.stopTokenIds[0] ?? null });
+      const backend = await InProcessBackend.create(config, { seed: 1, tokenizer });
+      await backend.saveCheckpoint(join(dir, "tiny"));
+      backend.dispose();
+      const model = await policyFromSpec(`tiny:${join(dir, "tiny")}`);
+      const server = await startServer({ policy: model.policy, tokenizer: model.tokenizer, model: "tiny", config: { port: 0, log_level: "silent" }, tokens: [] });
+      try {
+        vi.spyOn(console, "log").mockImplementation(() => undefined);
+        vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+        const code = await envace(["eval", "builtin", "--policy", `openai:${server.url}/v1#tiny`, "--tasks", "2", "--seed", "3", "--max-turns", "2", "--max-response-tokens", "8", "--no-fidelity", "--out", join(dir, "run")]);
+        vi.restoreAllMocks();
+        expect(code).toBe(0);
+        const entries = (await readFile(join(dir, "run", "entries.jsonl"), "utf8")).trim().split("\n").map((line) => JSON.parse(line) as { taskId: string; error?: unknown; termination: string | null });
+        expect(entries).toHaveLength(2);
+        expect(entries.filter((e) => e.error !== undefined)).toEqual([]);
+        expect(entries.every((e) => typeof e.termination === "string")).toBe(true);
+        const metrics = await (await fetch(`${server.url}/metrics`)).text();
+        const answered = /envace_server_requests_total\{route="\/v1\/chat\/completions",status="200"\} (\d+)/.exec(metrics);
+        expect(Number(answered?.[1])).toBeGreaterThanOrEqual(2);
+      } finally {
+        await server.close();
+      }
+    } finally {
+      vi.restoreAllMocks();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
