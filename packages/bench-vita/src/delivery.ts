@@ -4,7 +4,7 @@ import type { VitaDb } from "./db.js";
 import { rerank } from "./fuzz.js";
 import { orderRepr, orderStr, productRepr, storeRepr, storeStr, type Order, type Store, type StoreProduct } from "./model.js";
 import { addMinutes, asNumber, checkTimeFormat, compare, epochSeconds, hasKey, iterate, joinStrings, length, pyAssert, strptime, truthy } from "./python.js";
-import { distance, num, param, resolveAddress, str, strings, type VitaTool } from "./toolkit.js";
+import { distance, num, param, pick, resolveAddress, str, strings, type VitaTool } from "./toolkit.js";
 
 /*
  * The delivery domain's tools (`DeliveryTools`), with upstream's semantics: what they check, in
@@ -60,7 +60,7 @@ function asInt(value: PyValue): PyValue {
 }
 
 function createOrder(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
-  const [userId, storeId, productIds, counts, address, dispatch] = ["user_id", "store_id", "product_ids", "product_cnts", "address", "dispatch_time"].map((name) => arg(args, name));
+  const [userId, storeId, productIds, counts, address, dispatch] = pick(args, "user_id", "store_id", "product_ids", "product_cnts", "address", "dispatch_time");
   checkUser(db, userId);
   pyAssert(hasKey(db.stores, storeId), `Store ${pyStr(storeId)} not found`);
   const ids = iterate(productIds);

@@ -3,7 +3,7 @@ import type { VitaDb } from "./db.js";
 import { rerank } from "./fuzz.js";
 import { bookRepr, orderRepr, productRepr, reservationRepr, shopStr, type BookInfo, type Order, type ReservationInfo, type Shop, type ShopProduct } from "./model.js";
 import { asNumber, checkTimeFormat, compare, hasKey, joinStrings, pyAssert, truthy } from "./python.js";
-import { num, str, strings, type VitaTool } from "./toolkit.js";
+import { num, pick, str, strings, type VitaTool } from "./toolkit.js";
 
 /*
  * The instore domain's tools (`InStoreTools`): shops and their products, product orders, table
@@ -85,7 +85,7 @@ const userReservations = (db: VitaDb, userId: PyValue): ReservationInfo[] =>
   [...db.reservations.values()].filter((reservation) => reservation.customer_id === userId);
 
 function createProductOrder(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
-  const [userId, shopId, productId, quantity] = ["user_id", "shop_id", "product_id", "quantity"].map((name) => arg(args, name));
+  const [userId, shopId, productId, quantity] = pick(args, "user_id", "shop_id", "product_id", "quantity");
   checkUser(db, userId);
   pyAssert(hasKey(db.shops, shopId), "Shop does not exist");
   pyAssert(getShop(db, shopId).products.some((product) => product.product_id === productId), "Product does not exist");
@@ -117,7 +117,7 @@ function createProductOrder(db: VitaDb, args: ReadonlyMap<string, PyValue>): str
 }
 
 function book(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
-  const [userId, shopId, time, count] = ["user_id", "shop_id", "time", "customer_count"].map((name) => arg(args, name));
+  const [userId, shopId, time, count] = pick(args, "user_id", "shop_id", "time", "customer_count");
   checkUser(db, userId);
   pyAssert(hasKey(db.shops, shopId), "Shop does not exist");
   pyAssert(compare(count, ">", 0n), "Number of customers for table booking must be greater than 0");
@@ -141,7 +141,7 @@ function book(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
 }
 
 function reserve(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
-  const [userId, shopId, time, count] = ["user_id", "shop_id", "time", "customer_count"].map((name) => arg(args, name));
+  const [userId, shopId, time, count] = pick(args, "user_id", "shop_id", "time", "customer_count");
   checkUser(db, userId);
   pyAssert(hasKey(db.shops, shopId), "Shop does not exist");
   pyAssert(checkTimeFormat(time, TIME_FORMAT), "Reservation time format is incorrect, correct format is %Y-%m-%d %H:%M:%S");
@@ -161,7 +161,7 @@ function reserve(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
 }
 
 function modifyReservation(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
-  const [id, time, count] = ["reservation_id", "time", "customer_count"].map((name) => arg(args, name));
+  const [id, time, count] = pick(args, "reservation_id", "time", "customer_count");
   pyAssert(truthy(id), "Reservation ID cannot be empty");
   const info = getReservation(db, id);
   if (info.status === "consumed" || info.status === "cancelled") return `ReservationInfo ${info.reservation_id} is already ${info.status}.`;

@@ -75,6 +75,11 @@ export const strings = (name: string, description: string, fallback?: PyValue): 
 
 const arg = (args: ReadonlyMap<string, PyValue>, name: string): PyValue => args.get(name) ?? null;
 
+/** Several bound arguments at once, in the order named. */
+export function pick<const N extends readonly string[]>(args: ReadonlyMap<string, PyValue>, ...names: N): { [K in keyof N]: PyValue } {
+  return names.map((name) => args.get(name) ?? null) as { [K in keyof N]: PyValue };
+}
+
 /** `longitude_latitude_to_distance`: haversine on a 6,371,000 m sphere, rounded to the metre. */
 export function distance(lon1: PyValue, lat1: PyValue, lon2: PyValue, lat2: PyValue): number {
   if (pyEquals(lon1, lon2) && pyEquals(lat1, lat2)) return 0;
