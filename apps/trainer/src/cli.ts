@@ -180,6 +180,41 @@ function declare(state: { command: string }): Command {
       await (await import("./commands/eval-builtin.js")).run(options);
     });
 
+  withUsageErrors(evaluate.command("finmcp"), "eval finmcp")
+    .summary("FinMCP-Bench: tools on an MCP server, upstream tool-name precision, recall, F1 and exact match")
+    .description(
+      "Run a policy on FinMCP-Bench samples (each user turn from the reference prefix, tools executed on an MCP server, at most --max-rounds model calls a turn) " +
+        "and score tool names as upstream, or score recorded predictions offline. Running again with --resume and the same --out runs only the samples missing there.",
+    )
+    .usage("--data <samples> (--policy <spec> --mcp <command|url> --out <run dir> | --predictions <file> [--out <dir>]) [options]")
+    .requiredOption("--data <file>", "the samples: JSON Lines (one sample a line) or a JSON array")
+    .option("--policy <spec>", "the model: openai:<url>#<model>, onnx:<dir>, tiny:<dir>")
+    .addOption(new Option("--predictions <file>", 'score recorded predictions: JSON Lines {"id", "predicted": [tool names], "error"?} (entries.jsonl of a run fits)').conflicts("policy"))
+    .option("--mcp <command|url>", "the tool server: a command line started over stdio, or a streamable-HTTP URL")
+    .option("--mcp-env <KEY=VALUE>", "an environment variable for a stdio server, repeatable", list)
+    .option("--allow-remote-mcp", "allow an HTTP server that is not on this machine's loopback")
+    .option("--out <dir>", "run directory: entries.jsonl (a line per sample as it finishes), summary.json")
+    .option("--call-timeout <ms>", "longest wait for one tool call (and to connect)", wholeNumber(1), 30_000)
+    .option("--max-rounds <n>", "model calls per user turn (upstream: 20)", wholeNumber(1), 20)
+    .option("--concurrency <n>", "samples in flight at once", wholeNumber(1), 4)
+    .option("--temperature <t>", "sampling temperature", nonNegative, 0.6)
+    .option("--top-p <p>", "nucleus sampling", probability, 0.95)
+    .option("--limit <n>", "only the first n samples (a quick look, not a score)", wholeNumber(1))
+    .option("--resume", "keep the entries already in --out and run only the samples missing there")
+    .addHelpText(
+      "after",
+      example(
+        'envace eval finmcp --data finmcp/samples.jsonl --mcp "python -m finmcp_server" --policy openai:http://localhost:8000/v1#Qwen/Qwen3-8B --out runs/finmcp',
+        "envace eval finmcp --data finmcp/samples.jsonl --predictions runs/finmcp/entries.jsonl",
+      ),
+    )
+    .action(async (options, command) => {
+      if (options.predictions === undefined && options.policy === undefined) command.error("give --policy (or --predictions to score recorded predictions)", { exitCode: 2 });
+      if (options.policy !== undefined && options.mcp === undefined) command.error("--mcp is required to run a policy (the samples' tool server)", { exitCode: 2 });
+      if (options.policy !== undefined && options.out === undefined) command.error("--out is required to run a policy", { exitCode: 2 });
+      await (await import("./commands/eval-finmcp.js")).run(options);
+    });
+
   withUsageErrors(evaluate.command("tau2"), "eval tau2")
     .summary("τ²-bench retail, airline, mock and telecom: upstream-exact tools, hashes and scoring")
     .description("Run a policy (or the oracle) on a τ²-bench domain with upstream-exact tools, hashes and scoring, or re-score saved conversations.")

@@ -1,0 +1,77 @@
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { reply, startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { envace } from "../cli.js";
+
+const run = (argv: string[]): Promise<number> => envace(["eval", "finmcp", ...argv]);
+const fixtures = fileURLToPath(new URL("../../../../packages/bench-finmcp/src/testing/", import.meta.url));
+const samples = join(fixtures, "fixtures", "samples.jsonl");
+
+function capture(): { out: () => string; err: () => string } {
+  const out: string[] = [];
+  const err: string[] = [];
+  vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => void out.push(args.join(" ")));
+  vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void err.push(args.join(" ")));
+  vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+  return { out: () => out.join("\n"), err: () => err.join("\n") };
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("envace eval finmcp", () => {
+  it("explains what is missing (exit 2)", async () => {
+    const io = capture();
+    expect(await run(["--data", samples])).toBe(2);
+    expect(io.err()).toContain("give --policy (or --predictions to score recorded predictions)");
+    expect(await run(["--data", samples, "--policy", "openai:http://127.0.0.1:1/v1#m", "--out", "x"])).toBe(2);
+    expect(io.err()).toContain("--mcp is required to run a policy (the samples' tool server)");
+  });
+
+  it("scores recorded predictions offline, and keeps an earlier summary", async () => {
+    const io = capture();
+    const out = join(mkdtempSync(join(tmpdir(), "finmcp-cli-")), "scores");
+    expect(await run(["--data", samples, "--predictions", join(fixtures, "fixtures", "predictions.jsonl"), "--out", out])).toBe(0);
+    expect(io.out()).toContain("overall      n    5  macro P  66.67 R  63.33 F1  64.00  micro F1  70.59  EM  20.00");
+    expect(io.out()).toContain("dropped (error): 1");
+    expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8"))).toMatchObject({ samples: 5, dropped: 1, exactMatch: 0.2 });
+    expect(await run(["--data", samples, "--predictions", join(fixtures, "fixtures", "predictions.jsonl"), "--out", out])).toBe(1);
+    expect(io.err()).toContain(`${join(out, "summary.json")} exists already: choose another --out`);
+  });
+
+  it("stops at a tool server that cannot start, naming it, and writes nothing", async () => {
+    const io = capture();
+    const out = join(mkdtempSync(join(tmpdir(), "finmcp-cli-")), "run");
+    expect(await run(["--data", samples, "--mcp", "/nonexistent/finance-server --port 1", "--policy", "openai:http://127.0.0.1:1/v1#m", "--out", out])).toBe(1);
+    expect(io.err()).toMatch(/^envace eval finmcp: MCP server \/nonexistent\/finance-server --port 1: .*ENOENT/);
+    expect(existsSync(out)).toBe(false);
+    expect(await run(["--data", samples, "--mcp", "https://finance.example.com/mcp", "--policy", "openai:http://127.0.0.1:1/v1#m", "--out", out])).toBe(1);
+    expect(io.err()).toContain("MCP server https://finance.example.com/mcp is neither a local process (stdio) nor on loopback");
+  });
+
+  it("runs a model on the first samples with the fixture server over stdio", async () => {
+    const model = await startScriptedServer({
+      script: (request: RecordedRequest) => {
+        const { messages } = request.body as { messages: { role: string }[] };
+        return messages.at(-1)?.role === "tool" ? reply.text("Done.") : reply.toolCalls([{ name: "get_stock_quote", arguments: { symbol: "AAPL" } }]);
+      },
+    });
+    try {
+      const io = capture();
+      const out = join(mkdtempSync(join(tmpdir(), "finmcp-cli-")), "run");
+      const mcp = `${process.execPath} --import tsx ${join(fixtures, "finance-server.ts")}`;
+      expect(await run(["--data", samples, "--mcp", mcp, "--policy", `openai:${model.baseURL}#scripted-model`, "--out", out, "--limit", "2"])).toBe(0);
+      // s1 wants [quote]: exact; s2 wants [statement, quote]: TP 1, FN 1, so P 1, R 1/2, F1 2/3.
+      expect(io.out()).toContain("overall      n    2  macro P 100.00 R  75.00 F1  83.33");
+      const entries = readFileSync(join(out, "entries.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { id: string; predicted: string[] });
+      expect(entries.map((e) => [e.id, e.predicted]).sort()).toEqual([
+        ["s1", ["get_stock_quote"]],
+        ["s2", ["get_stock_quote"]],
+      ]);
+    } finally {
+      await model.close();
+    }
+  });
+});
