@@ -23,7 +23,7 @@ afterEach(async () => {
   upstream = undefined;
 });
 
-/** `envace serve …` as a process; resolves with its first stdout line, or its exit code and stderr. */
+/** `envace serve …` as a process; resolves with the line it prints, or its exit code and stderr. */
 function envaceServe(args: string[], env: Record<string, string> = {}): Promise<{ line: string } | { code: number | null; stderr: string }> {
   const proc = spawn(process.execPath, ["--conditions=@envace/source", "--import", "tsx", "apps/trainer/src/cli.ts", "serve", ...args], { cwd: root, env: { ...process.env, ...env } });
   child = proc;
@@ -33,7 +33,9 @@ function envaceServe(args: string[], env: Record<string, string> = {}): Promise<
   return new Promise((resolve) => {
     proc.stdout.on("data", (data: Buffer) => {
       stdout += data.toString();
-      if (stdout.includes("\n")) resolve({ line: stdout.split("\n")[0]! });
+      // Its own line among the JSON log lines.
+      const line = stdout.split("\n").find((l) => l.startsWith("envace serve:"));
+      if (line !== undefined) resolve({ line });
     });
     proc.on("exit", (code) => {
       resolve({ code, stderr });
