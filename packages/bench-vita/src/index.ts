@@ -2,6 +2,7 @@ export { buildDb, VITA_DOMAINS, VitaDb, type VitaDomain } from "./db.js";
 export { DOMAIN_TOOLS, replayCalls, toolSpec, VitaEnvironment, type ReplayResult } from "./environment.js";
 export { defaultProcess, partialRatio, ratio, rerank, type Ranked } from "./fuzz.js";
 export { chinaHoliday } from "./holidays.js";
-export { loadVitaTasks, newDb, resolveTasksFile, VitaEvaluationCriteria, VitaExpectedState, VitaTaskFields, type VitaTask } from "./task.js";
+export { loadVitaTasks, newDb, parseVitaTasks, resolveTasksFile, VitaEvaluationCriteria, VitaExpectedState, VitaTaskFields, type VitaTask } from "./task.js";
 export { respond, type VitaResponse, type VitaTool } from "./toolkit.js";
 export { readReplayFile, ReplayEntry, replayFile, ReplayLine, type ReplayOptions, type ReplayRequest, type ReplaySummary } from "./replay.js";
+export { AGENT_SYSTEM_PROMPT, agentSystemPrompt, agentTime, STOP_MARKER, toProtocolTask } from "./protocol-task.js";

@@ -69,6 +69,11 @@ export async function loadVitaTasks(file: string, domain: VitaDomain): Promise<V
     if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new InputError(`${file}: no such file`, { cause: error });
     throw error;
   }
+  return parseVitaTasks(text, file, domain);
+}
+
+/** Parse the text of a tasks file (`file` names it in errors); see `loadVitaTasks`. */
+export function parseVitaTasks(text: string, file: string, domain: VitaDomain): VitaTask[] {
   const exact = parsePyJsonText(text, file);
   const plain: unknown = JSON.parse(text);
   if (!Array.isArray(exact) || !Array.isArray(plain)) throw new RecordError({ file }, [{ path: "", message: "expected a list of tasks" }]);
