@@ -225,20 +225,25 @@ export class Tau2Environment implements Environment {
 
   /** The user-side tools as OpenAI function tools (empty when the domain has none). */
   userTools(include?: readonly string[] | null): ToolSpec[] {
-    const toolkit = this.domain.definition.user?.toolkit;
-    if (toolkit === undefined) return [];
-    const specs = toolkit.specs();
-    if (include === undefined || include === null) return specs;
-    const unknown = include.filter((name) => !toolkit.has(name));
-    // Upstream offers the user no tools when the task names one the domain lacks.
-    if (unknown.length > 0) return [];
-    return specs.filter((spec) => include.includes(spec.function.name));
+    return userToolSpecs(this.domain.definition, include);
   }
 
   /** The user-side database dump, for snapshots. */
   userState(): JsonValue {
     return this.userDb === undefined ? null : toJson(this.userDb.dump());
   }
+}
+
+/** The tools a task's user may call (`task.user_tools` picks some; default all): none for domains without a user side. */
+export function userToolSpecs(definition: Tau2Domain["definition"], include?: readonly string[] | null): ToolSpec[] {
+  const toolkit = definition.user?.toolkit;
+  if (toolkit === undefined) return [];
+  const specs = toolkit.specs();
+  if (include === undefined || include === null) return specs;
+  const unknown = include.filter((name) => !toolkit.has(name));
+  // Upstream offers the user no tools when the task names one the domain lacks.
+  if (unknown.length > 0) return [];
+  return specs.filter((spec) => include.includes(spec.function.name));
 }
 
 /** The user's own device in a dual-control domain, as a protocol `Environment`. */

@@ -1,5 +1,6 @@
 import type { JsonObject, Message, Task } from "@envace/protocol";
 import { agentSystemPrompt, agentView } from "./conversation.js";
+import { userToolSpecs } from "./environment.js";
 import type { Tau2Domain } from "./load.js";
 import { toJson } from "./python/value.js";
 import { renderScenario, type Tau2Task } from "./task.js";
@@ -9,7 +10,8 @@ import { renderScenario, type Tau2Task } from "./task.js";
  * rollout engine, the rewards package): the agent's system prompt and any message history as
  * the starting context, the agent's tools, the gold actions, and in `metadata` what the τ²
  * evaluators read (`reward_basis`, `communicate_info`, `nl_assertions`) and the user's scenario
- * (`user_scenario`, as the user simulator reads it). `Tau2Environment.reset` accepts it.
+ * (`user_scenario`, as the user simulator reads it), and in dual-control domains the user's
+ * tools (`user_tools`). `Tau2Environment.reset` accepts it.
  */
 export function toProtocolTask(domain: Tau2Domain, task: Tau2Task, options: { agentInstruction?: string } = {}): Task {
   const criteria = task.evaluation_criteria;
@@ -23,6 +25,9 @@ export function toProtocolTask(domain: Tau2Domain, task: Tau2Task, options: { ag
     communicate_info: criteria?.communicate_info ?? [],
     nl_assertions: criteria?.nl_assertions ?? [],
   };
+  // Dual control: the user's own tools, for a simulated user (and its rehearsal) in the rollout engine.
+  const userTools = userToolSpecs(domain.definition, task.user_tools);
+  if (userTools.length > 0) metadata.user_tools = userTools;
   return {
     id: task.id,
     messages,

@@ -1,11 +1,14 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OpenAIChatPolicy } from "@envace/models";
 import { reply, startScriptedServer, type RecordedRequest, type Reply, type ScriptedServer } from "@envace/scripted-server";
+import { ScriptedPolicy, simulateUser, unfold } from "@envace/trajectory";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Tau2Environment } from "./environment.js";
 import { loadDomain, loadUserGuidelines, type Tau2Domain, type UserGuidelines } from "./load.js";
 import { toJson } from "./python/value.js";
+import { toProtocolTask } from "./protocol-task.js";
 import { readEntries, runTau2 } from "./run.js";
 import { renderScenario, type Tau2Task } from "./task.js";
 import { sharedData, skipNote } from "./testing/shared-data.js";
@@ -98,5 +101,33 @@ describe.skipIf(data === undefined)("an end-to-end telecom run (agent, user simu
     expect(new Set(agentRequests.map((request) => (request.body as Body).tools?.length))).toEqual(new Set([13]));
     expect(agentRequests.some((request) => JSON.stringify(request.body).includes("Status Bar:"))).toBe(false);
     expect(userRequests.some((request) => JSON.stringify(request.body).includes("Status Bar:"))).toBe(true);
+  });
+});
+
+describe.skipIf(data === undefined)("a telecom task in the rollout engine: the simulated user acts on the real phone", () => {
+  it("runs the user's calls on the Tau2Environment's user side and ends on upstream's hashes", async () => {
+    const domain = await loadDomain("telecom", { data: join(data!, "tau2"), tasks: join(data!, "tau2", "telecom", "tasks_small.json") });
+    const task = domain.tasks.find((candidate) => candidate.id === "[mobile_data_issue]user_abroad_roaming_disabled_off[PERSONA:Hard]")!;
+    const protocolTask = toProtocolTask(domain, task);
+    expect((protocolTask.metadata.user_tools as unknown[]).length).toBe(30);
+    const environment = new Tau2Environment(domain);
+    const hermes = (name: string, args: object): string => `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
+    const agent = new ScriptedPolicy("agent", (request) =>
+      request.messages.some((m) => m.role === "tool") ? "Please turn data roaming on on your phone." : hermes("enable_roaming", { customer_id: "C1001", line_id: "L1002" }),
+    );
+    const user = new ScriptedPolicy("user", (request) => (request.messages[request.messages.length - 1]!.role === "tool" ? "It works now. ###STOP###" : hermes("toggle_roaming", {})));
+    const trajectory = await unfold({ task: protocolTask, actor: agent, environment, userEnvironment: environment.user!, users: simulateUser({ policy: user }) });
+
+    expect(trajectory.termination).toEqual({ reason: "user_stop", marker: "###STOP###" });
+    const userStep = trajectory.steps.find((step) => step.type === "user")!;
+    expect(userStep.actions?.[0]?.outcomes.map((o) => [o.provenance, o.result])).toEqual([
+      ["grounded", { status: "ok", callId: expect.any(String) as unknown, name: "toggle_roaming", content: "Data Roaming is now ON.\nStatus Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%" }],
+    ]);
+    // The labels' final hashes for this task (enable_roaming, then toggle_roaming on the phone).
+    const label = readFileSync(join(data!, "tau2-labels", "telecom.jsonl"), "utf8")
+      .split("\n")
+      .filter((line) => line.includes(task.id))
+      .map((line) => JSON.parse(line) as { final_db_hash: string; final_user_db_hash: string })[0]!;
+    expect([environment.dbHash(), environment.userDbHash()]).toEqual([label.final_db_hash, label.final_user_db_hash]);
   });
 });

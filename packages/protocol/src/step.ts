@@ -37,12 +37,26 @@ export const ActStep = z.object({
 });
 export type ActStep = z.infer<typeof ActStep>;
 
+/**
+ * One round of a simulated user acting on their own side (dual control, e.g. τ²-Bench telecom:
+ * the customer toggles airplane mode on their phone): the user simulator's generation and the
+ * outcome of each tool call it made there. These run on the user's side, never the agent's, and
+ * the agent sees them only through what the user then says.
+ */
+export const UserAction = z.object({
+  generation: Generation.optional(),
+  outcomes: z.array(ToolOutcome),
+});
+export type UserAction = z.infer<typeof UserAction>;
+
 /** A user turn: replayed from a reference dialogue, or produced by a user simulator. */
 export const UserStep = z.object({
   type: z.literal("user"),
   source: z.enum(["replay", "simulator"]),
   message: UserMessage,
   generation: Generation.optional(),
+  /** The user's own tool calls before `message`, in order (dual control); absent when there were none. */
+  actions: z.array(UserAction).optional(),
 });
 export type UserStep = z.infer<typeof UserStep>;
 

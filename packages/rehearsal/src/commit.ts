@@ -13,6 +13,8 @@ export interface CommitOptions {
   policy: Policy;
   /** The real environment: every outcome of the committed execution is `grounded`. */
   environment: Environment;
+  /** The user's own real side in a dual-control task (e.g. their phone), for a simulated user's tool calls. */
+  userEnvironment?: Environment;
   /** The rehearsal memory to condition on (added to the starting context). */
   memory?: RehearsalMemory;
   /** Where the memory goes. Default `system`. */
@@ -51,6 +53,7 @@ export async function commit(options: CommitOptions): Promise<CommittedRun> {
     task,
     actor: gate ?? metered,
     environment: options.environment,
+    ...(options.userEnvironment === undefined ? {} : { userEnvironment: options.userEnvironment }),
     preset: "evaluation",
     ...(options.sampling === undefined ? {} : { sampling: options.sampling }),
     ...(options.limits === undefined ? {} : { limits: options.limits }),

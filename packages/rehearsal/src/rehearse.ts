@@ -30,6 +30,8 @@ export interface RehearseOptions {
    * passing one is a type error; every tool result of a rehearsal comes from `policy`.
    */
   environment?: never;
+  /** Likewise for the user's own side in dual-control tasks: the policy imagines the user's device too. */
+  userEnvironment?: never;
   /** Per-role sampling over `REHEARSAL_SAMPLING` (Act and Rehearse at 1.0, reflect and summarize at 0.01). */
   sampling?: Partial<RehearsalSampling>;
   /** Limits of each attempt. `maxPromptTokens` also bounds reflect and summarize prompts: a longer one is not sent. */
@@ -135,6 +137,8 @@ export async function rehearse(options: RehearseOptions): Promise<RehearsalRun> 
       task: context,
       actor: policy,
       environment: rehearsal(policy, options.rehearse ?? {}),
+      // Dual control: a simulated user's own tool calls (its phone) are imagined by the policy too.
+      userEnvironment: rehearsal(policy, options.rehearse ?? {}),
       users,
       limits: options.limits ?? {},
       preset: "training",

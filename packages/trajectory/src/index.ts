@@ -16,3 +16,4 @@ export * from "./seed.js";
 export * from "./settings.js";
 export { unfold, type UnfoldOptions, type SharedRolloutOptions } from "./unfold.js";
 export * from "./user-turns.js";
+export * from "./user-device.js";

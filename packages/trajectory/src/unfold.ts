@@ -23,6 +23,7 @@ import { toolMessage } from "./messages.js";
 import { RehearsalEnvironment } from "./rehearsal-environment.js";
 import { SAMPLING_PRESETS, UnfoldLimits, type RoleSampling, type UnfoldLimitsInput } from "./settings.js";
 import { seededFor } from "./seed.js";
+import { openUserDevice } from "./user-device.js";
 import { replayReference, type UserTurnSource } from "./user-turns.js";
 
 // Which request of a turn a derived seed is for (see `seededFor`): Act, the user, each rehearsed call.
@@ -40,6 +41,12 @@ export interface UnfoldOptions {
    * rehearsal policy is `actor` itself; in the caller-only baseline it is a frozen simulator.
    */
   environment: Environment | RehearsalEnvironment;
+  /**
+   * The user's own side in a dual-control task (τ²-Bench telecom: the customer's phone), offered
+   * to a simulated user (`simulateUser`): a real `Environment`, or a `RehearsalEnvironment` whose
+   * policy imagines the device's answers (its whitelist is `task.metadata.user_tools`).
+   */
+  userEnvironment?: Environment | RehearsalEnvironment;
   /** Where user turns after the agent's replies come from. Default: replay the task's reference. */
   users?: UserTurnSource;
   limits?: UnfoldLimitsInput;
@@ -89,7 +96,7 @@ export async function unfold(options: UnfoldOptions): Promise<Trajectory> {
 }
 
 /** The options that differ between the rollouts of a group. */
-interface OwnRolloutOptions extends Pick<UnfoldOptions, "environment" | "users" | "rollout" | "id" | "signal"> {
+interface OwnRolloutOptions extends Pick<UnfoldOptions, "environment" | "userEnvironment" | "users" | "rollout" | "id" | "signal"> {
   /** Follows `signal`; the engine checks it at every step. */
   abort: AbortFlag;
 }
@@ -102,13 +109,16 @@ export type SharedRolloutOptions = Omit<UnfoldOptions, keyof OwnRolloutOptions>;
  * rollout as they are (copying a large options object per rollout is a measurable cost).
  */
 export async function unfoldRollout(options: SharedRolloutOptions, own: OwnRolloutOptions): Promise<Trajectory> {
-  if (own.environment instanceof RehearsalEnvironment) return runRollout(options, own);
+  const user = own.userEnvironment;
+  const realUser = user !== undefined && !(user instanceof RehearsalEnvironment) ? user : undefined;
+  if (own.environment instanceof RehearsalEnvironment && realUser === undefined) return runRollout(options, own);
   // The rollout owns the real environment's episode: it releases it on every path, errors and
   // cancellation included, so no server process or connection outlives the rollout.
   try {
     return await runRollout(options, own);
   } finally {
-    await own.environment.close?.();
+    if (!(own.environment instanceof RehearsalEnvironment)) await own.environment.close?.();
+    await realUser?.close?.();
   }
 }
 
@@ -128,6 +138,8 @@ async function runRollout(options: SharedRolloutOptions, own: OwnRolloutOptions)
   await environment.reset(task);
   const tools: ToolSpec[] = [...environment.tools()];
   let turns = 0;
+  const device =
+    own.userEnvironment === undefined ? undefined : await openUserDevice(own.userEnvironment, task, sampling.rehearse, { rollout, turn: () => turns }, signal);
   // Call ids name the turn: `call_<turn>_<index>`.
   const parserOptions: ActParserOptions = { ...options.parser, tools, callId: (index) => `call_${turns}_${index}` };
   const context = [...task.messages];
@@ -199,7 +211,7 @@ async function runRollout(options: SharedRolloutOptions, own: OwnRolloutOptions)
     if (parsed.kind === "reply") {
       record({ type: "act", generation, message: parsed.message, outcomes: [] });
       messages.push(parsed.message);
-      const next = await users.next({ task, messages, steps, sampling: seededFor(sampling.user, rollout, turns, USER), signal });
+      const next = await users.next({ task, messages, steps, sampling: seededFor(sampling.user, rollout, turns, USER), signal, device });
       if (next.kind === "end") return finish({ reason: "agent_stop" }, next.masked);
       record(next.step);
       messages.push(next.step.message);

@@ -1,4 +1,7 @@
-import type { Message, Policy, SamplingParams, Step, Task, UserStep } from "@envace/protocol";
+import type { AssistantMessage, Message, Policy, SamplingParams, Step, Task, UserAction, UserStep } from "@envace/protocol";
+import { parseActOutput } from "./act-parser.js";
+import { toolMessage } from "./messages.js";
+import type { UserDevice } from "./user-device.js";
 
 /** What a user-turn source sees when the agent has ended its turn. */
 export interface UserTurnContext {
@@ -10,6 +13,8 @@ export interface UserTurnContext {
   /** Sampling for a simulated user. */
   sampling: SamplingParams;
   signal?: AbortSignal | undefined;
+  /** The user's own side (dual control), when the rollout has one: its tools and who answers them. */
+  device?: UserDevice | undefined;
 }
 
 export type UserTurn =
@@ -80,6 +85,11 @@ export interface UserSimulatorOptions {
   scenario?: (task: Task) => string;
   /** Markers that end the conversation when the simulator writes them. Default τ²-Bench's. */
   stopMarkers?: readonly string[];
+  /**
+   * With a user device (dual control): the most rounds of tool calls the user may make before its
+   * message in one turn; a generation past it counts as the message. Default 10.
+   */
+  maxToolRounds?: number;
 }
 
 export const DEFAULT_USER_INSTRUCTIONS = `You play a user talking to a customer-service agent. Pursue the scenario below one step at a time, in your own words, revealing only what the agent needs at that point. Never invent facts the scenario does not give; say you do not know instead. You are the user, not the agent: do not solve the task yourself.
@@ -89,16 +99,33 @@ When your goal is reached, or it cannot be reached, write ###STOP### on its own.
 /**
  * A model plays the user (τ²-Bench / VitaBench style). It sees the conversation from the user's
  * side: the agent's visible replies as the other party's turns, its own earlier messages as its
- * own; tool traffic and reasoning are hidden.
+ * own; the agent's tool traffic and reasoning are hidden. When the rollout gives the user a side
+ * of its own (`UserTurnContext.device`), the simulator is offered its tools; its calls run there
+ * (round after round, results shown only to it) until it writes its message, and the step
+ * records them as `actions`.
  */
 export function simulateUser(options: UserSimulatorOptions): UserTurnSource {
   const stopMarkers = options.stopMarkers ?? TAU2_STOP_MARKERS;
+  const maxToolRounds = options.maxToolRounds ?? 10;
   return {
     async next(context) {
       const messages = userSimulatorPrompt(context.task, context.messages, options);
-      const generation = await options.policy.generate({ role: "user", messages, tools: [], sampling: context.sampling }, context.signal);
+      const device = context.device !== undefined && context.device.tools.length > 0 ? context.device : undefined;
+      const tools = device?.tools ?? [];
+      const actions: UserAction[] = [];
+      let generation = await options.policy.generate({ role: "user", messages, tools: [...tools], sampling: context.sampling }, context.signal);
+      for (let round = 0; device !== undefined && round < maxToolRounds; round += 1) {
+        const parsed = parseActOutput(generation, { tools: [...tools], callId: (index) => `user_call_${context.steps.length}_${round}_${index}` });
+        if (parsed.kind !== "tool_calls") break;
+        const latestAct: AssistantMessage = parsed.message;
+        const outcomes = [];
+        for (const [index, call] of parsed.calls.entries()) outcomes.push(await device.answer(call, { history: messages, latestAct, round, index }));
+        actions.push({ generation, outcomes });
+        messages.push(latestAct, ...outcomes.map((outcome) => toolMessage(outcome.result)));
+        generation = await options.policy.generate({ role: "user", messages, tools: [...tools], sampling: context.sampling }, context.signal);
+      }
       const content = generation.text.trim();
-      const step: UserStep = { type: "user", source: "simulator", message: { role: "user", content }, generation };
+      const step: UserStep = { type: "user", source: "simulator", message: { role: "user", content }, generation, ...(actions.length > 0 ? { actions } : {}) };
       const marker = stopMarkers.find((m) => content.includes(m));
       return marker === undefined ? { kind: "message", step } : { kind: "stop", step, marker };
     },

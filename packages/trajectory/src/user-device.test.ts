@@ -1,0 +1,107 @@
+import type { Environment, GenerateRequest, Task, ToolCall, ToolSpec } from "@envace/protocol";
+import { describe, expect, it } from "vitest";
+import { rehearsal } from "./rehearsal-environment.js";
+import { ScriptedPolicy } from "./scripted-policy.js";
+import { unfold } from "./unfold.js";
+import { userToolsOf } from "./user-device.js";
+import { simulateUser } from "./user-turns.js";
+
+const tool = (name: string): ToolSpec => ({ type: "function", function: { name, parameters: { type: "object", properties: {} } } });
+const phoneTools = [tool("check_status_bar"), tool("toggle_airplane_mode")];
+const task: Task = {
+  id: "airplane",
+  messages: [{ role: "user", content: "My phone shows No Service." }],
+  tools: [tool("check_line")],
+  metadata: { user_tools: phoneTools, user_scenario: "Your phone is in airplane mode." },
+};
+
+function phone(): Environment & { calls: ToolCall[] } {
+  const calls: ToolCall[] = [];
+  return {
+    calls,
+    reset: () => Promise.resolve(),
+    tools: () => phoneTools,
+    state: () => Promise.resolve(null),
+    call: (call) => {
+      calls.push(call);
+      const content = call.name === "toggle_airplane_mode" ? "Airplane Mode is now OFF." : "Status Bar: ✈️ Airplane Mode";
+      return Promise.resolve({ status: "ok", callId: call.id, name: call.name, content });
+    },
+  };
+}
+
+const hermes = (name: string): string => `<tool_call>{"name": "${name}", "arguments": {}}</tool_call>`;
+
+/** The agent asks once; the user checks the status bar, toggles airplane mode, then says so and stops. */
+function players(requests: GenerateRequest[]): { agent: ScriptedPolicy; user: ScriptedPolicy } {
+  const agent = new ScriptedPolicy("agent", (request) => {
+    requests.push(request);
+    return "Please check your phone and turn airplane mode off.";
+  });
+  const user = new ScriptedPolicy("user", (request) => {
+    requests.push(request);
+    const tools = request.messages.filter((m) => m.role === "tool").length;
+    return tools === 0 ? hermes("check_status_bar") : tools === 1 ? hermes("toggle_airplane_mode") : "Done, it works. ###STOP###";
+  });
+  return { agent, user };
+}
+
+describe("a simulated user with a side of its own (dual control)", () => {
+  it("runs the user's calls on the user's side, records them on the user step, and keeps them from the agent", async () => {
+    const requests: GenerateRequest[] = [];
+    const { agent, user } = players(requests);
+    const device = phone();
+    const agentSide = phone();
+    const trajectory = await unfold({ task, actor: agent, environment: { ...agentSide, tools: () => task.tools }, userEnvironment: device, users: simulateUser({ policy: user }) });
+
+    expect(trajectory.termination).toEqual({ reason: "user_stop", marker: "###STOP###" });
+    expect(device.calls.map((call) => call.name)).toEqual(["check_status_bar", "toggle_airplane_mode"]);
+    expect(agentSide.calls).toEqual([]);
+    const step = trajectory.steps[1]!;
+    expect(step.type).toBe("user");
+    if (step.type !== "user") return;
+    expect(step.message).toEqual({ role: "user", content: "Done, it works. ###STOP###" });
+    expect(step.actions?.map((action) => action.outcomes.map((o) => [o.provenance, o.call.name, o.result.status === "ok" ? o.result.content : null]))).toEqual([
+      [["grounded", "check_status_bar", "Status Bar: ✈️ Airplane Mode"]],
+      [["grounded", "toggle_airplane_mode", "Airplane Mode is now OFF."]],
+    ]);
+    // The user simulator was offered the phone's tools and read their results; the agent never saw them.
+    const userRequests = requests.filter((request) => request.role === "user");
+    expect(userRequests.map((request) => request.tools.map((t) => t.function.name))).toEqual([phoneTools.map((t) => t.function.name), phoneTools.map((t) => t.function.name), phoneTools.map((t) => t.function.name)]);
+    expect(userRequests[2]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["Status Bar: ✈️ Airplane Mode", "Airplane Mode is now OFF."]);
+    const agentRequests = requests.filter((request) => request.role === "act");
+    expect(agentRequests.some((request) => JSON.stringify(request.messages).includes("Airplane Mode is now OFF."))).toBe(false);
+  });
+
+  it("lets the policy imagine the device's answers in a rehearsal, reaching no real side", async () => {
+    const requests: GenerateRequest[] = [];
+    const { agent, user } = players(requests);
+    const rehearser = new ScriptedPolicy("rehearser", (request) => {
+      requests.push(request);
+      return '<execution_result>{"imagined": true}</execution_result>';
+    });
+    const trajectory = await unfold({ task, actor: agent, environment: rehearsal(rehearser), userEnvironment: rehearsal(rehearser), users: simulateUser({ policy: user }) });
+    const step = trajectory.steps[1]!;
+    expect(step.type === "user" && step.actions?.map((action) => action.outcomes.map((o) => [o.provenance, o.call.name, o.result.status === "ok" ? o.result.content : null, "generation" in o]))).toEqual([
+      [["rehearsed", "check_status_bar", { imagined: true }, true]],
+      [["rehearsed", "toggle_airplane_mode", { imagined: true }, true]],
+    ]);
+    expect(requests.filter((request) => request.role === "rehearse")).toHaveLength(2);
+  });
+
+  it("stops the user's tool rounds at maxToolRounds and reads the last generation as its message", async () => {
+    const device = phone();
+    const agent = new ScriptedPolicy("agent", () => "Please check.");
+    const user = new ScriptedPolicy("user", () => hermes("check_status_bar"));
+    const trajectory = await unfold({ task, actor: agent, environment: { ...phone(), tools: () => task.tools }, userEnvironment: device, users: simulateUser({ policy: user, maxToolRounds: 2 }), limits: { maxTurns: 1 } });
+    expect(device.calls).toHaveLength(2);
+    const step = trajectory.steps[1]!;
+    expect(step.type === "user" && [step.actions?.length, step.message.content]).toEqual([2, hermes("check_status_bar")]);
+  });
+
+  it("finds a task's user tools in its metadata, and none when they are absent or malformed", () => {
+    expect(userToolsOf(task).map((t) => t.function.name)).toEqual(["check_status_bar", "toggle_airplane_mode"]);
+    expect(userToolsOf({ ...task, metadata: {} })).toEqual([]);
+    expect(userToolsOf({ ...task, metadata: { user_tools: [{ name: "x" }] } })).toEqual([]);
+  });
+});
