@@ -18,10 +18,14 @@ import {
 export const HOSTED_TINKER_URL = "https://tinker.thinkingmachines.dev/services/tinker-prod";
 
 /**
- * The JSON wire format this client speaks is that of the Python SDK up to 0.24 (0.25 switched
- * `forward_backward` to protobuf), so that is the `sdk_version` it announces by default.
+ * The Python SDK release whose wire this client speaks, announced as `sdk_version`: protobuf
+ * `forward_backward` bodies and results (0.25), with the JSON of earlier releases for servers that
+ * refuse protobuf.
  */
-export const JSON_SDK_VERSION = "0.24.1";
+export const SDK_WIRE_VERSION = "0.25.0";
+
+/** How `forward_backward` travels: protobuf until the server refuses it, then JSON for the session. */
+export type ForwardBackwardWire = "protobuf" | "json";
 
 const API = "/api/v1";
 
@@ -61,7 +65,11 @@ export interface TrainingClientOptions {
   trainAttn?: boolean;
   trainUnembed?: boolean;
   userMetadata?: Record<string, unknown>;
-  /** How the server reduces losses: `sum` (hosted Tinker, the default) or `datum-token-mean` (SkyRL tx JAX). */
+  /**
+   * How the server reduces losses: `sum` (hosted Tinker; SkyRL tx with the skyrl_train backend) or
+   * `datum-token-mean` (SkyRL tx with the JAX backend). Needed to train on a server that does not
+   * declare it (only this project's server does); the client refuses to train without it.
+   */
   reduction?: RemoteReduction;
   /** How our objective is expressed with the server's losses (default `native`). */
   lossStrategy?: LossStrategy;
@@ -80,6 +88,7 @@ export class TinkerService {
   private heartbeat: NodeJS.Timeout | undefined;
   private lastHeartbeatOk = Date.now();
   private heartbeatWarned = false;
+  private wire: ForwardBackwardWire = "protobuf";
 
   private constructor(
     readonly http: TinkerHttp,
@@ -91,7 +100,7 @@ export class TinkerService {
   /** `client/config`, `create_session`, then heartbeats. */
   static async connect(options: TinkerConnectOptions): Promise<TinkerService> {
     const warn = options.onWarning ?? ((message: string) => console.warn(`[tinker] ${message}`));
-    const sdkVersion = options.sdkVersion ?? JSON_SDK_VERSION;
+    const sdkVersion = options.sdkVersion ?? SDK_WIRE_VERSION;
     let token: { value: string; expires: number } | undefined;
     let jwt = false;
     const baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -148,6 +157,18 @@ export class TinkerService {
       this.heartbeatWarned = true;
       this.warn(`session ${this.sessionId}: heartbeats have failed for over 120 s; the server may expire the session`);
     }
+  }
+
+  /** The wire `forward_backward` uses now. */
+  get forwardBackwardWire(): ForwardBackwardWire {
+    return this.wire;
+  }
+
+  /** The server refused a protobuf body: speak JSON (as SDK 0.24 did) for the rest of the session. */
+  fallBackToJson(reason: string): void {
+    if (this.wire === "json") return;
+    this.wire = "json";
+    this.warn(`the server refused a protobuf forward_backward (${reason}); sending JSON from now on`);
   }
 
   /** Models (and context lengths) the server offers. */

@@ -36,3 +36,8 @@ export class TinkerLossError extends InputError {
 export class TinkerTimeoutError extends InputError {
   override readonly name = "TinkerTimeoutError";
 }
+
+/** The server does not say how it reduces losses and the client was not told: training would scale gradients blindly. */
+export class TinkerReductionError extends InputError {
+  override readonly name = "TinkerReductionError";
+}

@@ -11,6 +11,8 @@ export interface FutureOptions {
   signal?: AbortSignal;
   /** `X-Tinker-Request-Type` telemetry, e.g. `ForwardBackward`. */
   requestType?: string;
+  /** The `Accept` header of the polls: protobuf and JSON for results that have a protobuf form. */
+  accept?: string;
 }
 
 /**
@@ -18,7 +20,7 @@ export interface FutureOptions {
  *
  * | reply | action |
  * | --- | --- |
- * | 200 result | return it |
+ * | 200 result | return it (a protobuf result as its bytes) |
  * | 200 `try_again`, 408 | poll again at once (the server long-polls) |
  * | 200 `complete_metadata` | poll again for the payload |
  * | 200 `{error, category}` | throw `TinkerRequestFailedError` |
@@ -55,6 +57,7 @@ export async function retrieveFuture(http: TinkerHttp, firstRequestId: string, o
           headers: {
             "X-Tinker-Request-Iteration": String(iteration++),
             ...(options.requestType ? { "X-Tinker-Request-Type": options.requestType } : {}),
+            ...(options.accept ? { Accept: options.accept } : {}),
           },
         },
       );
@@ -65,6 +68,7 @@ export async function retrieveFuture(http: TinkerHttp, firstRequestId: string, o
     }
     const { status, body } = reply;
     if (status === 200) {
+      if (body instanceof Uint8Array) return body;
       if (TryAgain.safeParse(body).success || MetadataOnly.safeParse(body).success) continue;
       const failed = FailedFuture.safeParse(body);
       if (failed.success) throw new TinkerRequestFailedError(requestId, failed.data.error, failed.data.category);

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { backoffDelay, retryAfterMs, sleep } from "@envace/concurrency";
 import type { z } from "zod";
 import { TinkerHttpError, TinkerTimeoutError } from "./errors.js";
+import { PROTOBUF } from "./proto/schema.js";
 
 /** Backoff and patience for submissions and for polling futures. */
 export interface RetryPolicy {
@@ -46,6 +47,7 @@ export interface HttpOptions {
 
 export interface HttpReply {
   status: number;
+  /** Parsed JSON; the raw bytes of a protobuf reply. */
   body: unknown;
   headers: Headers;
 }
@@ -100,14 +102,19 @@ export class TinkerHttp {
     };
     const key = await this.options.apiKey();
     if (key !== undefined) headers["X-API-Key"] = key;
-    if (method === "POST") headers["Content-Type"] = "application/json";
+    // A Uint8Array body is a protobuf message; anything else goes as JSON.
+    const binary = body instanceof Uint8Array;
+    if (method === "POST") headers["Content-Type"] = binary ? PROTOBUF : "application/json";
     const timeout = AbortSignal.timeout(init.timeoutMs ?? this.options.requestTimeoutMs);
     const response = await this.options.fetch(`${this.options.baseUrl}${route}`, {
       method,
       headers,
-      ...(method === "POST" ? { body: JSON.stringify(body ?? {}) } : {}),
+      ...(method === "POST" ? { body: binary ? body : JSON.stringify(body ?? {}) } : {}),
       signal: init.signal ? AbortSignal.any([init.signal, timeout]) : timeout,
     });
+    if ((response.headers.get("content-type") ?? "").includes(PROTOBUF)) {
+      return { status: response.status, body: new Uint8Array(await response.arrayBuffer()), headers: response.headers };
+    }
     const text = await response.text();
     let parsed: unknown = text;
     if (text.length > 0) {

@@ -2,6 +2,8 @@ import type { SampledTokens, Sampler, SamplingParams } from "@envace/protocol";
 import { TinkerHttpError } from "./errors.js";
 import { retrieveFuture } from "./futures.js";
 import type { TinkerHttp } from "./http.js";
+import { decodeSampleResponse } from "./proto/codec.js";
+import { PROTOBUF } from "./proto/schema.js";
 import { SampleResponse, UntypedFuture } from "./wire.js";
 
 const API = "/api/v1";
@@ -50,7 +52,9 @@ export class TinkerSampler implements Sampler {
     const headers = { "X-Tinker-Sampling-Backpressure": "1" };
     const send = async () => this.http.parse(route, await this.http.post(route, body, signal, headers), UntypedFuture).request_id;
     const requestId = await send();
-    const reply = this.http.parse(route, await retrieveFuture(this.http, requestId, { resubmit: send, requestType: "Sample", ...(signal ? { signal } : {}) }), SampleResponse);
+    // SDK 0.25 takes sample results only as protobuf; older servers answer JSON.
+    const result = await retrieveFuture(this.http, requestId, { resubmit: send, requestType: "Sample", accept: `${PROTOBUF}, application/json`, ...(signal ? { signal } : {}) });
+    const reply = this.http.parse(route, result instanceof Uint8Array ? decodeSampleResponse(result) : result, SampleResponse);
     if (reply.sequences.length !== count) throw new TinkerHttpError(route, 200, `${reply.sequences.length} sequences for ${count} samples`);
     return reply.sequences.map((s) => {
       if (s.logprobs?.length !== s.tokens.length) {

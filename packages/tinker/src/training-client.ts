@@ -2,7 +2,7 @@ import type { AdamParams, Datum, ForwardBackwardResult, LossFn, ScoringOptions, 
 import { chunkRanges, mergeMetrics } from "./chunks.js";
 import type { TinkerService, TrainingClientOptions } from "./client.js";
 import { checkDatum, toWireDatum } from "./datum.js";
-import { TinkerHttpError, TinkerLossError } from "./errors.js";
+import { TinkerHttpError, TinkerLossError, TinkerReductionError } from "./errors.js";
 import { retrieveFuture } from "./futures.js";
 import type { TinkerHttp } from "./http.js";
 import {
@@ -14,6 +14,8 @@ import {
   type LossStrategy,
   type RemoteReduction,
 } from "./loss-mapping.js";
+import { decodeForwardBackwardOutput, encodeForwardBackwardRequest } from "./proto/codec.js";
+import { PROTOBUF } from "./proto/schema.js";
 import { TinkerSampler } from "./sampler.js";
 import {
   CheckpointName,
@@ -30,6 +32,12 @@ import {
 
 const API = "/api/v1";
 
+/** Results that have a protobuf form are asked for in it, with JSON as the fallback. */
+const PROTOBUF_OR_JSON = `${PROTOBUF}, application/json`;
+
+/** Statuses that mean "this server does not take protobuf bodies" (415; FastAPI's 422 for a body it cannot parse). */
+const REFUSES_PROTOBUF = new Set([415, 422]);
+
 interface Submitted {
   requestId: string;
   resubmit: () => Promise<string>;
@@ -44,7 +52,8 @@ export class TinkerTrainingClient implements TrainingBackend {
   private seq = 1;
   private datumsSinceStep = 0;
   private readonly warned = new Set<string>();
-  private readonly reduction: RemoteReduction;
+  /** Named by the options or declared by the server; unknown otherwise, and then training is refused. */
+  private readonly reduction: RemoteReduction | undefined;
   private readonly strategy: LossStrategy;
   private readonly drop: readonly DroppableTerm[];
   private readonly serverLosses: readonly string[];
@@ -55,7 +64,7 @@ export class TinkerTrainingClient implements TrainingBackend {
     readonly options: TrainingClientOptions,
     private readonly warn: (message: string) => void,
   ) {
-    this.reduction = options.reduction ?? "sum";
+    this.reduction = options.reduction ?? service.clientConfig.envace_loss_reduction;
     this.strategy = options.lossStrategy ?? "native";
     this.drop = options.dropUnsupportedTerms ?? [];
     this.serverLosses = options.useServerExtensions === false ? [] : service.clientConfig.envace_loss_fns;
@@ -72,13 +81,45 @@ export class TinkerTrainingClient implements TrainingBackend {
     return ids;
   }
 
-  private async submit(route: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<Submitted> {
+  private async submit(route: string, body: Record<string, unknown> | Uint8Array, signal?: AbortSignal): Promise<Submitted> {
     const send = async () => (await this.http.postParsed(`${API}/${route}`, body, UntypedFuture, signal)).request_id;
     return { requestId: await send(), resubmit: send };
   }
 
-  private async result(submitted: Submitted, requestType: string, signal?: AbortSignal): Promise<unknown> {
-    return retrieveFuture(this.http, submitted.requestId, { resubmit: submitted.resubmit, requestType, ...(signal ? { signal } : {}) });
+  private async result(submitted: Submitted, requestType: string, accept?: string): Promise<unknown> {
+    return retrieveFuture(this.http, submitted.requestId, { resubmit: submitted.resubmit, requestType, ...(accept ? { accept } : {}) });
+  }
+
+  /**
+   * Submit one chunk: as protobuf (a forward pass as `forward_backward` with `forward_only`, as
+   * SDK 0.25 does) while the server takes it and the loss config is numeric, else as JSON. A
+   * refused protobuf body took no sequence number, so the same chunk goes again as JSON.
+   */
+  private async submitChunk(route: "forward" | "forward_backward", seq: number, data: WireDatum[], lossFn: string, config: Record<string, number | string> | null): Promise<Submitted> {
+    const numeric = Object.values(config ?? {}).every((v) => typeof v === "number");
+    if (this.service.forwardBackwardWire === "protobuf" && numeric) {
+      const body = encodeForwardBackwardRequest({
+        model_id: this.modelId,
+        seq_id: seq,
+        data,
+        loss_fn: lossFn,
+        loss_fn_config: config as Record<string, number> | null,
+        forward_only: route === "forward",
+      });
+      try {
+        return await this.submit("forward_backward", body);
+      } catch (error) {
+        if (!(error instanceof TinkerHttpError && REFUSES_PROTOBUF.has(error.status))) throw error;
+        this.service.fallBackToJson(`HTTP ${error.status}: ${error.detail}`);
+      }
+    }
+    const inputKey = route === "forward" ? "forward_input" : "forward_backward_input";
+    return this.submit(route, {
+      model_id: this.modelId,
+      seq_id: seq,
+      [inputKey]: { data, loss_fn: lossFn, ...(config ? { loss_fn_config: config } : {}) },
+      type: route,
+    });
   }
 
   /** Submit chunks in sequence order, then wait for all of them. */
@@ -88,21 +129,12 @@ export class TinkerTrainingClient implements TrainingBackend {
     lossFn: string,
     config: Record<string, number | string> | null,
   ): Promise<{ logprobs: number[][]; metrics: Record<string, number> }> {
-    const inputKey = route === "forward" ? "forward_input" : "forward_backward_input";
     const submitted: Submitted[] = [];
-    for (const chunk of chunks) {
-      submitted.push(
-        await this.submit(route, {
-          model_id: this.modelId,
-          seq_id: chunk.seq,
-          [inputKey]: { data: chunk.data, loss_fn: lossFn, ...(config ? { loss_fn_config: config } : {}) },
-          type: route,
-        }),
-      );
-    }
+    for (const chunk of chunks) submitted.push(await this.submitChunk(route, chunk.seq, chunk.data, lossFn, config));
     const outputs = await Promise.all(
       submitted.map(async (s, i) => {
-        const out = this.http.parse(`${API}/${route}`, await this.result(s, route === "forward" ? "Forward" : "ForwardBackward"), ForwardBackwardOutput);
+        const reply = await this.result(s, route === "forward" ? "Forward" : "ForwardBackward", PROTOBUF_OR_JSON);
+        const out = this.http.parse(`${API}/${route}`, reply instanceof Uint8Array ? decodeForwardBackwardOutput(reply) : reply, ForwardBackwardOutput);
         if (out.loss_fn_outputs.length !== chunks[i]!.data.length) {
           throw new TinkerHttpError(`${API}/${route}`, 200, `${out.loss_fn_outputs.length} outputs for ${chunks[i]!.data.length} datums`);
         }
@@ -123,7 +155,13 @@ export class TinkerTrainingClient implements TrainingBackend {
   async forwardBackward(data: Datum[], loss: LossFn, options: ScoringOptions = {}): Promise<ForwardBackwardResult> {
     checkTemperature(options);
     checkData(data);
-    const plan = planLoss(data, loss, { reduction: this.reduction, strategy: this.strategy, drop: this.drop, serverLosses: this.serverLosses });
+    const plan = planLoss(data, loss, { reduction: this.reduction ?? "sum", strategy: this.strategy, drop: this.drop, serverLosses: this.serverLosses });
+    if (plan.kind !== "extension" && this.reduction === undefined) {
+      throw new TinkerReductionError(
+        `${this.http.options.baseUrl} does not say how it reduces losses, so gradients would be scaled blindly: set the training client's ` +
+          `reduction to "sum" (hosted Tinker; SkyRL tx with the skyrl_train backend) or "datum-token-mean" (SkyRL tx with the JAX backend)`,
+      );
+    }
     if (plan.kind !== "extension") this.warnDropped(plan);
     if (this.reduction === "datum-token-mean" && plan.kind !== "extension") {
       if (this.datumsSinceStep > 0) {
@@ -152,7 +190,7 @@ export class TinkerTrainingClient implements TrainingBackend {
     if (plan.kind === "surrogate") {
       const learner = await this.forwardRanges(data, ranges, forwardSeqs);
       const target = evaluateObjective(plan.objective, data, learner);
-      wire = surrogateData(data, learner, target.gradLogprobs, this.reduction);
+      wire = surrogateData(data, learner, target.gradLogprobs, this.reduction ?? "sum");
       lossFn = "importance_sampling";
     } else {
       wire = plan.data;
