@@ -199,6 +199,8 @@ function declare(state: { command: string }): Command {
     .option("--concurrency <n>", "samples in flight at once", wholeNumber(1), 4)
     .option("--temperature <t>", "sampling temperature", nonNegative, 0.6)
     .option("--top-p <p>", "nucleus sampling", probability, 0.95)
+    .option("--rehearsal <setting>", "private rehearsal before each user turn: none, parallel:N or sequential:N", "none")
+    .option("--memory-budget <tokens>", "token budget of the rehearsal memory (default: none)", wholeNumber(1))
     .option("--limit <n>", "only the first n samples (a quick look, not a score)", wholeNumber(1))
     .option("--resume", "keep the entries already in --out and run only the samples missing there")
     .addHelpText(

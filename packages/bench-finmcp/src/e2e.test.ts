@@ -110,4 +110,49 @@ describe("FinMCP end to end: a scripted OpenAI-compatible model and the fixture 
       await looping.close();
     }
   });
+
+  it("rehearses privately before each user turn: the memory conditions the turn, the tool server is not called while rehearsing", async () => {
+    const seen: Body[] = [];
+    const roleOf = (body: Body): string => {
+      const text = body.messages.map((m) => m.content ?? "").join("\n");
+      if (text.includes("## Tool call to simulate")) return "rehearse";
+      if (text.startsWith("You review one private rehearsal")) return "reflect";
+      if (text.startsWith("You condense the private rehearsals")) return "summarize";
+      return "act";
+    };
+    const rehearsing = await startScriptedServer({
+      script: (request) => {
+        const body = request.body as Body;
+        seen.push(body);
+        switch (roleOf(body)) {
+          case "rehearse":
+            return reply.text('<execution_result>{"rate": 7.1}</execution_result>');
+          case "reflect":
+            return reply.text('<assessment>{"reached_goal": true, "went_wrong": "", "revision": ""}</assessment>');
+          case "summarize":
+            return reply.text('<memory>{"plan": "Ask get_exchange_rate for USD/CNY once.", "lessons": []}</memory>');
+          default:
+            return model(request);
+        }
+      },
+    });
+    try {
+      const policy = new OpenAIChatPolicy({ baseURL: rehearsing.baseURL, model: "scripted-model", tokenData: "off" });
+      const sample = samples.find((s) => s.id === "s4")!;
+      const turns = await inferSample({ sample, policy, environment: new McpEnvironment({ server: financeServer(), allow: () => sample.toolNames }), rehearsal: "parallel:2" });
+      expect(turns.map((t) => t.calls.map((c) => [c.name, c.status]))).toEqual([[["get_fund_nav", "ok"]], [["get_exchange_rate", "ok"]]]);
+      expect(turns.map((t) => [t.rehearsal?.attempts, t.rehearsal?.environmentCalls])).toEqual([
+        [2, 0],
+        [2, 0],
+      ]);
+      expect(turns[1]!.rehearsal!.memory).toContain("Ask get_exchange_rate for USD/CNY once.");
+      // Each turn: two attempts (an Act call, a rehearsed result, a final Act), two reflections, one summary; then the real turn.
+      expect(seen.map(roleOf).filter((r) => r !== "act")).toEqual(["rehearse", "rehearse", "reflect", "reflect", "summarize", "rehearse", "rehearse", "reflect", "reflect", "summarize"]);
+      // The real turn's requests carry the memory in the system message.
+      const real = seen.filter((b) => roleOf(b) === "act" && b.messages[0]!.content!.includes("Ask get_exchange_rate for USD/CNY once."));
+      expect(real.length).toBeGreaterThan(0);
+    } finally {
+      await rehearsing.close();
+    }
+  });
 });

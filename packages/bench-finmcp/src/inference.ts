@@ -1,5 +1,6 @@
 import { SamplingParams, toWireToolCall, type Environment, type JsonObject, type Message, type Policy, type SamplingParamsInput, type ToolCall, type ToolSpec } from "@envace/protocol";
-import { parseActOutput, toolMessage } from "@envace/trajectory";
+import { parseRehearsalSetting, rehearse, withNote, type RehearsalSettingInput } from "@envace/rehearsal";
+import { parseActOutput, singleTurn, toolMessage } from "@envace/trajectory";
 import { userTurnIndices, type FinMcpSample } from "./sample.js";
 
 /** Upstream's cap on model calls per user turn. */
@@ -25,6 +26,15 @@ export interface TurnRecord {
   rounds: number;
   /** An output whose tool-call markup could not be read (taken as the answer). */
   parseError?: string;
+  /** The private rehearsal before this turn, when one ran. */
+  rehearsal?: {
+    attempts: number;
+    /** The memory the turn was conditioned on. */
+    memory: string;
+    memoryTokens: number;
+    /** Calls that reached the tool server while rehearsing: 0 by construction, recorded to show it. */
+    environmentCalls: number;
+  };
 }
 
 export interface InferSampleOptions {
@@ -34,6 +44,14 @@ export interface InferSampleOptions {
   environment: Environment;
   maxRounds?: number;
   sampling?: SamplingParamsInput;
+  /**
+   * Test-time private rehearsal before each user turn: `parallel:N` or `sequential:N` attempts on the
+   * turn's prefix, every tool result predicted by the policy, summarised into a memory that the
+   * turn's real execution is conditioned on (in the system message). Default `none`.
+   */
+  rehearsal?: RehearsalSettingInput;
+  /** Token budget of the rehearsal memory. Default none. */
+  memoryBudget?: number | null;
   signal?: AbortSignal;
 }
 
@@ -49,6 +67,8 @@ export async function inferSample(options: InferSampleOptions): Promise<TurnReco
   const maxRounds = options.maxRounds ?? MAX_ROUNDS;
   const sampling = SamplingParams.parse(options.sampling ?? {});
   const turns = userTurnIndices(sample);
+  const setting = parseRehearsalSetting(options.rehearsal ?? "none");
+  let serverCalls = 0;
   try {
     await environment.reset({ id: sample.id, messages: sample.messages.slice(0, turns[0]! + 1), tools: sample.toolSpecs ?? [], metadata: {} });
     const records: TurnRecord[] = [];
@@ -61,9 +81,25 @@ export async function inferSample(options: InferSampleOptions): Promise<TurnReco
   }
 
   async function runTurn(prefix: Message[], user: number): Promise<TurnRecord> {
-    const messages = [...prefix];
     const record: TurnRecord = { user, calls: [], answer: null, rounds: 0 };
     const tools: ToolSpec[] = sample.toolSpecs ?? [...environment.tools()];
+    let messages = [...prefix];
+    if (setting.mode !== "none") {
+      const task = { id: `${sample.id}/${user}`, messages, tools, metadata: {} };
+      const before = serverCalls;
+      // Rehearsal takes no environment: the policy predicts every tool result.
+      const run = await rehearse({
+        task,
+        policy,
+        setting,
+        users: singleTurn,
+        limits: { maxTurns: maxRounds },
+        ...(options.memoryBudget === undefined ? {} : { memoryBudget: options.memoryBudget }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+      record.rehearsal = { attempts: run.attempts.length, memory: run.memory.text, memoryTokens: run.memory.tokens, environmentCalls: serverCalls - before };
+      messages = [...withNote(task, run.memory.text).messages];
+    }
     while (record.rounds < maxRounds) {
       signal?.throwIfAborted();
       const generation = await policy.generate({ role: "act", messages: [...messages], tools, sampling }, signal);
@@ -75,6 +111,7 @@ export async function inferSample(options: InferSampleOptions): Promise<TurnReco
       }
       messages.push({ role: "assistant", content: generation.text === "" ? null : generation.text, tool_calls: calls.map(toWireToolCall) });
       for (const call of calls) {
+        serverCalls += 1;
         const result = await environment.call(call);
         record.calls.push({ name: call.name, arguments: call.arguments, status: result.status, ...(result.status === "error" ? { code: result.error.code } : {}) });
         messages.push(toolMessage(result));

@@ -3,6 +3,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { InputError, parseJsonLines, type Environment, type Policy, type SamplingParamsInput } from "@envace/protocol";
+import type { RehearsalSettingInput } from "@envace/rehearsal";
 import { JsonlAppender } from "@envace/rewards";
 import { z } from "zod";
 import { inferSample, type TurnRecord } from "./inference.js";
@@ -84,6 +85,9 @@ export interface RunFinMcpOptions {
   concurrency?: number;
   maxRounds?: number;
   sampling?: SamplingParamsInput;
+  /** Private rehearsal before each user turn (`none`, `parallel:N`, `sequential:N`); see `inferSample`. */
+  rehearsal?: RehearsalSettingInput;
+  memoryBudget?: number | null;
   onEntry?: (entry: FinMcpEntry, done: number, total: number) => void;
   signal?: AbortSignal;
 }
@@ -131,6 +135,8 @@ async function runOne(sample: FinMcpSample, options: RunFinMcpOptions): Promise<
       environment: options.environment(sample),
       ...(options.maxRounds === undefined ? {} : { maxRounds: options.maxRounds }),
       ...(options.sampling === undefined ? {} : { sampling: options.sampling }),
+      ...(options.rehearsal === undefined ? {} : { rehearsal: options.rehearsal }),
+      ...(options.memoryBudget === undefined ? {} : { memoryBudget: options.memoryBudget }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
   } catch (error) {

@@ -28,6 +28,8 @@ describe("envace eval finmcp", () => {
     expect(io.err()).toContain("give --policy (or --predictions to score recorded predictions)");
     expect(await run(["--data", samples, "--policy", "openai:http://127.0.0.1:1/v1#m", "--out", "x"])).toBe(2);
     expect(io.err()).toContain("--mcp is required to run a policy (the samples' tool server)");
+    expect(await run(["--data", samples, "--policy", "openai:http://127.0.0.1:1/v1#m", "--mcp", "server", "--out", "x", "--rehearsal", "parallel:0"])).toBe(2);
+    expect(io.err()).toContain('envace eval finmcp: --rehearsal: rehearsal setting "parallel:0": expected none, parallel:N or sequential:N with N ≥ 1');
   });
 
   it("scores recorded predictions offline, and keeps an earlier summary", async () => {

@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { formatSummary, loadSamples, rescoreFile, runFinMcp, type FinMcpSummary } from "@envace/bench-finmcp";
 import { listMcpTools, McpEnvironment, McpServerSpec } from "@envace/mcp";
 import { InputError } from "@envace/protocol";
+import { parseRehearsalSetting, type RehearsalSetting } from "@envace/rehearsal";
 import { UsageError } from "../faults.js";
 import { loadModel } from "./policy.js";
 
@@ -24,6 +25,8 @@ export interface EvalFinMcpOptions {
   concurrency: number;
   temperature: number;
   topP: number;
+  rehearsal: string;
+  memoryBudget?: number;
   limit?: number;
   resume?: boolean;
 }
@@ -48,6 +51,12 @@ export function serverOf(mcp: string, env: readonly string[] = []): McpServerSpe
 }
 
 export async function run(options: EvalFinMcpOptions): Promise<void> {
+  let rehearsal: RehearsalSetting;
+  try {
+    rehearsal = parseRehearsalSetting(options.rehearsal);
+  } catch (error) {
+    throw new UsageError(`--rehearsal: ${(error as Error).message}`);
+  }
   let samples = await loadSamples(resolve(options.data));
   if (options.limit !== undefined) samples = samples.slice(0, options.limit);
 
@@ -82,6 +91,8 @@ export async function run(options: EvalFinMcpOptions): Promise<void> {
     concurrency: options.concurrency,
     maxRounds: options.maxRounds,
     sampling: { temperature: options.temperature, topP: options.topP },
+    rehearsal,
+    ...(options.memoryBudget === undefined ? {} : { memoryBudget: options.memoryBudget }),
     ...(options.resume === true ? { resume: true } : {}),
     onEntry: (entry, done, total) => {
       if (done === total || done % 10 === 0 || entry.error !== undefined) process.stderr.write(`  ${done}/${total}${entry.error === undefined ? "" : `  ${entry.id}: ${entry.error}`}\n`);
