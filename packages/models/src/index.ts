@@ -11,6 +11,7 @@ export {
   type TokenRoute,
 } from "./openai/capabilities.js";
 export { OpenAIChatPolicy, type OpenAIChatPolicyOptions } from "./openai/chat-policy.js";
+export { canStream, streamChat, type GenerationDelta, type StreamingPolicy } from "./openai/chat-stream.js";
 export { ServerConnection, type ServerConnectionOptions } from "./openai/client.js";
 export { ServerTokenSampler, type ServerTokenSamplerOptions } from "./openai/token-sampler.js";
 export type { TokenDataMode } from "./openai/wire.js";

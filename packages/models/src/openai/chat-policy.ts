@@ -1,7 +1,8 @@
-import { GenerateRequest, parseRecord, type GenerateRequestInput, type Generation, type Policy } from "@envace/protocol";
+import { GenerateRequest, parseRecord, type GenerateRequestInput, type Generation } from "@envace/protocol";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import { ModelServerError, TokenDataUnavailableError } from "../http/errors.js";
 import { trainingGaps, type ServerCapabilities } from "./capabilities.js";
+import { streamChat, type GenerationDelta, type StreamingPolicy } from "./chat-stream.js";
 import { ServerConnection, type ServerConnectionOptions } from "./client.js";
 import { ChatResponse, chatChoiceToGeneration, chatRequestBody, missingTokenData, type TokenDataMode } from "./wire.js";
 
@@ -27,7 +28,7 @@ export interface OpenAIChatPolicyOptions extends ServerConnectionOptions {
  * filled in where the server returns them (vLLM); the chat route re-templates every turn, so for
  * training prefer the token route (`OpenAICompletionsSampler`).
  */
-export class OpenAIChatPolicy implements Policy {
+export class OpenAIChatPolicy implements StreamingPolicy {
   readonly id: string;
   readonly connection: ServerConnection;
   readonly #options: OpenAIChatPolicyOptions;
@@ -76,6 +77,11 @@ export class OpenAIChatPolicy implements Policy {
       }
     }
     return generations;
+  }
+
+  /** One generation handed over as it is produced (`stream: true`); see `StreamingPolicy`. */
+  generateStream(request: GenerateRequest | GenerateRequestInput, onDelta: (delta: GenerationDelta) => void, signal?: AbortSignal): Promise<Generation> {
+    return streamChat(this.connection, this.#options.model, request, { extraBody: this.#options.extraBody, onDelta, signal });
   }
 
   #unavailable(capabilities: ServerCapabilities, gaps: string[]): TokenDataUnavailableError {

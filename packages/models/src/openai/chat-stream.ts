@@ -1,0 +1,89 @@
+import { GenerateRequest, parseRecord, type GenerateRequestInput, type Generation, type Policy, type WireToolCall } from "@envace/protocol";
+import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import { fromOpenAIError } from "../http/request.js";
+import type { ServerConnection } from "./client.js";
+import { chatRequestBody, toFinishReason } from "./wire.js";
+
+/** A piece of a generation as the model produces it. */
+export interface GenerationDelta {
+  content?: string;
+  reasoning?: string;
+}
+
+/**
+ * A policy that can also hand over its output while it generates. `onDelta` sees the text and
+ * reasoning as they arrive; the promise settles with the whole generation (tool calls included).
+ * Aborting `signal` cancels the generation on the model server too.
+ */
+export interface StreamingPolicy extends Policy {
+  generateStream(request: GenerateRequest | GenerateRequestInput, onDelta: (delta: GenerationDelta) => void, signal?: AbortSignal): Promise<Generation>;
+}
+
+export function canStream(policy: Policy): policy is StreamingPolicy {
+  return typeof (policy as Partial<StreamingPolicy>).generateStream === "function";
+}
+
+type StreamDelta = ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null; reasoning?: string | null };
+
+/**
+ * One chat completion with `stream: true`. Opening the stream is retried like any request; once
+ * deltas have been handed on, a failure is not retried (the caller has already shown them).
+ * Streamed generations carry no token data.
+ */
+export async function streamChat(
+  connection: ServerConnection,
+  model: string,
+  input: GenerateRequest | GenerateRequestInput,
+  options: { extraBody?: Record<string, unknown> | undefined; onDelta: (delta: GenerationDelta) => void; signal?: AbortSignal | undefined },
+): Promise<Generation> {
+  const request = parseRecord(GenerateRequest, input, { file: `openai:${model} stream request` });
+  const { signal } = options;
+  const capabilities = await connection.capabilities(signal);
+  const body = { ...chatRequestBody(model, request, 1, capabilities, "off"), ...options.extraBody, stream: true };
+  const url = `${connection.baseURL}/chat/completions`;
+  const stream = await connection.request(
+    "/chat/completions",
+    (s) => connection.client.chat.completions.create(body as unknown as ChatCompletionCreateParamsStreaming, { signal: s ?? null }),
+    signal,
+  );
+  let text = "";
+  let reasoning: string | undefined;
+  let finish: string | null | undefined;
+  const calls: { id?: string; name: string; arguments: string }[] = [];
+  try {
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0];
+      if (choice === undefined) continue;
+      const delta = choice.delta as StreamDelta;
+      const thought = delta.reasoning_content ?? delta.reasoning ?? undefined;
+      if (thought) {
+        reasoning = (reasoning ?? "") + thought;
+        options.onDelta({ reasoning: thought });
+      }
+      if (delta.content) {
+        text += delta.content;
+        options.onDelta({ content: delta.content });
+      }
+      for (const call of delta.tool_calls ?? []) {
+        const known = (calls[call.index] ??= { name: "", arguments: "" });
+        if (call.id) known.id = call.id;
+        known.name += call.function?.name ?? "";
+        known.arguments += call.function?.arguments ?? "";
+      }
+      finish = choice.finish_reason ?? finish;
+    }
+  } catch (error) {
+    throw fromOpenAIError(error, url, signal);
+  }
+  const toolCalls: WireToolCall[] = calls.map((call, i) => ({ id: call.id ?? `call_0_${i}`, type: "function", function: { name: call.name, arguments: call.arguments } }));
+  return {
+    role: request.role,
+    text,
+    ...(reasoning === undefined ? {} : { reasoning }),
+    ...(toolCalls.length > 0 ? { toolCalls } : {}),
+    promptTokens: [],
+    outputTokens: [],
+    logprobs: null,
+    finishReason: toFinishReason(finish),
+  };
+}
