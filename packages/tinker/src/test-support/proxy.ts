@@ -37,9 +37,13 @@ export async function startProxy(target: string, options: ProxyOptions = {}): Pr
         seen.push({ path, contentType, status, replyType: "application/json", ...(json !== undefined ? { json } : {}) });
         res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(reply));
       };
-      if (path === "client/config" && options.clientConfig !== undefined) { answer(200, options.clientConfig); return; }
+      if (path === "client/config" && options.clientConfig !== undefined) {
+        answer(200, options.clientConfig);
+        return;
+      }
       if (options.refuseProtobuf !== undefined && contentType.includes("protobuf")) {
-        answer(options.refuseProtobuf, { detail: [{ type: "json_invalid", msg: "JSON decode error" }] }); return;
+        answer(options.refuseProtobuf, { detail: [{ type: "json_invalid", msg: "JSON decode error" }] });
+        return;
       }
       const headers = Object.fromEntries(Object.entries(req.headers).filter(([k, v]) => typeof v === "string" && !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
       const response = await fetch(`${target}${req.url ?? "/"}`, { method: req.method ?? "GET", headers, ...(body.length > 0 ? { body } : {}) });
