@@ -6,3 +6,23 @@ export { loadVitaTasks, newDb, parseVitaTasks, resolveTasksFile, VitaEvaluationC
 export { respond, type VitaResponse, type VitaTool } from "./toolkit.js";
 export { readReplayFile, ReplayEntry, replayFile, ReplayLine, type ReplayOptions, type ReplayRequest, type ReplaySummary } from "./replay.js";
 export { AGENT_SYSTEM_PROMPT, agentSystemPrompt, agentTime, STOP_MARKER, toProtocolTask } from "./protocol-task.js";
+export {
+  evaluateTrial,
+  formatWindow,
+  initialRubrics,
+  parseWindowVerdict,
+  slidingWindows,
+  WINDOW_OVERLAP,
+  WINDOW_RESPONSE_FORMAT,
+  WINDOW_SIZE,
+  WindowVerdict,
+  windowSystemPrompt,
+  windowUserPrompt,
+  type EvaluateOptions,
+  type RubricState,
+  type VitaJudge,
+  type VitaMessage,
+  type VitaTermination,
+  type VitaVerdict,
+} from "./evaluate.js";
+export { averageAtK, passAtK, vitaMetrics, type VitaMetrics, type VitaTrial } from "./metrics.js";
