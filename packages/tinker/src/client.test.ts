@@ -221,6 +221,16 @@ describe("sampling", () => {
     expect(group).toHaveLength(4);
   });
 
+  it("scores a prompt under the sampler's weights as a forward pass of the same weights does", async () => {
+    const { client, direct } = await pair();
+    const sampler = await client.saveWeightsForSampler();
+    const prompt = [1, 2, 3, 4, 5];
+    const scores = await sampler.promptLogprobs(prompt);
+    const zeros = [0, 0, 0, 0];
+    const [expected] = await direct.forward([{ tokens: prompt.slice(0, -1), targetTokens: prompt.slice(1), logprobs: zeros, advantages: zeros, mask: [1, 1, 1, 1] }]);
+    expectRowsClose([scores], [expected!], 6);
+  });
+
   it("checks names and stop settings before sending", async () => {
     const { client } = await pair({ stopTokenIds: [15] });
     await expect(client.saveWeightsForSampler("no spaces")).rejects.toThrow(/checkpoint name "no spaces": must contain only letters/);

@@ -212,7 +212,11 @@ export const SampledSequence = z.looseObject({
   tokens: z.array(TokenId),
   logprobs: z.array(z.number()).nullable().optional(),
 });
-export const SampleResponse = z.looseObject({ sequences: z.array(SampledSequence) });
+export const SampleResponse = z.looseObject({
+  sequences: z.array(SampledSequence),
+  /** One entry per prompt token; the first is null (nothing predicts it). */
+  prompt_logprobs: z.array(z.number().nullable()).nullable().optional(),
+});
 export type SampleResponse = z.infer<typeof SampleResponse>;
 
 export const GetInfoResponse = z.looseObject({

@@ -109,6 +109,34 @@ export class TinySampler implements Sampler {
     });
   }
 
+  /**
+   * The log-probability of each prompt token after the first under these weights, from one
+   * scoring pass (what a Tinker server returns as `prompt_logprobs`).
+   */
+  async promptLogprobs(promptTokens: readonly number[]): Promise<number[]> {
+    const { vocabSize, maxPositionEmbeddings } = this.config;
+    const bad = promptTokens.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= vocabSize);
+    if (bad >= 0) throw new Error(`promptTokens[${bad}] = ${promptTokens[bad]} is not a token id of this model (0..${vocabSize - 1})`);
+    if (promptTokens.length > maxPositionEmbeddings) throw new ContextLengthError(promptTokens.length, maxPositionEmbeddings);
+    const n = promptTokens.length - 1;
+    if (n <= 0) return [];
+    await initWasmBackend();
+    // Padded to a multiple of 8 positions, as training batches are.
+    const length = Math.min(maxPositionEmbeddings, Math.ceil(n / 8) * 8);
+    const tokens = new Int32Array(length);
+    const targets = new Int32Array(length);
+    tokens.set(promptTokens.slice(0, n));
+    targets.set(promptTokens.slice(1));
+    const model = new Transformer(this.config);
+    const weights = uploadWeights(this.config, this.params);
+    try {
+      return Array.from(model.score(weights, { rows: 1, length, tokens, targets }).logprobs.subarray(0, n));
+    } finally {
+      disposeWeights(weights);
+      model.dispose();
+    }
+  }
+
   private async run(): Promise<void> {
     await initWasmBackend();
     const model = new Transformer(this.config);
