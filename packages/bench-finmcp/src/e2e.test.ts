@@ -36,7 +36,8 @@ function model(request: RecordedRequest): Reply {
   return rounds < plan.length ? reply.toolCalls(plan[rounds]!) : reply.text(`answer after ${rounds} rounds`);
 }
 
-describe("FinMCP end to end: a scripted OpenAI-compatible model and the fixture finance server over stdio", () => {
+// One Node MCP server per sample: several seconds each on a loaded machine.
+describe("FinMCP end to end: a scripted OpenAI-compatible model and the fixture finance server over stdio", { timeout: 180_000 }, () => {
   let server: ScriptedServer;
   let samples: FinMcpSample[];
   beforeAll(async () => {

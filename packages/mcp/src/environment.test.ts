@@ -21,7 +21,8 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((env) => env.close()));
 });
 
-describe("McpEnvironment over stdio", () => {
+// Each test starts Node servers (a few seconds apiece on a loaded machine).
+describe("McpEnvironment over stdio", { timeout: 120_000 }, () => {
   it("lists the server's tools as tool specs, and answers text and structured content", async () => {
     const env = environment();
     await env.reset(task());

@@ -44,7 +44,7 @@ function pidAsker(after: (pid: number) => string): Policy & { pid?: number } {
 
 const proc = existsSync("/proc/self/stat") ? describe : describe.skip;
 
-proc("no MCP server process outlives its rollout", () => {
+proc("no MCP server process outlives its rollout", { timeout: 120_000 }, () => {
   const before = children();
 
   it("when the agent stops", async () => {
@@ -85,7 +85,7 @@ proc("no MCP server process outlives its rollout", () => {
   });
 });
 
-describe("private rehearsal over an MCP-backed task", () => {
+describe("private rehearsal over an MCP-backed task", { timeout: 120_000 }, () => {
   it("makes zero requests to the MCP server while rehearsing; the Rehearse role sees the MCP tool specs", async () => {
     const log = join(mkdtempSync(join(tmpdir(), "mcp-rehearsal-")), "requests.log");
     const mcpTask: Task = { ...task, messages: [{ role: "user", content: "Echo hi." }], tools: await listMcpTools(stdioServer()) };

@@ -21,7 +21,7 @@ function capture(): { out: () => string; err: () => string } {
 
 afterEach(() => vi.restoreAllMocks());
 
-describe("envace eval finmcp", () => {
+describe("envace eval finmcp", { timeout: 120_000 }, () => {
   it("explains what is missing (exit 2)", async () => {
     const io = capture();
     expect(await run(["--data", samples])).toBe(2);
