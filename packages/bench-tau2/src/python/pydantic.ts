@@ -14,6 +14,8 @@ export type FieldType =
   | { readonly kind: "float" }
   | { readonly kind: "bool" }
   | { readonly kind: "literal"; readonly values: readonly string[] }
+  /** A `str` Enum: the same check as a literal, reported as pydantic reports enums. */
+  | { readonly kind: "enum"; readonly values: readonly string[] }
   | { readonly kind: "optional"; readonly inner: FieldType }
   | { readonly kind: "list"; readonly item: FieldType }
   | { readonly kind: "model"; readonly model: ModelSpec };
@@ -36,6 +38,7 @@ export const int: FieldType = { kind: "int" };
 export const float: FieldType = { kind: "float" };
 export const bool: FieldType = { kind: "bool" };
 export const literal = (...values: string[]): FieldType => ({ kind: "literal", values });
+export const strEnum = (...values: string[]): FieldType => ({ kind: "enum", values });
 export const optional = (inner: FieldType): FieldType => ({ kind: "optional", inner });
 export const list = (item: FieldType): FieldType => ({ kind: "list", item });
 export const model = (spec: ModelSpec): FieldType => ({ kind: "model", model: spec });
@@ -89,6 +92,8 @@ function validate(type: FieldType, input: PyValue, loc: (string | number)[], iss
       return typeof input === "string" && type.values.includes(input)
         ? input
         : fail("literal_error", `Input should be ${describeChoices(type.values)}`);
+    case "enum":
+      return typeof input === "string" && type.values.includes(input) ? input : fail("enum", `Input should be ${describeChoices(type.values)}`);
     case "optional":
       return input === null ? null : validate(type.inner, input, loc, issues);
     case "list":

@@ -2,7 +2,7 @@ import { floatRepr, strRepr } from "@envace/python-text";
 import type { Database, DbRoot } from "../../database.js";
 import { attributeError, valueError } from "../../python/errors.js";
 import { getKey, greaterThan } from "../../python/ops.js";
-import { bool, construct, int, literal, optional, str, type ModelSpec } from "../../python/pydantic.js";
+import { bool, construct, int, optional, str, strEnum, type ModelSpec } from "../../python/pydantic.js";
 import { pyEquals, pyRepr, pyStr, pyTypeName, type PyValue } from "../../python/value.js";
 import type { EnvFunction, ToolDefinition, ToolKind } from "../../toolkit.js";
 import { Toolkit } from "../../toolkit.js";
@@ -60,7 +60,7 @@ function turn(name: string, flip: (state: UserState) => boolean, want: boolean, 
 const APN_SETTINGS: ModelSpec = {
   name: "APNSettings",
   fields: [
-    { name: "apn_name", type: literal("internet", "broken"), default: "internet" },
+    { name: "apn_name", type: strEnum("internet", "broken"), default: "internet" },
     { name: "reset_at_reboot", type: bool, default: false },
     { name: "mms_apn", type: optional(str), default: "mms" },
     { name: "mmsc_url", type: optional(str), default: "http://mms.carrier.com/mms/wapenc" },
@@ -89,11 +89,21 @@ function vpnDetailsRepr(details: NonNullable<Phone["vpn_details"]>): string {
   return `{'server_address': ${text(details.server_address)}, 'protocol': ${text(details.protocol)}, 'server_performance': ${member}}`;
 }
 
+// Upstream's `connect_vpn` hands the phone one class-level `VpnDetails` object, the same one each
+// time, and `break_vpn` degrades that object in place: a phone that reconnects after `break_vpn`
+// reads `poor`. Here the object is shared within one environment (upstream shares it within the
+// whole Python process; see the README).
+const defaultVpnDetails = new WeakMap<UserState, NonNullable<Phone["vpn_details"]>>();
+
 function connectVpn(state: UserState): boolean | null {
   if (state.device.vpn_connected) return null;
   state.device.vpn_connected = true;
-  // Upstream hands every phone the same class-level details object (see the README).
-  state.device.vpn_details = { server_address: "192.168.1.1", protocol: "OpenVPN", server_performance: "excellent" };
+  let details = defaultVpnDetails.get(state);
+  if (details === undefined) {
+    details = { server_address: "192.168.1.1", protocol: "OpenVPN", server_performance: "excellent" };
+    defaultVpnDetails.set(state, details);
+  }
+  state.device.vpn_details = details;
   return true;
 }
 
@@ -330,7 +340,9 @@ const functions: EnvFunction<DbRoot>[] = [
   }),
   fn("break_vpn", [], (state) => {
     connectVpn(state);
-    state.device.vpn_details!.server_performance = "poor";
+    const details = state.device.vpn_details;
+    if (details === null) throw attributeError("'NoneType' object has no attribute 'server_performance'");
+    details.server_performance = "poor";
     return "VPN connection broken.";
   }),
   fn("set_wifi_calling", [{ name: "enabled" }, { name: "mms_over_wifi", default: null }], ({ device }, args) => {
