@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { formatSummary, loadSamples, rescoreFile, runFinMcp, type FinMcpSummary } from "@envace/bench-finmcp";
-import { listMcpTools, McpEnvironment, McpServerSpec } from "@envace/mcp";
+import { checkReach, listMcpTools, McpEnvironment, McpServerSpec } from "@envace/mcp";
 import { InputError } from "@envace/protocol";
 import { parseRehearsalSetting, type RehearsalSetting } from "@envace/rehearsal";
 import { UsageError } from "../faults.js";
@@ -77,7 +77,7 @@ export async function run(options: EvalFinMcpOptions): Promise<void> {
   const server = serverOf(options.mcp!, options.mcpEnv);
   const environmentOptions = { server, callTimeoutMs: options.callTimeout, allowRemote: options.allowRemoteMcp === true };
   // Both must answer before anything is written: a bad server or model stops the command, not every sample.
-  new McpEnvironment(environmentOptions);
+  checkReach(server, environmentOptions.allowRemote);
   const listed = await listMcpTools(server, { timeoutMs: options.callTimeout });
   const { policy } = await loadModel(options.policy!);
 
