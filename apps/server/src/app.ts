@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { ConcurrencyLimit } from "@envace/concurrency";
-import { ModelServerError } from "@envace/models";
+import { canStream, ModelServerError, type StreamingPolicy } from "@envace/models";
 import type { Policy, Tokenizer } from "@envace/protocol";
 import type { RehearsalMemory } from "@envace/rehearsal";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
@@ -11,6 +11,7 @@ import { LruStore } from "./memory-store.js";
 import { ServerMetrics } from "./metrics.js";
 import { parseChatRequest, type ChatTurnRequest } from "./request.js";
 import { choiceDeltas } from "./response.js";
+import { SseWriter, streamCompletion } from "./stream.js";
 
 export interface AppOptions {
   policy: Policy;
@@ -127,17 +128,28 @@ export function buildApp(options: AppOptions): App {
     };
     reply.raw.on("close", onClose);
     const signal = AbortSignal.any([cancel.signal, everything.signal]);
+    const owner = owners.get(request) ?? "";
+    // A streaming upstream streams through; n > 1 and logprobs are streamed from the finished answer.
+    const policy = options.policy;
+    const live = turn.stream && turn.n === 1 && !turn.logprobs && canStream(policy) ? new SseWriter(reply.raw) : undefined;
     let completion: Completion | undefined;
+    // Set inside the slot once the reply is hijacked: from then on, it is answered there.
+    const hijacked = { done: false };
     try {
-      completion = await slots.run(() => {
+      completion = await slots.run(async () => {
         updateGauges();
-        return complete(context, turn, owners.get(request) ?? "", signal);
+        if (live === undefined) return complete(context, turn, owner, signal);
+        reply.hijack();
+        hijacked.done = true;
+        await streamLive(reply, live, () => streamCompletion({ ...context, policy: policy as StreamingPolicy }, turn, owner, signal, live, options.model));
+        return undefined;
       }, signal);
     } catch (error) {
-      if (!cancel.signal.aborted) throw error;
+      if (!hijacked.done && !cancel.signal.aborted) throw error;
     } finally {
       updateGauges();
     }
+    if (hijacked.done) return reply;
     if (completion === undefined) {
       request.log.info("client cancelled the request");
       // Nobody reads this answer; it only closes the request's books (logs, metrics).
@@ -149,6 +161,21 @@ export function buildApp(options: AppOptions): App {
     }
     return { id: completion.id, object: "chat.completion", created: completion.created, model: options.model, choices: completion.choices, usage: completion.usage, ...(completion.envace ? { envace: completion.envace } : {}) };
   });
+
+  /** A hijacked streamed reply: its failures are answered here (as HTTP before the first event, in the stream after) and logged; onResponse still counts it. */
+  const streamLive = async (reply: FastifyReply, sse: SseWriter, run: () => Promise<void>): Promise<void> => {
+    try {
+      await run();
+    } catch (error) {
+      if (error instanceof ModelServerError) metrics.upstreamErrors.inc({ kind: error.failure });
+      const api = toApiError(error);
+      if (!sse.started && !reply.raw.destroyed) {
+        reply.raw.writeHead(api.status, { "content-type": "application/json; charset=utf-8", ...api.headers });
+        reply.raw.end(JSON.stringify(api.body));
+      }
+      if (api.status >= 500 && !reply.raw.destroyed) reply.log.error({ err: error }, "streamed request failed");
+    }
+  };
 
   return {
     fastify,

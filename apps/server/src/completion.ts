@@ -6,7 +6,7 @@ import { badField } from "./errors.js";
 import { conversationKey, type LruStore } from "./memory-store.js";
 import type { ServerMetrics } from "./metrics.js";
 import type { ChatTurnRequest } from "./request.js";
-import { toChoice, usageOf, type Choice, type Usage } from "./response.js";
+import { toChoice, usageOf, type Choice, type ChoiceOptions, type Usage } from "./response.js";
 
 /** What rehearsal did for one request: the `envace` extension field of the response. */
 export interface EnvaceResponseFields {
@@ -72,6 +72,39 @@ function generateChoices(policy: Policy, request: GenerateRequest, n: number, si
  * OpenAI choices. `owner` is the bearer token that asked: memories are private to it.
  */
 export async function complete(context: CompletionContext, request: ChatTurnRequest, owner: string, signal: AbortSignal): Promise<Completion> {
+  const { messages, envace } = await prepareTurn(context, request, owner, signal);
+  const generations = await generateChoices(context.policy, { role: "act", messages, tools: request.tools, sampling: request.sampling }, request.n, signal);
+  const id = newCompletionId();
+  const choices = generations.map((generation, index) => toChoice(generation, index, choiceOptions(context, request, id, index)));
+  return { id, created: Math.floor(Date.now() / 1000), choices, usage: usageOf(generations), ...(envace === undefined ? {} : { envace }) };
+}
+
+/** `chatcmpl-<random>`. */
+export function newCompletionId(): string {
+  return `chatcmpl-${randomBytes(12).toString("hex")}`;
+}
+
+/** How choice `index` of completion `id` is read from its generation. */
+export function choiceOptions(context: CompletionContext, request: ChatTurnRequest, id: string, index: number): ChoiceOptions {
+  return {
+    tools: request.tools,
+    parseToolCalls: request.parseToolCalls,
+    logprobs: request.logprobs ? context.tokenizer : undefined,
+    callIdPrefix: `${id.slice(9, 21)}_${index}`,
+  };
+}
+
+/**
+ * The messages the committed turn is generated from: the request's, with the rehearsal memory in
+ * the system message when the request is rehearsed (a new rehearsal, or the conversation's
+ * memory from an earlier turn), and what rehearsal did for the response's `envace` field.
+ */
+export async function prepareTurn(
+  context: CompletionContext,
+  request: ChatTurnRequest,
+  owner: string,
+  signal: AbortSignal,
+): Promise<{ messages: Message[]; envace?: EnvaceResponseFields }> {
   const { setting, budget } = rehearsalFor(request, context.config);
   let messages: Message[] = request.messages;
   let envace: EnvaceResponseFields | undefined;
@@ -110,17 +143,7 @@ export async function complete(context: CompletionContext, request: ChatTurnRequ
       memory: known === undefined ? "new" : "reused",
     };
   }
-  const generations = await generateChoices(context.policy, { role: "act", messages, tools: request.tools, sampling: request.sampling }, request.n, signal);
-  const id = randomBytes(12).toString("hex");
-  const choices = generations.map((generation, index) =>
-    toChoice(generation, index, {
-      tools: request.tools,
-      parseToolCalls: request.parseToolCalls,
-      logprobs: request.logprobs ? context.tokenizer : undefined,
-      callIdPrefix: `${id.slice(0, 12)}_${index}`,
-    }),
-  );
-  return { id: `chatcmpl-${id}`, created: Math.floor(Date.now() / 1000), choices, usage: usageOf(generations), ...(envace === undefined ? {} : { envace }) };
+  return { messages, ...(envace === undefined ? {} : { envace }) };
 }
 
 /** A request's seed seeds every role of its rehearsal too, so the same request rehearses the same way. */

@@ -1,4 +1,4 @@
-import { reply } from "@envace/scripted-server";
+import { reply, tokensOf } from "@envace/scripted-server";
 import OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { afterEach, describe, expect, it } from "vitest";
@@ -125,4 +125,43 @@ describe("chat completions through the server, driven by the openai client", () 
     const next = await harness.client.chat.completions.create({ model: MODEL, messages: user });
     expect(next.choices[0]!.message.content).toBe("next");
   });
+
+  it("streams an upstream's tokens as they come, and the stream reassembles to the non-streaming answer", async () => {
+    const tokens = tokensOf("On shelf 4.", Array.from({ length: 11 }, () => -0.5));
+    harness = await startHarness({ script: [reply.tokens(tokens), reply.tokens(tokens)] });
+    const plain = await harness.client.chat.completions.create({ model: MODEL, messages: user });
+    const chunks: ChatCompletionChunk[] = [];
+    for await (const chunk of await harness.client.chat.completions.create({ model: MODEL, messages: user, stream: true, stream_options: { include_usage: true } })) chunks.push(chunk);
+    const [streamed] = await reassemble(chunks.values() as unknown as AsyncIterable<ChatCompletionChunk>);
+    expect(streamed!.content).toBe(plain.choices[0]!.message.content);
+    expect(streamed!.content).toBe("On shelf 4.");
+    expect(streamed!.finish).toBe("stop");
+    // One chunk per upstream token: the text was passed on as it arrived, not cut up afterwards.
+    expect(chunks.filter((c) => (c.choices[0]?.delta.content ?? "") !== "")).toHaveLength(11);
+    expect(chunks.at(-1)!.usage).toBeDefined();
+    expect((harness.upstream.scripted[1]!.body as { stream?: boolean }).stream).toBe(true);
+  });
+
+  it("a streamed request that fails before its first token gets the HTTP error, not a broken stream", async () => {
+    harness = await startHarness({ script: [reply.error(500, "boom")] });
+    const failed = await harness.client.chat.completions.create({ model: MODEL, messages: user, stream: true }).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(OpenAI.APIError);
+    expect((failed as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    const metrics = await (await fetch(`${harness.server.url}/metrics`)).text();
+    expect(metrics).toContain('envace_server_requests_total{route="/v1/chat/completions",status="502"} 1');
+    expect(metrics).toContain('envace_server_upstream_errors_total{kind="status"} 1');
+  });
+
+  it("a streaming client that gives up cancels the upstream stream and frees its slot", async () => {
+    harness = await startHarness({ script: [reply.delay(5000, reply.text("too late"))] });
+    const controller = new AbortController();
+    const pending = harness.client.chat.completions.create({ model: MODEL, messages: user, stream: true }, { signal: controller.signal });
+    await waitFor(() => harness!.upstream.scripted.length === 1);
+    controller.abort();
+    await expect(pending).rejects.toThrow(OpenAI.APIUserAbortError);
+    const started = Date.now();
+    await waitFor(() => harness!.server.app.slots.active === 0);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
 });
+
