@@ -110,6 +110,8 @@ export interface LoadDomainOptions {
   readonly tasks?: string;
   /** Override the agent-side database file. */
   readonly db?: string;
+  /** Telecom's tech-support policy: `manual` (default, upstream's `telecom`) or `workflow` (`telecom-workflow`). */
+  readonly policyVariant?: string;
 }
 
 /**
@@ -135,7 +137,7 @@ export async function loadDomain(name: string, options: LoadDomainOptions): Prom
     throw new InputError(`${tasksFile}: no such file; pass the ${name} tasks with --tasks-file${splits.length > 0 ? ` (this folder has ${splits.join(", ")})` : ""}`);
   }
   const [policy, tasks, db, userDb] = await Promise.all([
-    readPolicy(dir, definition.policy ?? { kind: "file", file: "policy.md" }),
+    readPolicy(dir, definition.policy ?? { kind: "file", file: "policy.md" }, options.policyVariant),
     loadTasks(tasksFile),
     loadDatabase(dbFile, definition.agent),
     definition.user === undefined ? undefined : loadDatabase(join(dir, definition.user.file), definition.user),
@@ -154,9 +156,14 @@ function resolveDomainDir(definition: DomainDefinition, data: string): string {
 }
 
 /** The domain policy; telecom's is composed as upstream's `get_environment` does (not solo, manual). */
-async function readPolicy(dir: string, source: PolicySource): Promise<string> {
+async function readPolicy(dir: string, source: PolicySource, variant: string | undefined): Promise<string> {
+  const variants = source.kind === "file" ? [] : Object.keys(source.tech);
+  if (variant !== undefined && !variants.includes(variant)) {
+    throw new InputError(`policy variant "${variant}": ${variants.length === 0 ? "this domain has one policy" : `known: ${variants.join(", ")}`}`);
+  }
   if (source.kind === "file") return readText(join(dir, source.file));
-  const [main, tech] = await Promise.all([readText(join(dir, source.main)), readText(join(dir, source.tech))]);
+  const techFile = source.tech[variant ?? "manual"]!;
+  const [main, tech] = await Promise.all([readText(join(dir, source.main)), readText(join(dir, techFile))]);
   return `<main_policy>\n${main}\n</main_policy>\n<tech_support_policy>\n${tech}\n</tech_support_policy>`;
 }
 

@@ -30,6 +30,7 @@ export interface EvalTau2Options {
   tasks?: string[];
   tasksFile?: string;
   db?: string;
+  policyVariant?: string;
   concurrency?: number;
   maxSteps?: number;
   maxErrors?: number;
@@ -52,6 +53,7 @@ export async function run(options: EvalTau2Options): Promise<void> {
     data: resolve(options.data),
     ...(options.tasksFile !== undefined ? { tasks: resolve(options.tasksFile) } : {}),
     ...(options.db !== undefined ? { db: resolve(options.db) } : {}),
+    ...(options.policyVariant !== undefined ? { policyVariant: options.policyVariant } : {}),
   });
   const started = Date.now();
 

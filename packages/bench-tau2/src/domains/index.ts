@@ -25,8 +25,11 @@ export interface DomainSide {
 /** How a domain's policy is made from files in its folder. */
 export type PolicySource =
   | { readonly kind: "file"; readonly file: string }
-  /** Upstream's telecom: the main policy and the tech-support manual, each inside its own tags. */
-  | { readonly kind: "main+tech"; readonly main: string; readonly tech: string };
+  /**
+   * Upstream's telecom: the main policy and a tech-support policy, each inside its own tags; the
+   * tech-support file by variant (`manual`, the default, or `workflow`).
+   */
+  | { readonly kind: "main+tech"; readonly main: string; readonly tech: Readonly<Record<string, string>> };
 
 /** A τ² domain in code: the agent's tools and database, and the user's when it has them. */
 export interface DomainDefinition {
@@ -71,7 +74,7 @@ export const telecom: DomainDefinition = {
   name: "telecom",
   agent: side("TelecomDB", TelecomDb as unknown as z.ZodType<DbRoot>, telecomTools, "db.toml"),
   user: side("TelecomUserDB", TelecomUserDb as unknown as z.ZodType<DbRoot>, telecomUserTools, "user_db.toml"),
-  policy: { kind: "main+tech", main: "main_policy.md", tech: "tech_support_manual.md" },
+  policy: { kind: "main+tech", main: "main_policy.md", tech: { manual: "tech_support_manual.md", workflow: "tech_support_workflow.md" } },
   sync: syncTelecom,
 };
 
