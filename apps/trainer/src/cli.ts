@@ -94,20 +94,6 @@ function declare(state: { command: string }): Command {
       await (await import("./commands/train.js")).run(options);
     });
 
-  withUsageErrors(envace.command("pretrain"), "pretrain")
-    .summary("build a base checkpoint: the warm start alone, for later runs' init_from")
-    .description(
-      "Run the warm start of a config with trainer.total_steps 0 (default: the base preset) and write its weights, " +
-        "with a manifest of the config, the build time and each file's SHA-256, to <out>/base. " +
-        "Copied to apps/trainer/checkpoints/base, it is the embedded default's init_from: embedded:base.",
-    )
-    .option("--config <file>", "a train config whose trainer.total_steps is 0 (default: presets/base.yaml)")
-    .requiredOption("--out <dir>", "the run directory; the checkpoint goes to <out>/base")
-    .addHelpText("after", example("envace pretrain --out runs/base"))
-    .action(async (options) => {
-      await (await import("./commands/pretrain.js")).run(options);
-    });
-
   withUsageErrors(envace.command("demo"), "demo")
     .summary("roll out one task self-unfolded with a scripted policy (offline, seconds)")
     .description("Roll out one task self-unfolded: a scripted policy acts and rehearses the tool results itself (offline, a second).")
@@ -268,34 +254,34 @@ function declare(state: { command: string }): Command {
     });
 
   withUsageErrors(evaluate.command("vita"), "eval vita")
-    .summary("VitaBench delivery and instore: upstream-exact tools, hashes and rubric judging")
+    .summary("VitaBench delivery and instore: upstream-exact tools and DB hashes")
     .description(
-      "Run a policy on VitaBench delivery or instore tasks against a simulated user, scored by an LLM judge over sliding windows as upstream (pass^k, pass@k, avg@k), " +
-        "or replay recorded tool calls on environments built fresh from each task (entries.jsonl: every call's content and error flag, and the DB hash). " +
-        "Running again with the same --out resumes.",
+      "Replay recorded tool calls on VitaBench delivery or instore environments built fresh from each task, as upstream's environment answers them: " +
+        "<out>/entries.jsonl gets one line per task with every call's content and error flag and the DB hash. Running again with the same --out resumes.",
     )
-    .usage("--domain <delivery|instore> --data <dir> --out <run dir> (--replay <calls.jsonl> | --policy <spec> --judge <spec> [options])")
+    .usage("--domain <delivery|instore> --data <dir> --replay <calls.jsonl> --out <run dir>")
     .addOption(new Option("--domain <name>", "delivery or instore").choices(["delivery", "instore"] as const).makeOptionMandatory())
     .requiredOption("--data <dir>", "the VitaBench data folder (holding <domain>/tasks_en.json), or the domain folder itself")
-    .requiredOption("--out <dir>", "run directory: entries.jsonl (and summary.json for a policy)")
-    .option("--replay <file>", 'replay JSON Lines of {"id", "calls": [{"name", "arguments"}]}, the conformance labels\' own format')
-    .addOption(new Option("--policy <spec>", "the agent's model: openai:<url>#<model>, onnx:<dir>, tiny:<dir>").conflicts("replay"))
-    .option("--user <spec>", "the user simulator's model (default: the --policy model)")
-    .option("--judge <spec>", "openai:<url>#<model>: the rubric judge (strict JSON answers)")
-    .option("--trials <k>", "trials per task; the summary reports pass^k, pass@k and avg@k for k = 1 … k", wholeNumber(1), 1)
-    .option("--rehearsal <setting>", "none, parallel:N or sequential:N: private rehearsal before each committed run")
-    .option("--tasks <ids>", "only these task ids, comma-separated or repeated", list)
-    .option("--concurrency <n>", "conversations in flight at once", wholeNumber(1), 4)
-    .addHelpText(
-      "after",
-      example(
-        "envace eval vita --domain delivery --data data/vita --replay vita-labels/delivery.jsonl --out runs/vita-replay",
-        "envace eval vita --domain instore --data data/vita --policy openai:http://localhost:8000/v1#Qwen/Qwen3-8B --judge openai:http://localhost:8001/v1#judge --trials 4 --out runs/vita-instore",
-      ),
-    )
-    .action(async (options, command) => {
-      if ((options.replay === undefined) === (options.policy === undefined)) command.error("give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>", { exitCode: 2 });
+    .requiredOption("--replay <file>", 'JSON Lines of {"id", "calls": [{"name", "arguments"}]}, the conformance labels\' own format')
+    .requiredOption("--out <dir>", "run directory: entries.jsonl")
+    .addHelpText("after", example("envace eval vita --domain delivery --data data/vita --replay vita-labels/delivery.jsonl --out runs/vita-replay"))
+    .action(async (options) => {
       await (await import("./commands/eval-vita.js")).run(options);
+    });
+
+  withUsageErrors(envace.command("serve"), "serve")
+    .summary("serve a policy as an OpenAI-compatible endpoint that rehearses privately")
+    .description(
+      "Serve a policy at /v1/chat/completions for any OpenAI-compatible agent harness; requests with tools may be rehearsed privately first (see apps/server/README.md). " +
+        "Prints the URL it listens on; SIGTERM finishes the requests in flight, then exits.",
+    )
+    .requiredOption("--policy <spec>", "openai:<base-url>#<model>, onnx:<folder> or tiny:<checkpoint folder> (see @envace/models)")
+    .option("--host <host>", "address to bind (default 127.0.0.1; beyond loopback a bearer token is required)")
+    .option("--port <n>", "port (default 8080; 0 picks a free one)", wholeNumber(0))
+    .option("--config <file>", "server.yaml: limits, concurrency, tokens, rehearsal, memory")
+    .addHelpText("after", example("envace serve --policy tiny:runs/default/checkpoints/step-000040/policy --port 8080"))
+    .action(async (options) => {
+      await (await import("@envace/server")).serve(options);
     });
 
   return envace;
