@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BuiltinEnvironment, generateTasks, goldTrajectory, outcomeReward } from "@envace/bench-builtin";
-import type { GenerateRequest, Task } from "@envace/protocol";
+import type { GenerateRequest, Policy, Task } from "@envace/protocol";
 import { computeAdvantages } from "@envace/grpo";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { ScriptedPolicy, rowsOf } from "@envace/trajectory";
@@ -43,6 +43,33 @@ describe("rollouts", () => {
     expect(options.counter.take()).toBe(calls.length);
     const verdicts = await rewards({ reward: outcomeReward }, [task], trajectories);
     expect([...verdicts.values()].map((v) => v.status === "scored" && v.value)).toEqual([1, 1]);
+  });
+
+  it("releases every real environment of a step, when a rollout fails too", async () => {
+    const created: { closed: number }[] = [];
+    const closing = {
+      ...domain,
+      environment: () => {
+        const record = { closed: 0 };
+        created.push(record);
+        return Object.assign(new BuiltinEnvironment(), { close: () => Promise.resolve(void (record.closed += 1)) });
+      },
+    };
+    await rollouts({ ...base("real"), domain: closing, actor: goldPolicy(task), rehearser: goldPolicy(task) });
+    expect(created.map((r) => r.closed)).toEqual([1, 1]);
+
+    created.length = 0;
+    let acts = 0;
+    const gold = goldPolicy(task);
+    const failing: Policy = {
+      id: "failing",
+      generate: (request, signal) => {
+        acts += 1;
+        return acts === 3 ? Promise.reject(new Error("model server down")) : gold.generate(request, signal);
+      },
+    };
+    await expect(rollouts({ ...base("real"), domain: closing, actor: failing, rehearser: failing })).rejects.toThrow("model server down");
+    expect(created.map((r) => r.closed)).toEqual([1, 1]);
   });
 
   it("self-unfolded rollouts rehearse every call and make none", async () => {
