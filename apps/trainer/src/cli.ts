@@ -94,6 +94,20 @@ function declare(state: { command: string }): Command {
       await (await import("./commands/train.js")).run(options);
     });
 
+  withUsageErrors(envace.command("pretrain"), "pretrain")
+    .summary("build a base checkpoint: the warm start alone, for later runs' init_from")
+    .description(
+      "Run the warm start of a config with trainer.total_steps 0 (default: the base preset) and write its weights, " +
+        "with a manifest of the config, the build time and each file's SHA-256, to <out>/base. " +
+        "Copied to apps/trainer/checkpoints/base, it is the embedded default's init_from: embedded:base.",
+    )
+    .option("--config <file>", "a train config whose trainer.total_steps is 0 (default: presets/base.yaml)")
+    .requiredOption("--out <dir>", "the run directory; the checkpoint goes to <out>/base")
+    .addHelpText("after", example("envace pretrain --out runs/base"))
+    .action(async (options) => {
+      await (await import("./commands/pretrain.js")).run(options);
+    });
+
   withUsageErrors(envace.command("demo"), "demo")
     .summary("roll out one task self-unfolded with a scripted policy (offline, seconds)")
     .description("Roll out one task self-unfolded: a scripted policy acts and rehearses the tool results itself (offline, a second).")

@@ -16,6 +16,7 @@ import { ProgressBar } from "./run/progress.js";
 import { RunDirectory, stepName } from "./run/run-dir.js";
 import { domainFromConfig } from "./data/index.js";
 import type { Domain } from "./setup/domain.js";
+import { resolveInitFrom } from "./setup/base-checkpoint.js";
 import { createModel, loadModel } from "./setup/models.js";
 import type { TrainedModel } from "./setup/trained-model.js";
 import { cosineSchedule, goldRows, mergeContinuations, supervisedWarmStart } from "./sft.js";
@@ -39,16 +40,25 @@ type Policies = Map<PolicyRole, TrainedModel>;
 
 export async function train(config: TrainConfig, runDir: string, options: TrainOptions = {}): Promise<TrainResult> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  // Checked before the run directory is made: a missing or altered base is a config fault.
+  const initFrom = config.init_from === undefined ? undefined : resolveInitFrom(config.init_from, config.model.type === "tiny" ? config.model : undefined);
   const run = RunDirectory.open(runDir, config);
   const domain = await domainFromConfig(config, run.path);
   try {
-    return await trainOn(domain, config, run, log, options.signal);
+    return await trainOn(domain, config, run, log, options.signal, initFrom);
   } finally {
     await domain.close();
   }
 }
 
-async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, log: (line: string) => void, signal: AbortSignal | undefined): Promise<TrainResult> {
+async function trainOn(
+  domain: Domain,
+  config: TrainConfig,
+  run: RunDirectory,
+  log: (line: string) => void,
+  signal: AbortSignal | undefined,
+  initFrom: string | undefined,
+): Promise<TrainResult> {
   const runDir = run.path;
   const started = Date.now();
   const elapsed = (): number => (Date.now() - started) / 1000;
@@ -70,7 +80,7 @@ async function trainOn(domain: Domain, config: TrainConfig, run: RunDirectory, l
     }
   };
 
-  const base = await warmStart(config, domain, run, log, canEvaluate ? (model) => evaluateAt(0, model) : undefined);
+  const base = await warmStart(config, domain, run, log, canEvaluate ? (model) => evaluateAt(0, model) : undefined, initFrom);
   const policies = await trainedPolicies(config, run, base);
   const actModel = policies.get("act")!;
   const rehearseModel = policies.get("rehearse")!;
@@ -133,9 +143,10 @@ async function warmStart(
   run: RunDirectory,
   log: (line: string) => void,
   baseline: ((model: TrainedModel) => Promise<void>) | undefined,
+  initFrom: string | undefined,
 ): Promise<TrainedModel> {
   if (run.hasCheckpoint("sft")) return loadModel(config, run.checkpointPath("sft"));
-  const model = config.init_from === undefined ? await createModel(config, domain) : await loadModel(config, config.init_from);
+  const model = initFrom === undefined ? await createModel(config, domain) : await loadModel(config, initFrom);
   log(`model: ${model.describe()}${config.init_from === undefined ? "" : ` from ${config.init_from}`}`);
   if (config.sft.enabled && domain.gold) {
     // The renderer alone: a sampling policy would sync weights (ONNX) or save them (Tinker) for nothing.
@@ -250,7 +261,7 @@ async function evaluateHeldOut(
     policy,
     tasks: domain.test,
     environment: real,
-    reward: domain.reward,
+    reward: domain.success ?? domain.reward,
     rehearsal: setting,
     rehearsePrompt: domain.rehearsePrompt,
     ...(domain.writeTools === undefined ? {} : { writeTools: domain.writeTools }),

@@ -46,6 +46,13 @@ describe("parseConfig", () => {
     expect(() => parseConfig(tinker, "t.yaml")).toThrow(/rollout\.temperature: a Tinker backend scores the model at temperature 1 only/);
   });
 
+  it("refuses the consistent reward outside the built-in domain, whose solver it needs", () => {
+    expect(() => parseConfig("data: { source: cm2, path: x.jsonl }\nreward: { type: consistent }\n", "c.yaml")).toThrow(
+      "c.yaml:2: reward.type: reward type consistent needs the built-in domain's solver; data source cm2 has none",
+    );
+    expect(parseConfig("reward: { type: consistent }\n", "c.yaml").reward.type).toBe("consistent");
+  });
+
   it("validates rehearsal settings", () => {
     expect(parseConfig('eval:\n  rehearsal: [none, "parallel:2", "sequential:3"]\n', "c.yaml").eval.rehearsal).toHaveLength(3);
     expect(() => parseConfig('eval:\n  rehearsal: ["parallel:0"]\n', "c.yaml")).toThrow(/eval\.rehearsal\[0\]: expected none, parallel:N or sequential:N/);

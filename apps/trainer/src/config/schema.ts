@@ -161,8 +161,12 @@ export const JudgeConfig = z.strictObject({
 });
 
 export const RewardConfig = z.strictObject({
-  /** `verifiable`: the domain's outcome check; `checklist`: the CM2 checklist judge. */
-  type: z.enum(["verifiable", "checklist"]).default("verifiable"),
+  /**
+   * `verifiable`: the domain's outcome check (replays the rollout's calls on the hidden world);
+   * `checklist`: the CM2 checklist judge; `consistent` (built-in domain): the outcome check of the
+   * world the rollout itself observed (`@envace/bench-builtin` `scoreConsistency`).
+   */
+  type: z.enum(["verifiable", "checklist", "consistent"]).default("verifiable"),
   judge: JudgeConfig.optional(),
 });
 export type RewardConfig = z.infer<typeof RewardConfig>;
@@ -254,6 +258,9 @@ export const TrainConfig = z
           message: `native Tinker losses cannot express ${terms.join(", ")}: use backend.loss_strategy: surrogate, or turn ${terms.length > 1 ? "them" : "it"} off`,
         });
       }
+    }
+    if (config.reward.type === "consistent" && config.data.source !== "builtin") {
+      ctx.addIssue({ code: "custom", path: ["reward", "type"], message: `reward type consistent needs the built-in domain's solver; data source ${config.data.source} has none` });
     }
     if (config.reward.type === "checklist" && config.reward.judge === undefined && config.data.source !== "builtin") {
       ctx.addIssue({ code: "custom", path: ["reward", "judge"], message: "a checklist reward needs a judge (base_url, model)" });

@@ -4,6 +4,7 @@ import {
   SYSTEM_PROMPT_SHORT,
   WRITE_TOOLS,
   checklistReward,
+  consistentReward,
   domainCorpus,
   generateTasks,
   goldTrajectory,
@@ -21,8 +22,10 @@ export interface Domain {
   test: readonly Task[];
   /** A fresh real environment for one episode; absent when the data has none (CM2 records). */
   environment?: (task: Task) => Environment;
-  /** Scores a finished rollout without touching a real environment. */
+  /** Scores a finished training rollout without touching a real environment. */
   reward: RewardFunction;
+  /** Scores a held-out episode played against the real environment (default: `reward`). */
+  success?: RewardFunction;
   /** Gold SFT targets of a task (both roles), when the data has them. */
   gold?: (task: Task) => GoldExample[];
   /** Texts to train a tokenizer on. */
@@ -44,6 +47,12 @@ export const BUILTIN_REHEARSE_PROMPT: RehearsePromptOptions = {
   sections: { instructions: "You are the shop's tools. Answer the call.", tools: false, examples: false, latestAct: false },
 };
 
+const BUILTIN_REWARDS: Record<TrainConfig["reward"]["type"], () => RewardFunction> = {
+  verifiable: () => outcomeReward,
+  checklist: () => checklistReward({ dependence: true }),
+  consistent: () => consistentReward,
+};
+
 /** The built-in shop domain: generated, seeded, with disjoint train and held-out worlds. */
 export function builtinDomain(config: TrainConfig): Domain {
   const options = { seed: config.seed, systemPrompt: SYSTEM_PROMPT_SHORT };
@@ -52,7 +61,9 @@ export function builtinDomain(config: TrainConfig): Domain {
     train: generateTasks({ ...options, count: config.data.train_tasks, split: "train" }),
     test: generateTasks({ ...options, count: config.data.test_tasks, split: "test" }),
     environment: () => new BuiltinEnvironment(),
-    reward: config.reward.type === "checklist" ? checklistReward({ dependence: true }) : outcomeReward,
+    reward: BUILTIN_REWARDS[config.reward.type](),
+    // Held-out success is always the outcome check of the real episode's state and reply.
+    success: outcomeReward,
     gold: (task) => goldTrajectory(task).examples,
     corpus: () => domainCorpus({ seed: config.seed }),
     rehearsePrompt: BUILTIN_REHEARSE_PROMPT,

@@ -17,7 +17,7 @@ export async function createModel(config: TrainConfig, domain: Domain): Promise<
 /** The model saved in checkpoint folder `dir` by `TrainedModel.save`. */
 export async function loadModel(config: TrainConfig, dir: string): Promise<TrainedModel> {
   const { model, backend } = config;
-  if (model.type === "tiny" && backend.type === "in-process") return TinyPolicyModel.load(dir, config.rollout.engine);
+  if (model.type === "tiny" && backend.type === "in-process") return TinyPolicyModel.load(dir, config.rollout.engine, config.seed);
   if (model.type === "hf" && backend.type === "tinker") return TinkerPolicyModel.open(backend, model, { seed: config.seed, checkpoint: dir });
   throw new Error(`model type ${model.type} cannot be trained by backend type ${backend.type}`);
 }

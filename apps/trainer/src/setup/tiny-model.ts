@@ -51,9 +51,12 @@ export class TinyPolicyModel implements TrainedModel {
   }
 
   /** Resume from a checkpoint folder written by `save`. */
-  static async load(dir: string, rolloutEngine: "onnx" | "tfjs"): Promise<TinyPolicyModel> {
+  static async load(dir: string, rolloutEngine: "onnx" | "tfjs", seed = 0): Promise<TinyPolicyModel> {
     if (!existsSync(join(dir, "model.safetensors"))) throw new Error(`${dir}: not a checkpoint (no model.safetensors)`);
-    const backend = await InProcessBackend.load(dir);
+    // A base checkpoint ships weights alone (as pretrained models do): training starts a fresh
+    // optimizer and generator, seeded by the run.
+    const weightsOnly = !existsSync(join(dir, "training_state.json"));
+    const backend = await InProcessBackend.load(dir, weightsOnly ? { optimizer: false, seed } : {});
     const tokenizer = backend.tokenizer as ByteLevelBpeTokenizer | undefined;
     if (tokenizer?.chatTemplate === undefined) throw new Error(`${dir}: the checkpoint has no tokenizer with a chat template`);
     return new TinyPolicyModel(backend, tokenizer, new ChatTemplate(tokenizer.chatTemplate), rolloutEngine);

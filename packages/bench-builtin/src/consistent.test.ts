@@ -1,0 +1,79 @@
+import type { ActStep, Task, Trajectory } from "@envace/protocol";
+import { describe, expect, it } from "vitest";
+import { consistentReward, scoreConsistency } from "./consistent.js";
+import { generateTasks } from "./generate.js";
+import { goldTrajectory } from "./gold.js";
+import { builtinMeta } from "./meta.js";
+
+const tasks = generateTasks({ seed: 5, count: 60, split: "test" });
+const okBuy = generateTasks({ seed: 5, count: 200, split: "train", families: ["buy"], failureRate: 0 })[0]!;
+const okSwap = generateTasks({ seed: 5, count: 200, split: "train", families: ["swap"], failureRate: 0 })[0]!;
+
+function actSteps(trajectory: Trajectory): ActStep[] {
+  return trajectory.steps.filter((step): step is ActStep => step.type === "act");
+}
+
+/** The gold rollout with the answer of call `name` replaced, as a rehearsal might have imagined it. */
+function withAnswer(task: Task, name: string, content: Record<string, unknown> | { error: { code: string; message: string } }): Trajectory {
+  const { trajectory } = goldTrajectory(task);
+  const steps = trajectory.steps.map((step) => {
+    if (step.type !== "act") return step;
+    return {
+      ...step,
+      outcomes: step.outcomes.map((o) => {
+        if (o.call.name !== name) return o;
+        const result =
+          "error" in content
+            ? { status: "error" as const, callId: o.call.id, name, error: content.error }
+            : { status: "ok" as const, callId: o.call.id, name, content: content as never };
+        return { provenance: "rehearsed" as const, call: o.call, result };
+      }),
+    };
+  });
+  return { ...trajectory, steps };
+}
+
+/** Replace the rollout's final reply and drop the Act steps whose call is named in `drop`. */
+function edit(trajectory: Trajectory, reply: string, drop: readonly string[] = []): Trajectory {
+  const steps = trajectory.steps.filter((step) => step.type !== "act" || !step.outcomes.some((o) => drop.includes(o.call.name)));
+  const last = steps.at(-1) as ActStep;
+  const replyStep: ActStep = { ...last, message: { role: "assistant", content: reply }, outcomes: [] };
+  return { ...trajectory, steps: [...steps.slice(0, -1), replyStep] };
+}
+
+describe("scoreConsistency", () => {
+  it("scores every gold rollout 1: with real answers it is the outcome check", () => {
+    for (const task of tasks) expect(scoreConsistency(task, goldTrajectory(task).trajectory)).toMatchObject({ status: "scored", value: 1 });
+  });
+
+  it("rewards acting on the answers the rollout saw, not on the hidden world", () => {
+    const { item } = builtinMeta(okBuy).request as { item: string };
+    // The rehearsed item lookup says the item is locked. In that world the right move is not to buy.
+    const locked = withAnswer(okBuy, "item", { price: 3, stock: 9, locked: true });
+    expect(scoreConsistency(okBuy, locked)).toMatchObject({ value: 0, components: { writes: 0 } });
+    const refused = edit(locked, `Sorry, ${item} is locked, so I did not buy it.`, ["buy"]);
+    expect(scoreConsistency(okBuy, refused)).toMatchObject({ value: 1, components: { calls: 1, writes: 1, info: 1 } });
+    // Refusing without saying why fails the reply check only.
+    expect(scoreConsistency(okBuy, edit(locked, "Sorry.", ["buy"]))).toMatchObject({ value: 0, components: { writes: 1, info: 0 } });
+  });
+
+  it("checks the reply against the rehearsed write's answer", () => {
+    // The gold reply names the real new order; an imagined buy that returned o9 calls for "o9".
+    const imagined = withAnswer(okBuy, "buy", { order: "o9", cost: 1, balance: 1 });
+    expect(scoreConsistency(okBuy, imagined)).toMatchObject({ value: 0, components: { writes: 1, info: 0 } });
+    expect(scoreConsistency(okBuy, edit(imagined, "Done: order o9."))).toMatchObject({ value: 1 });
+  });
+
+  it("scores 0 when the agent skipped a call the task needs", () => {
+    const { trajectory } = goldTrajectory(okSwap);
+    const skipped = { ...trajectory, steps: trajectory.steps.filter((s) => s.type !== "act" || s.outcomes[0]?.call.name !== "order") };
+    expect(scoreConsistency(okSwap, skipped)).toMatchObject({ status: "scored", value: 0, components: { calls: 0 } });
+  });
+
+  it("masks a rollout whose answers describe no solvable world", async () => {
+    const gone = withAnswer(okSwap, "user", { error: { code: "NOT_FOUND", message: "no user" } });
+    expect(scoreConsistency(okSwap, gone)).toMatchObject({ status: "masked" });
+    const garbled = withAnswer(okSwap, "order", { note: "no state here" });
+    expect(await consistentReward(garbled, okSwap)).toMatchObject({ status: "masked" });
+  });
+});
