@@ -67,6 +67,13 @@ describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
         db_match: label.db_match,
       });
     }
+
+    // The saved conversations, user tool calls included, re-score to the same entries.
+    const rescored = mkdtempSync(join(tmpdir(), "tau2-telecom-rescore-"));
+    expect(await run(["--domain", "telecom", "--data", join(shared, "tau2"), "--tasks-file", join(telecomDir, "tasks_small.json"), "--rescore", join(out, "simulations.jsonl"), "--out", rescored])).toBe(0);
+    const again = lines(join(rescored, "rescored-entries.jsonl"));
+    const key = (entry: Record<string, unknown>): string => JSON.stringify([entry.id, entry.reward, entry.db_hash, entry.user_db_hash, entry.db_match, entry.calls, entry.assertions]);
+    expect(again.map(key).sort()).toEqual([...entries.values()].map(key).sort());
   });
 
   it("asks for --tasks-file when the folder has no tasks.json, naming the split it has", async () => {
