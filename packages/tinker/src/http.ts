@@ -109,7 +109,7 @@ export class TinkerHttp {
     const response = await this.options.fetch(`${this.options.baseUrl}${route}`, {
       method,
       headers,
-      ...(method === "POST" ? { body: binary ? body : JSON.stringify(body ?? {}) } : {}),
+      ...(method === "POST" ? { body: binary ? new Uint8Array(body) : JSON.stringify(body ?? {}) } : {}),
       signal: init.signal ? AbortSignal.any([init.signal, timeout]) : timeout,
     });
     if ((response.headers.get("content-type") ?? "").includes(PROTOBUF)) {

@@ -156,12 +156,7 @@ export class TinkerTrainingClient implements TrainingBackend {
     checkTemperature(options);
     checkData(data);
     const plan = planLoss(data, loss, { reduction: this.reduction ?? "sum", strategy: this.strategy, drop: this.drop, serverLosses: this.serverLosses });
-    if (plan.kind !== "extension" && this.reduction === undefined) {
-      throw new TinkerReductionError(
-        `${this.http.options.baseUrl} does not say how it reduces losses, so gradients would be scaled blindly: set the training client's ` +
-          `reduction to "sum" (hosted Tinker; SkyRL tx with the skyrl_train backend) or "datum-token-mean" (SkyRL tx with the JAX backend)`,
-      );
-    }
+    if (plan.kind !== "extension") this.requireReduction();
     if (plan.kind !== "extension") this.warnDropped(plan);
     if (this.reduction === "datum-token-mean" && plan.kind !== "extension") {
       if (this.datumsSinceStep > 0) {
@@ -206,6 +201,19 @@ export class TinkerTrainingClient implements TrainingBackend {
     const evaluated = evaluateObjective(plan.objective, data, out.logprobs);
     const remote = Object.fromEntries(Object.entries(out.metrics).map(([key, value]) => [`remote_${key}`, value]));
     return { logprobs: out.logprobs, loss: evaluated.loss, metrics: { ...remote, ...evaluated.metrics } };
+  }
+
+  /**
+   * Throw the `TinkerReductionError` that training with Tinker's own losses would throw: neither the
+   * options nor the server say how the server reduces losses. Call it early to fail before a run
+   * spends time on rollouts.
+   */
+  requireReduction(): void {
+    if (this.reduction !== undefined) return;
+    throw new TinkerReductionError(
+      `${this.http.options.baseUrl} does not say how it reduces losses, so gradients would be scaled blindly: set the training client's ` +
+        `reduction to "sum" (hosted Tinker; SkyRL tx with the skyrl_train backend) or "datum-token-mean" (SkyRL tx with the JAX backend)`,
+    );
   }
 
   private warnDropped(plan: Exclude<LossPlan, { kind: "extension" }>): void {

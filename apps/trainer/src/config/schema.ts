@@ -66,8 +66,12 @@ export const BackendConfig = z.discriminatedUnion("type", [
     /** How long one request is retried (connection errors, 408, 429, 5xx) before the run stops with an error. */
     retry_deadline_s: z.number().positive().default(300),
     lora_rank: z.number().int().min(0).default(32),
-    /** How the server reduces losses: `sum` (hosted Tinker) or `datum-token-mean` (SkyRL tx's JAX backend). */
-    reduction: z.enum(["sum", "datum-token-mean"]).default("sum"),
+    /**
+     * How the server reduces losses: `sum` (hosted Tinker) or `datum-token-mean` (SkyRL tx's JAX
+     * backend). No default: unless the server declares it (envace's own does), training stops
+     * with a line asking for it rather than scaling gradients on a guess.
+     */
+    reduction: z.enum(["sum", "datum-token-mean"]).optional(),
     /**
      * `surrogate` (default): our exact loss, through one extra forward pass per step where the
      * server's losses cannot express it (dual clip, KL); `native`: Tinker's own losses only, so

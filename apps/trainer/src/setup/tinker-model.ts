@@ -43,9 +43,16 @@ export class TinkerPolicyModel implements TrainedModel {
       baseModel: section.base_model,
       loraRank: section.lora_rank,
       seed: options.seed,
-      reduction: section.reduction,
+      ...(section.reduction ? { reduction: section.reduction } : {}),
       lossStrategy: section.loss_strategy,
     });
+    // A server that does not say how it reduces losses needs `reduction` in the config: stop now, not after the first rollouts.
+    try {
+      client.requireReduction();
+    } catch (error) {
+      service.close();
+      throw error;
+    }
     if (options.checkpoint !== undefined) {
       const file = join(options.checkpoint, "tinker.json");
       if (!existsSync(file)) throw new Error(`${options.checkpoint}: not a Tinker checkpoint (no tinker.json)`);

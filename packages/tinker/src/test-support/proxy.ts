@@ -46,7 +46,7 @@ export async function startProxy(target: string, options: ProxyOptions = {}): Pr
         return;
       }
       const headers = Object.fromEntries(Object.entries(req.headers).filter(([k, v]) => typeof v === "string" && !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
-      const response = await fetch(`${target}${req.url ?? "/"}`, { method: req.method ?? "GET", headers, ...(body.length > 0 ? { body } : {}) });
+      const response = await fetch(`${target}${req.url ?? "/"}`, { method: req.method ?? "GET", headers, ...(body.length > 0 ? { body: new Uint8Array(body) } : {}) });
       const reply = Buffer.from(await response.arrayBuffer());
       const replyType = response.headers.get("content-type") ?? "";
       seen.push({ path, contentType, status: response.status, replyType, ...(json !== undefined ? { json } : {}) });

@@ -47,7 +47,7 @@ async function main(python: string, out: string, zstd: boolean): Promise<void> {
     void (async () => {
       const request = await read(req);
       const headers = Object.fromEntries(Object.entries(req.headers).filter(([k, v]) => typeof v === "string" && !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
-      const response = await fetch(`${server.url}${req.url ?? "/"}`, { method: req.method ?? "GET", headers, ...(request.length > 0 ? { body: request } : {}) });
+      const response = await fetch(`${server.url}${req.url ?? "/"}`, { method: req.method ?? "GET", headers, ...(request.length > 0 ? { body: new Uint8Array(request) } : {}) });
       const reply = Buffer.from(await response.arrayBuffer());
       lines.push(
         JSON.stringify({
