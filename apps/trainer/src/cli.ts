@@ -268,18 +268,33 @@ function declare(state: { command: string }): Command {
     });
 
   withUsageErrors(evaluate.command("vita"), "eval vita")
-    .summary("VitaBench delivery and instore: upstream-exact tools and DB hashes")
+    .summary("VitaBench delivery and instore: upstream-exact tools, hashes and rubric judging")
     .description(
-      "Replay recorded tool calls on VitaBench delivery or instore environments built fresh from each task, as upstream's environment answers them: " +
-        "<out>/entries.jsonl gets one line per task with every call's content and error flag and the DB hash. Running again with the same --out resumes.",
+      "Run a policy on VitaBench delivery or instore tasks against a simulated user, scored by an LLM judge over sliding windows as upstream (pass^k, pass@k, avg@k), " +
+        "or replay recorded tool calls on environments built fresh from each task (entries.jsonl: every call's content and error flag, and the DB hash). " +
+        "Running again with the same --out resumes.",
     )
-    .usage("--domain <delivery|instore> --data <dir> --replay <calls.jsonl> --out <run dir>")
+    .usage("--domain <delivery|instore> --data <dir> --out <run dir> (--replay <calls.jsonl> | --policy <spec> --judge <spec> [options])")
     .addOption(new Option("--domain <name>", "delivery or instore").choices(["delivery", "instore"] as const).makeOptionMandatory())
     .requiredOption("--data <dir>", "the VitaBench data folder (holding <domain>/tasks_en.json), or the domain folder itself")
-    .requiredOption("--replay <file>", 'JSON Lines of {"id", "calls": [{"name", "arguments"}]}, the conformance labels\' own format')
-    .requiredOption("--out <dir>", "run directory: entries.jsonl")
-    .addHelpText("after", example("envace eval vita --domain delivery --data data/vita --replay vita-labels/delivery.jsonl --out runs/vita-replay"))
-    .action(async (options) => {
+    .requiredOption("--out <dir>", "run directory: entries.jsonl (and summary.json for a policy)")
+    .option("--replay <file>", 'replay JSON Lines of {"id", "calls": [{"name", "arguments"}]}, the conformance labels\' own format')
+    .addOption(new Option("--policy <spec>", "the agent's model: openai:<url>#<model>, onnx:<dir>, tiny:<dir>").conflicts("replay"))
+    .option("--user <spec>", "the user simulator's model (default: the --policy model)")
+    .option("--judge <spec>", "openai:<url>#<model>: the rubric judge (strict JSON answers)")
+    .option("--trials <k>", "trials per task; the summary reports pass^k, pass@k and avg@k for k = 1 … k", wholeNumber(1), 1)
+    .option("--rehearsal <setting>", "none, parallel:N or sequential:N: private rehearsal before each committed run")
+    .option("--tasks <ids>", "only these task ids, comma-separated or repeated", list)
+    .option("--concurrency <n>", "conversations in flight at once", wholeNumber(1), 4)
+    .addHelpText(
+      "after",
+      example(
+        "envace eval vita --domain delivery --data data/vita --replay vita-labels/delivery.jsonl --out runs/vita-replay",
+        "envace eval vita --domain instore --data data/vita --policy openai:http://localhost:8000/v1#Qwen/Qwen3-8B --judge openai:http://localhost:8001/v1#judge --trials 4 --out runs/vita-instore",
+      ),
+    )
+    .action(async (options, command) => {
+      if ((options.replay === undefined) === (options.policy === undefined)) command.error("give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>", { exitCode: 2 });
       await (await import("./commands/eval-vita.js")).run(options);
     });
 

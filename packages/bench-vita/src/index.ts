@@ -26,3 +26,5 @@ export {
   type VitaVerdict,
 } from "./evaluate.js";
 export { averageAtK, passAtK, vitaMetrics, type VitaMetrics, type VitaTrial } from "./metrics.js";
+export { conversationOf, FIRST_AGENT_MESSAGE, openAiJudge, runVita, userSystemPrompt, VitaRunEntry, type RunVitaOptions, type VitaSummary } from "./run.js";
+export { USER_SYSTEM_PROMPT } from "./user-prompt.js";

@@ -31,7 +31,7 @@ export function agentTime(time: string): string {
 
 /** The agent's system prompt for a task. */
 export function agentSystemPrompt(task: VitaTask): string {
-  return AGENT_SYSTEM_PROMPT.replace("{time}", agentTime(task.time));
+  return AGENT_SYSTEM_PROMPT.replace("{time}", () => agentTime(task.time));
 }
 
 /**

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { reply, startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { envace } from "../cli.js";
 
@@ -27,7 +28,7 @@ describe("envace eval vita", () => {
   it("explains what is missing", async () => {
     const io = capture();
     expect(await run(["--domain", "delivery", "--data", "x", "--out", "y"])).toBe(2);
-    expect(io.err()).toBe("envace eval vita: required option '--replay <file>' not specified\n(see envace eval vita --help)");
+    expect(io.err()).toBe("envace eval vita: give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>\n(see envace eval vita --help)");
     expect(await run(["--domain", "ota", "--data", "x", "--replay", "r", "--out", "y"])).toBe(2);
     expect(io.err()).toContain("option '--domain <name>' argument 'ota' is invalid. Allowed choices are delivery, instore.");
   });
@@ -67,4 +68,77 @@ describe("envace eval vita", () => {
     expect(io.out()).toContain("replayed 0 of 3 tasks (3 already in the run directory, kept)");
     expect(readFileSync(join(out, "entries.jsonl"), "utf8").trim().split("\n")).toHaveLength(3);
   });
+});
+
+interface ChatBody {
+  messages: { role: string; content: string | null }[];
+  tools?: unknown[];
+  response_format?: unknown;
+}
+
+/**
+ * A real OpenAI-compatible server on loopback playing all three parts: the user asks for the
+ * store and then stops, the agent looks the store up and answers, the judge finds every rubric met.
+ */
+function play(request: RecordedRequest, storeId: string): ReturnType<typeof reply.text> {
+  const body = request.body as ChatBody;
+  const system = body.messages[0]?.content ?? "";
+  const last = body.messages.at(-1);
+  if (body.response_format !== undefined) {
+    const ids = [...(last?.content ?? "").matchAll(/"rubric_idx": "(rubric_\d+)"/g)].map((m) => m[1]!);
+    return reply.text(JSON.stringify({ rubrics: ids.map((id) => ({ rubric_idx: id, rubric: "r", justification: "[3] done", meetExpectation: true })) }));
+  }
+  if (system.startsWith("# Role Setting")) {
+    const said = body.messages.filter((m) => m.role === "assistant").length;
+    return reply.text(said === 0 ? "Tell me about your noodle shop." : "Thanks, that is all. ###STOP###");
+  }
+  if (system.startsWith("# Environment") && body.tools !== undefined && body.tools.length > 0) {
+    if (last?.role === "tool") return reply.text("Here is the store you asked about.");
+    return reply.toolCalls([{ name: "get_delivery_store_info", arguments: { store_id: storeId } }]);
+  }
+  // Rehearsal's own prompts (imagined results, reviews, the memory): a short answer is enough here.
+  return reply.text("<memory>{\"plan\": \"Look the store up.\", \"lessons\": []}</memory>");
+}
+
+describe.skipIf(!haveData)("envace eval vita with a policy, a simulated user and a judge", () => {
+  it("runs tasks end to end on loopback and writes entries and a summary with pass^k; rehearsal makes no real calls", async () => {
+    const io = capture();
+    const tasks = JSON.parse(readFileSync(join(shared, "vita", "delivery", "tasks_en.json"), "utf8")) as { id: string; environment: { stores: Record<string, unknown> } }[];
+    const picked = tasks.slice(0, 2);
+    const storeOf = new Map(picked.map((task) => [task.id, Object.keys(task.environment.stores)[0]!]));
+    const server = await startScriptedServer({
+      dialect: "openai",
+      script: (request) => {
+        const text = JSON.stringify(request.body);
+        const id = [...storeOf.keys()].find((taskId) => text.includes(storeOf.get(taskId)!.slice(0, 12))) ?? picked[0]!.id;
+        return play(request, storeOf.get(id)!);
+      },
+    });
+    try {
+      const spec = `openai:${server.baseURL}#scripted-model`;
+      const dir = mkdtempSync(join(tmpdir(), "vita-run-"));
+      const argv = ["--domain", "delivery", "--data", join(shared, "vita"), "--tasks", picked.map((t) => t.id).join(","), "--policy", spec, "--judge", spec, "--trials", "2"];
+      expect(await run([...argv, "--out", join(dir, "plain")])).toBe(0);
+      const entries = readFileSync(join(dir, "plain", "entries.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(entries).toHaveLength(4);
+      for (const entry of entries) expect(entry).toMatchObject({ reward: 1, rubric_score: 1, termination: "user_stop", real_calls: 1, real_calls_during_rehearsal: 0 });
+      const summary = JSON.parse(readFileSync(join(dir, "plain", "summary.json"), "utf8")) as Record<string, unknown>;
+      expect(summary).toMatchObject({ tasks: 2, trials: 2, scored: 4, masked: 0, passHatK: { 1: 1, 2: 1 }, passAtK: { 1: 1, 2: 1 } });
+      expect(io.out()).toContain("pass^2 100.0%");
+
+      // Per trial: two user turns, two agent turns and one judge window.
+      const chats = (): number => server.requests.filter((r) => r.path === "/v1/chat/completions").length;
+      expect(chats()).toBe(4 * 5);
+      expect(await run([...argv, "--trials", "1", "--rehearsal", "parallel:2", "--out", join(dir, "rehearsed")])).toBe(0);
+      // The rehearsal asked the model for imagined attempts: more requests than the plain runs make.
+      const rehearsalRequests = chats() - 4 * 5 - 2 * 5;
+      expect(rehearsalRequests).toBeGreaterThan(0);
+      const rehearsed = readFileSync(join(dir, "rehearsed", "entries.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(rehearsed).toHaveLength(2);
+      for (const entry of rehearsed) expect(entry).toMatchObject({ rehearsal: "parallel:2", real_calls_during_rehearsal: 0, real_calls: 1 });
+      expect(io.out()).toContain("real environment calls during rehearsal: 0");
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
 });
