@@ -98,7 +98,7 @@ export async function runFinMcp(options: RunFinMcpOptions): Promise<{ entries: F
   let previous: FinMcpPrediction[] = [];
   if (existsSync(entriesFile)) {
     if (options.resume !== true) throw new InputError(`${entriesFile} already holds a run: resume it (--resume) or choose another --out`);
-    previous = parseJsonLines(FinMcpPrediction, await readFile(entriesFile, "utf8"), entriesFile);
+    previous = await readRunEntries(entriesFile);
   }
   await mkdir(options.out, { recursive: true });
   const done = new Set(previous.map((p) => p.id));
@@ -118,11 +118,31 @@ export async function runFinMcp(options: RunFinMcpOptions): Promise<{ entries: F
     ),
   );
   await appender.flush();
-  const recorded = parseJsonLines(FinMcpPrediction, await readFile(entriesFile, "utf8"), entriesFile);
+  // The summary covers this invocation's samples (a resumed run may have used more).
+  const ids = new Set(options.samples.map((s) => s.id));
+  const recorded = (await readRunEntries(entriesFile)).filter((p) => ids.has(p.id));
   const { summary } = scorePredictions(options.samples, recorded, entriesFile);
   await writeFile(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   const order = new Map(options.samples.map((s, i) => [s.id, i]));
   return { entries: entries.sort((a, b) => order.get(a.id)! - order.get(b.id)!), summary };
+}
+
+/**
+ * The entries of a run directory. A line that is not JSON can only be a write cut short by a
+ * killed run (each entry is appended whole, and the next append starts a fresh line): it is
+ * skipped, so its sample runs again on resume. A line that is JSON but not an entry is an error.
+ */
+async function readRunEntries(file: string): Promise<FinMcpPrediction[]> {
+  const lines = (await readFile(file, "utf8")).split("\n");
+  const whole = lines.map((line) => {
+    try {
+      JSON.parse(line);
+      return line;
+    } catch {
+      return "";
+    }
+  });
+  return parseJsonLines(FinMcpPrediction, whole.join("\n"), file);
 }
 
 async function runOne(sample: FinMcpSample, options: RunFinMcpOptions): Promise<FinMcpEntry> {
