@@ -8,7 +8,9 @@ export type AttemptEvent =
   /** A reply of the agent to the user (no tool call). */
   | { kind: "reply"; text: string }
   /** A user turn replayed or simulated during the attempt. */
-  | { kind: "user"; text: string };
+  | { kind: "user"; text: string }
+  /** A simulated user's call on its own side (dual control: its phone), with the rehearsed result. */
+  | { kind: "user_call"; name: string; arguments: JsonObject; result: ToolResult };
 
 /** What a rehearsal attempt did, without its generations: the material for reflection and memory. */
 export interface AttemptDigest {
@@ -23,6 +25,9 @@ export function digestAttempt(trajectory: Trajectory, index: number): AttemptDig
   const events: AttemptEvent[] = [];
   for (const step of trajectory.steps) {
     if (step.type === "user") {
+      for (const action of step.actions ?? []) {
+        for (const outcome of action.outcomes) events.push({ kind: "user_call", name: outcome.call.name, arguments: outcome.call.arguments, result: outcome.result });
+      }
       events.push({ kind: "user", text: step.message.content });
       continue;
     }
@@ -84,6 +89,11 @@ export function renderAttempt(digest: AttemptDigest, options: { maxResultChars?:
         return `${n} reply: ${event.text}`;
       case "user":
         return `${n} user: ${event.text}`;
+      case "user_call": {
+        const result = resultText(event.result);
+        const shown = result.length > limit ? `${result.slice(0, Math.max(0, limit - 1))}…` : result;
+        return `${n} user, on their own device: ${callText(event.name, event.arguments)} → ${shown}`;
+      }
     }
   });
   lines.push(`ended: ${terminationText(digest.termination)}`);

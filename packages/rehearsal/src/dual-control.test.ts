@@ -1,6 +1,7 @@
 import type { Environment, GenerateRequest, Task, ToolCall, ToolResult, ToolSpec } from "@envace/protocol";
 import { ScriptedPolicy, simulateUser } from "@envace/trajectory";
 import { describe, expect, it } from "vitest";
+import { renderAttempt } from "./attempt.js";
 import { rehearseThenCommit } from "./commit.js";
 
 // Dual control (τ²-Bench telecom): the user acts on their own phone. Private rehearsal imagines
@@ -91,6 +92,14 @@ describe("private rehearsal with a user who acts on their own side", () => {
         ["rehearsed", "toggle_airplane_mode", "ok", true],
       ]);
       expect(attempt.trajectory.termination).toEqual({ reason: "user_stop", marker: "###STOP###" });
+      // What reflection and the memory read: the imagined phone call, on the user's side.
+      expect(renderAttempt(attempt.digest).split("\n")).toEqual([
+        '1. check_line {} → {"ok":true}',
+        "2. reply: Please turn airplane mode off on your phone.",
+        '3. user, on their own device: toggle_airplane_mode {} → {"ok":true}',
+        "4. user: It works now. ###STOP###",
+        "ended: the user ended the conversation",
+      ]);
     }
     // The phone's call was rehearsed against the user's tools, not the agent's.
     const prompts = rehearsed.map((request) => request.messages[request.messages.length - 1]!.content ?? "");
