@@ -4,7 +4,7 @@
  * without a real environment, computes role-wise GRPO advantages, takes one policy-gradient step,
  * logs, and now and then evaluates against the real environment.
  */
-import { computeAdvantages, type AdvantageBatch, type AdvantageConfigInput } from "@envace/grpo";
+import { computeAdvantages, computeRoleAdvantages, type AdvantageBatch, type AdvantageConfigInput } from "@envace/grpo";
 import type { Policy, PolicyRole } from "@envace/protocol";
 import type { Datum } from "@envace/training";
 import { ConcurrencyLimit } from "@envace/concurrency";
@@ -110,7 +110,11 @@ async function trainOn(
 
       // Reward, then role-wise advantages over each task's group of rollouts.
       const verdicts = await rewards(domain, tasks, trajectories);
-      const batch = computeAdvantages(trajectories.flatMap((t) => rowsOf(t, { roles: trainedRoles })), verdicts, advantageConfig(config));
+      const trainingRows = trajectories.flatMap((t) => rowsOf(t, { roles: trainedRoles }));
+      const rehearseVerdicts = domain.rehearseReward && (await rewards(domain, tasks, trajectories, domain.rehearseReward));
+      const batch = rehearseVerdicts
+        ? computeRoleAdvantages(trainingRows, (role) => (role === "rehearse" ? rehearseVerdicts : verdicts), advantageConfig(config))
+        : computeAdvantages(trainingRows, verdicts, advantageConfig(config));
 
       // Update: one clipped policy-gradient step per trained model.
       const update = await updatePolicies(config, policies, batch, reference);

@@ -9,10 +9,6 @@ const tasks = generateTasks({ seed: 5, count: 60, split: "test" });
 const okBuy = generateTasks({ seed: 5, count: 200, split: "train", families: ["buy"], failureRate: 0 })[0]!;
 const okSwap = generateTasks({ seed: 5, count: 200, split: "train", families: ["swap"], failureRate: 0 })[0]!;
 
-function actSteps(trajectory: Trajectory): ActStep[] {
-  return trajectory.steps.filter((step): step is ActStep => step.type === "act");
-}
-
 /** The gold rollout with the answer of call `name` replaced, as a rehearsal might have imagined it. */
 function withAnswer(task: Task, name: string, content: Record<string, unknown> | { error: { code: string; message: string } }): Trajectory {
   const { trajectory } = goldTrajectory(task);

@@ -1,7 +1,7 @@
 import type { PolicyRole, RewardVerdict, TrainingRow } from "@envace/protocol";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AdvantageInputError, computeAdvantages, verdictsOf, type AdvantageBatch } from "./advantages.js";
+import { AdvantageInputError, computeAdvantages, computeRoleAdvantages, verdictsOf, type AdvantageBatch } from "./advantages.js";
 
 function row(taskId: string, rollout: number, index: number, role: PolicyRole, invalid = false): TrainingRow {
   return {
@@ -262,5 +262,41 @@ describe("properties", () => {
         for (const key of Object.keys(a)) expect(b[key]).toBeCloseTo(a[key]!, 12);
       }),
     );
+  });
+});
+
+describe("computeRoleAdvantages (each role inherits its own reward)", () => {
+  // Act rows judged by one reward (1, 0, 0.5 as above), Rehearse rows by another: rollout 0
+  // scores 0 and rollout 1 scores 1 for the Rehearse role (rollout 2 has no Rehearse row).
+  const rehearseVerdicts = new Map([
+    ["t/0", scored(0)],
+    ["t/1", scored(1)],
+    ["t/2", masked("no world")],
+  ]);
+  const batch = computeRoleAdvantages(rows, (role) => (role === "rehearse" ? rehearseVerdicts : verdicts), { baseline: "row" });
+
+  it("baselines each role against its own reward, rows in input order", () => {
+    const a = advantages(batch);
+    // act: as with one reward (baseline 0.625).
+    expect(a["t/0#0"]).toBeCloseTo(1 - 0.625, 12);
+    expect(a["t/2#0"]).toBeCloseTo(0.5 - 0.625, 12);
+    // rehearse rows score 0, 1, 1: baseline 2/3.
+    expect(a["t/0#1"]).toBeCloseTo(0 - 2 / 3, 12);
+    expect(a["t/1#1"]).toBeCloseTo(1 - 2 / 3, 12);
+    expect(a["t/1#2"]).toBeCloseTo(1 - 2 / 3, 12);
+    expect(batch.rows.map((item) => `${item.row.trajectoryId}#${item.row.index}`)).toEqual(["t/0#0", "t/0#1", "t/0#2", "t/1#0", "t/1#1", "t/1#2", "t/2#0"]);
+  });
+
+  it("counts a rollout masked for one role once, and refuses a single baseline over roles", () => {
+    // Rollout 2 has no Rehearse row, so its Rehearse verdict is never read.
+    expect(batch.masked).toEqual([]);
+    const maskedForRehearse = new Map([...rehearseVerdicts, ["t/1", masked("no world")]]);
+    const both = computeRoleAdvantages(rows, (role) => (role === "rehearse" ? maskedForRehearse : verdicts), { baseline: "row" });
+    expect(both.masked).toEqual([{ taskId: "t", trajectoryId: "t/1", rollout: 1, reason: "no world", rows: 2 }]);
+    // Act rows of rollout 1 still train; its Rehearse rows do not.
+    expect(both.rows.map((item) => `${item.row.trajectoryId}#${item.row.index}`)).toEqual(["t/0#0", "t/0#1", "t/0#2", "t/1#0", "t/2#0"]);
+    expect(batch.tasks).toEqual([{ taskId: "t", scoredRollouts: 3, maskedRollouts: 0, uneven: false }]);
+    expect(both.tasks).toEqual([{ taskId: "t", scoredRollouts: 3, maskedRollouts: 1, uneven: false }]);
+    expect(() => computeRoleAdvantages(rows, () => verdicts, { roleWise: false })).toThrow(AdvantageInputError);
   });
 });

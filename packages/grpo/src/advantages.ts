@@ -283,3 +283,57 @@ function baselinePopulation(members: readonly ScoredRow[], mode: BaselineMode): 
   }
   return [...perRollout.values()].map(mean);
 }
+
+/**
+ * Role-wise advantages when the roles inherit different rewards: each role's rows are grouped
+ * and baselined against that role's verdicts (for example Act rows judged on the world the
+ * rollout observed, Rehearse rows on whether that world led to the real outcome). With role-wise
+ * baselines this is `computeAdvantages` run per role; a single baseline over all roles cannot
+ * mix two rewards, so `roleWise: false` is refused.
+ */
+export function computeRoleAdvantages(
+  rows: readonly TrainingRow[],
+  verdictsOf: (role: TrainingRow["role"]) => ReadonlyMap<string, RewardVerdict>,
+  configInput: AdvantageConfigInput = {},
+): AdvantageBatch {
+  const config = AdvantageConfig.parse(configInput);
+  if (!config.roleWise) throw new AdvantageInputError("per-role rewards need role-wise baselines (roleWise: true)");
+  const order = new Map(rows.map((row, i) => [row, i]));
+  const byOrder = (a: ScoredRow, b: ScoredRow): number => order.get(a.row)! - order.get(b.row)!;
+  const parts = [...new Set(rows.map((row) => row.role))].map((role) =>
+    computeAdvantages(
+      rows.filter((row) => row.role === role),
+      verdictsOf(role),
+      config,
+    ),
+  );
+  const tasks = new Map<string, TaskSummary>();
+  for (const task of parts.flatMap((part) => part.tasks)) {
+    const seen = tasks.get(task.taskId);
+    tasks.set(
+      task.taskId,
+      seen === undefined
+        ? { ...task }
+        : {
+            taskId: task.taskId,
+            scoredRollouts: Math.max(seen.scoredRollouts, task.scoredRollouts),
+            maskedRollouts: Math.max(seen.maskedRollouts, task.maskedRollouts),
+            uneven: seen.uneven || task.uneven,
+          },
+    );
+  }
+  // A rollout masked for several roles is one masked rollout.
+  const masked = new Map<string, MaskedRollout>();
+  for (const m of parts.flatMap((part) => part.masked)) {
+    const seen = masked.get(m.trajectoryId);
+    masked.set(m.trajectoryId, seen === undefined ? { ...m } : { ...seen, rows: seen.rows + m.rows });
+  }
+  return {
+    rows: parts.flatMap((part) => part.rows).sort(byOrder),
+    dropped: parts.flatMap((part) => part.dropped).sort(byOrder),
+    groups: parts.flatMap((part) => part.groups),
+    tasks: [...tasks.values()],
+    masked: [...masked.values()],
+    config,
+  };
+}

@@ -22,7 +22,7 @@ export async function run(options: PretrainOptions): Promise<void> {
   const out = join(result.runDir, "base");
   const manifest = exportBase(join(result.runDir, "checkpoints", "sft"), out, {
     command: options.config === undefined ? "envace pretrain --out <dir>" : `envace pretrain --config ${options.config} --out <dir>`,
-    config: config as unknown as Record<string, unknown>,
+    config,
     seconds: Math.round((performance.now() - started) / 1000),
   });
   console.log(`base checkpoint: ${out} (${manifest.seconds} s; model.safetensors ${manifest.files["model.safetensors"]})`);

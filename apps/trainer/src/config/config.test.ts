@@ -53,6 +53,13 @@ describe("parseConfig", () => {
     expect(parseConfig("reward: { type: consistent }\n", "c.yaml").reward.type).toBe("consistent");
   });
 
+  it("refuses a separate Rehearse reward where no Rehearse row trains or baselines mix roles", () => {
+    const message = "a separate Rehearse reward needs the built-in domain, a mode that trains the Rehearse role (envace, per-role) and algorithm.role_wise: true";
+    expect(() => parseConfig("mode: grpo\nenvironment: real\nreward: { type: consistent, rehearse_type: verifiable }\n", "c.yaml")).toThrow(`c.yaml:3: reward.rehearse_type: ${message}`);
+    expect(() => parseConfig("algorithm: { role_wise: false }\nreward: { type: consistent, rehearse_type: verifiable }\n", "c.yaml")).toThrow(message);
+    expect(parseConfig("reward: { type: consistent, rehearse_type: verifiable }\n", "c.yaml").reward.rehearse_type).toBe("verifiable");
+  });
+
   it("validates rehearsal settings", () => {
     expect(parseConfig('eval:\n  rehearsal: [none, "parallel:2", "sequential:3"]\n', "c.yaml").eval.rehearsal).toHaveLength(3);
     expect(() => parseConfig('eval:\n  rehearsal: ["parallel:0"]\n', "c.yaml")).toThrow(/eval\.rehearsal\[0\]: expected none, parallel:N or sequential:N/);

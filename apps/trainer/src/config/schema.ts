@@ -171,6 +171,12 @@ export const RewardConfig = z.strictObject({
    * world the rollout itself observed (`@envace/bench-builtin` `scoreConsistency`).
    */
   type: z.enum(["verifiable", "checklist", "consistent"]).default("verifiable"),
+  /**
+   * The reward the Rehearse rows inherit instead of `type` (built-in domain, role-wise
+   * baselines). With `type: consistent` the Rehearse role would be paid for imagining worlds the
+   * agent finds easy; `verifiable` pays it for worlds that lead to the real outcome.
+   */
+  rehearse_type: z.enum(["verifiable", "checklist", "consistent"]).optional(),
   judge: JudgeConfig.optional(),
 });
 export type RewardConfig = z.infer<typeof RewardConfig>;
@@ -262,6 +268,13 @@ export const TrainConfig = z
           message: `native Tinker losses cannot express ${terms.join(", ")}: use backend.loss_strategy: surrogate, or turn ${terms.length > 1 ? "them" : "it"} off`,
         });
       }
+    }
+    if (config.reward.rehearse_type !== undefined && (config.data.source !== "builtin" || config.mode === "grpo" || !config.algorithm.role_wise)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["reward", "rehearse_type"],
+        message: "a separate Rehearse reward needs the built-in domain, a mode that trains the Rehearse role (envace, per-role) and algorithm.role_wise: true",
+      });
     }
     if (config.reward.type === "consistent" && config.data.source !== "builtin") {
       ctx.addIssue({ code: "custom", path: ["reward", "type"], message: `reward type consistent needs the built-in domain's solver; data source ${config.data.source} has none` });

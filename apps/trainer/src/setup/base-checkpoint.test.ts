@@ -47,7 +47,7 @@ describe("the shipped base checkpoint", () => {
     const dir = copyOfBase();
     const file = join(dir, "model.safetensors");
     const bytes = readFileSync(file);
-    bytes[bytes.length - 1] ^= 1;
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 1, bytes.length - 1);
     writeFileSync(file, bytes);
     expect(() => verifyBase(dir)).toThrow(BaseCheckpointError);
     expect(() => verifyBase(dir)).toThrow(`${file}: SHA-256 differs`);

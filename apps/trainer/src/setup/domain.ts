@@ -26,6 +26,8 @@ export interface Domain {
   reward: RewardFunction;
   /** Scores a held-out episode played against the real environment (default: `reward`). */
   success?: RewardFunction;
+  /** The reward the Rehearse rows inherit (default: `reward`). */
+  rehearseReward?: RewardFunction;
   /** Gold SFT targets of a task (both roles), when the data has them. */
   gold?: (task: Task) => GoldExample[];
   /** Texts to train a tokenizer on. */
@@ -62,6 +64,7 @@ export function builtinDomain(config: TrainConfig): Domain {
     test: generateTasks({ ...options, count: config.data.test_tasks, split: "test" }),
     environment: () => new BuiltinEnvironment(),
     reward: BUILTIN_REWARDS[config.reward.type](),
+    ...(config.reward.rehearse_type === undefined ? {} : { rehearseReward: BUILTIN_REWARDS[config.reward.rehearse_type]() }),
     // Held-out success is always the outcome check of the real episode's state and reply.
     success: outcomeReward,
     gold: (task) => goldTrajectory(task).examples,
