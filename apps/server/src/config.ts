@@ -30,11 +30,11 @@ export const ServerConfig = z.strictObject({
   limits: z
     .strictObject({
       body_bytes: z.number().int().positive().default(4 * 1024 * 1024),
-      max_completion_tokens: z.number().int().positive().default(4096),
+      max_completion_tokens: z.number().int().positive().default(8192),
       default_max_tokens: z.number().int().positive().default(1024),
       max_n: z.number().int().positive().default(8),
     })
-    .default({ body_bytes: 4 * 1024 * 1024, max_completion_tokens: 4096, default_max_tokens: 1024, max_n: 8 }),
+    .default({ body_bytes: 4 * 1024 * 1024, max_completion_tokens: 8192, default_max_tokens: 1024, max_n: 8 }),
   concurrency: z
     .strictObject({
       /** Requests generating at once. */
