@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { once } from "node:events";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,10 +8,10 @@ import { fileURLToPath } from "node:url";
 import { domainCorpus } from "@envace/bench-builtin";
 import { policyFromSpec, TINY_COMPACT_CHAT_TEMPLATE } from "@envace/models";
 import { reply, startScriptedServer, type ScriptedServer } from "@envace/scripted-server";
-import { startServer } from "@envace/server";
+import { startServer, type RunningServer } from "@envace/server";
 import { InProcessBackend, TinyModelConfig, trainTokenizer } from "@envace/training";
 import OpenAI from "openai";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { envace } from "../cli.js";
 
 const root = fileURLToPath(new URL("../../../..", import.meta.url));
@@ -56,7 +57,8 @@ describe("envace serve", () => {
     child!.kill("SIGTERM");
     const [code] = (await once(child!, "exit")) as [number | null];
     expect(code).toBe(0);
-  });
+    // Starting a process that loads the model runtimes can take long on a busy machine.
+  }, 120_000);
 
   it("refuses to bind beyond loopback without a token: one line, exit 1", async () => {
     const result = await envaceServe(["--policy", "openai:http://127.0.0.1:9/v1#m", "--host", "0.0.0.0", "--port", "0"], { ENVACE_SERVER_TOKEN: "" });
@@ -72,37 +74,70 @@ describe("envace serve", () => {
   });
 });
 
-describe("a harness through the server", () => {
-  it("envace eval builtin runs against the server fronting a tiny checkpoint", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "envace-serve-eval-"));
-    try {
-      // A small untrained checkpoint: what it answers does not matter, only that every turn goes through the server.
-      const tokenizer = trainTokenizer(domainCorpus({ seed: 1 }), { vocabSize: 400, maxLength: 2048, chatTemplate: TINY_COMPACT_CHAT_TEMPLATE });
-      const config = TinyModelConfig.parse({ vocabSize: tokenizer.vocabSize, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 2048, eosTokenId: tokenizer.stopTokenIds[0] ?? null });
-      const backend = await InProcessBackend.create(config, { seed: 1, tokenizer });
-      await backend.saveCheckpoint(join(dir, "tiny"));
-      backend.dispose();
-      const model = await policyFromSpec(`tiny:${join(dir, "tiny")}`);
-      const server = await startServer({ policy: model.policy, tokenizer: model.tokenizer, model: "tiny", config: { port: 0, log_level: "silent" }, tokens: [] });
-      try {
-        vi.spyOn(console, "log").mockImplementation(() => undefined);
-        vi.spyOn(process.stderr, "write").mockImplementation(() => true);
-        const code = await envace(["eval", "builtin", "--policy", `openai:${server.url}/v1#tiny`, "--tasks", "2", "--seed", "3", "--max-turns", "2", "--max-response-tokens", "8", "--no-fidelity", "--out", join(dir, "run")]);
-        vi.restoreAllMocks();
-        expect(code).toBe(0);
-        const entries = (await readFile(join(dir, "run", "entries.jsonl"), "utf8")).trim().split("\n").map((line) => JSON.parse(line) as { taskId: string; error?: unknown; termination: string | null });
-        expect(entries).toHaveLength(2);
-        expect(entries.filter((e) => e.error !== undefined)).toEqual([]);
-        expect(entries.every((e) => typeof e.termination === "string")).toBe(true);
-        const metrics = await (await fetch(`${server.url}/metrics`)).text();
-        const answered = /envace_server_requests_total\{route="\/v1\/chat\/completions",status="200"\} (\d+)/.exec(metrics);
-        expect(Number(answered?.[1])).toBeGreaterThanOrEqual(2);
-      } finally {
-        await server.close();
-      }
-    } finally {
-      vi.restoreAllMocks();
-      await rm(dir, { recursive: true, force: true });
-    }
+const dataDir = join(root, process.env.ENVACE_DATA ?? "../shared/data");
+const haveTau2 = existsSync(join(dataDir, "tau2", "mock", "tasks.json"));
+const haveBfcl = existsSync(join(dataDir, "bfcl", "BFCL_v4_simple_python.json"));
+if (!haveTau2 || !haveBfcl) console.log(`skipping τ²/BFCL runs through the server: data not found under ${dataDir} (set ENVACE_DATA)`);
+
+describe("the project's harnesses through the server fronting a tiny checkpoint", () => {
+  let dir: string;
+  let server: RunningServer;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "envace-serve-eval-"));
+    // A small untrained checkpoint: what it answers does not matter, only that every turn goes through the server.
+    const tokenizer = trainTokenizer(domainCorpus({ seed: 1 }), { vocabSize: 400, maxLength: 4096, chatTemplate: TINY_COMPACT_CHAT_TEMPLATE });
+    const config = TinyModelConfig.parse({ vocabSize: tokenizer.vocabSize, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 4096, eosTokenId: tokenizer.stopTokenIds[0] ?? null });
+    const backend = await InProcessBackend.create(config, { seed: 1, tokenizer });
+    await backend.saveCheckpoint(join(dir, "tiny"));
+    backend.dispose();
+    const model = await policyFromSpec(`tiny:${join(dir, "tiny")}`);
+    server = await startServer({ policy: model.policy, tokenizer: model.tokenizer, model: "tiny", config: { port: 0, log_level: "silent", limits: { default_max_tokens: 12 } }, tokens: [] });
+  }, 60_000);
+  afterAll(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    vi.spyOn(console, "log").mockImplementation(() => undefined);
+    vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** Chat completions the server answered with 200 so far. */
+  const answered = async (): Promise<number> => {
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    return Number(/envace_server_requests_total\{route="\/v1\/chat\/completions",status="200"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+  };
+  const policy = () => `openai:${server.url}/v1#tiny`;
+  const entriesOf = async (file: string) => (await readFile(file, "utf8")).trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  it("envace eval builtin", async () => {
+    const before = await answered();
+    const code = await envace(["eval", "builtin", "--policy", policy(), "--tasks", "2", "--seed", "3", "--max-turns", "2", "--max-response-tokens", "8", "--no-fidelity", "--out", join(dir, "builtin")]);
+    expect(code).toBe(0);
+    const entries = await entriesOf(join(dir, "builtin", "entries.jsonl"));
+    expect(entries).toHaveLength(2);
+    expect(entries.filter((e) => e.error !== undefined)).toEqual([]);
+    expect(entries.every((e) => typeof e.termination === "string")).toBe(true);
+    expect((await answered()) - before).toBeGreaterThanOrEqual(2);
+  }, 120_000);
+
+  it.skipIf(!haveTau2)("envace eval tau2 (mock domain; the model is the agent and the user)", async () => {
+    const before = await answered();
+    const code = await envace(["eval", "tau2", "--domain", "mock", "--data", join(dataDir, "tau2"), "--policy", policy(), "--tasks", "create_task_1", "--max-steps", "6", "--out", join(dir, "tau2")]);
+    expect(code).toBe(0);
+    const entries = await entriesOf(join(dir, "tau2", "entries.jsonl"));
+    expect(entries.map((e) => e.id)).toEqual(["create_task_1"]);
+    expect((await answered()) - before).toBeGreaterThanOrEqual(2);
+  }, 120_000);
+
+  it.skipIf(!haveBfcl)("envace eval bfcl (one simple_python entry)", async () => {
+    const before = await answered();
+    const code = await envace(["eval", "bfcl", "--data", join(dataDir, "bfcl"), "--category", "simple_python", "--limit", "1", "--policy", policy(), "--out", join(dir, "bfcl")]);
+    expect(code).toBe(0);
+    expect(await entriesOf(join(dir, "bfcl", "entries.jsonl"))).toHaveLength(1);
+    expect((await answered()) - before).toBe(1);
   }, 120_000);
 });
