@@ -3,6 +3,8 @@ import type { Sampler } from "@envace/protocol";
 import { defaultAdamParams, InProcessBackend, type Datum, type ForwardBackwardResult, type TrainingBackend } from "@envace/training";
 import { defaultPolicyLossConfig } from "@envace/grpo";
 import { TinkerService } from "./client.js";
+import { toWireDatum } from "./datum.js";
+import { decodeForwardBackwardRequest, encodeForwardBackwardRequest } from "./proto/codec.js";
 import { startTinkerServer } from "./server/server.js";
 
 // What the protocol costs: one GRPO training step (forward_backward + optim_step) called directly
@@ -82,6 +84,25 @@ async function compare(label: string, make: () => Promise<TrainingBackend>, voca
   }
 }
 
+/** One importance_sampling forward_backward body of the batch, as JSON (SDK ≤ 0.24) and as protobuf (0.25): size and encode/decode time. */
+function wireCost(): void {
+  const data = batch(256).map((d) => toWireDatum(d.tokens, { target_tokens: d.targetTokens, logprobs: d.logprobs, advantages: d.advantages }));
+  const body = { model_id: "bench", seq_id: 1, data, loss_fn: "importance_sampling" };
+  const time = (run: () => unknown) => {
+    for (let i = 0; i < 5; i++) run();
+    const start = performance.now();
+    for (let i = 0; i < 50; i++) run();
+    return (performance.now() - start) / 50;
+  };
+  const json = JSON.stringify({ model_id: "bench", seq_id: 1, forward_backward_input: { data, loss_fn: "importance_sampling" } });
+  const proto = encodeForwardBackwardRequest(body);
+  console.log(
+    `forward_backward body: JSON ${(json.length / 1024).toFixed(0)} KiB (encode ${time(() => JSON.stringify(body)).toFixed(2)} ms, decode ${time(() => JSON.parse(json)).toFixed(2)} ms); ` +
+      `protobuf ${(proto.length / 1024).toFixed(0)} KiB (encode ${time(() => encodeForwardBackwardRequest(body)).toFixed(2)} ms, decode ${time(() => decodeForwardBackwardRequest(proto)).toFixed(2)} ms)`,
+  );
+}
+
+wireCost();
 const bytes = JSON.stringify(batch(256)).length;
 console.log(`GRPO step (forward_backward + optim_step) on ${ROWS} rows × ${LENGTH} tokens (about ${(bytes / 1024).toFixed(0)} KiB of datums as JSON), mean of ${STEPS} steps after ${WARMUP} warm-up steps`);
 await compare("no-work backend (protocol only)", () => Promise.resolve(new NoWorkBackend()), 256);
