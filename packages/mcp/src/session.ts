@@ -69,7 +69,11 @@ export async function openSession(spec: McpServerSpec, options: SessionOptions):
       // Ends the server's session too; a server without sessions answers 405, which is fine.
       await transport.terminateSession().catch(() => undefined);
     }
+    const pid = transport instanceof StdioClientTransport ? transport.pid : null;
     await client.close().catch(() => undefined);
+    // The SDK sends SIGKILL last without waiting for the exit: wait here, so the process is gone
+    // (and reaped) when close resolves.
+    if (pid !== null) await waitForExit(pid);
   };
 
   try {
@@ -98,6 +102,31 @@ export async function openSession(spec: McpServerSpec, options: SessionOptions):
     },
     close,
   };
+}
+
+/** Resolves once process `pid` no longer exists; kills it again if it outlives `graceMs`. */
+async function waitForExit(pid: number, graceMs = 5000): Promise<void> {
+  const exists = (): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const deadline = Date.now() + graceMs;
+  let killed = false;
+  while (exists() && Date.now() < deadline + graceMs) {
+    if (!killed && Date.now() > deadline) {
+      killed = true;
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        return; // gone meanwhile
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /** The tool specs of a server, for tasks (their `tools`, which private rehearsal sees); connects and disconnects. */
