@@ -37,6 +37,7 @@ export function jsonString(s: string): string {
 }
 
 /** Control characters, `"` and `\`: what `json.dumps(s, ensure_ascii=False)` escapes. */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it escapes
 const NEEDS_ESCAPE_UNICODE = /[\x00-\x1f"\\]/;
 
 /**
