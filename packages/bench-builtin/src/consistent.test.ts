@@ -1,4 +1,4 @@
-import type { ActStep, Task, Trajectory } from "@envace/protocol";
+import type { ActStep, JsonObject, Step, Task, ToolError, ToolOutcome, ToolResult, Trajectory } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { consistentReward, scoreConsistency } from "./consistent.js";
 import { generateTasks } from "./generate.js";
@@ -10,21 +10,19 @@ const okBuy = generateTasks({ seed: 5, count: 200, split: "train", families: ["b
 const okSwap = generateTasks({ seed: 5, count: 200, split: "train", families: ["swap"], failureRate: 0 })[0]!;
 
 /** The gold rollout with the answer of call `name` replaced, as a rehearsal might have imagined it. */
-function withAnswer(task: Task, name: string, content: Record<string, unknown> | { error: { code: string; message: string } }): Trajectory {
+function withAnswer(task: Task, name: string, answer: { content: JsonObject } | { error: ToolError }): Trajectory {
   const { trajectory } = goldTrajectory(task);
-  const steps = trajectory.steps.map((step) => {
+  const steps = trajectory.steps.map((step): Step => {
     if (step.type !== "act") return step;
-    return {
-      ...step,
-      outcomes: step.outcomes.map((o) => {
-        if (o.call.name !== name) return o;
-        const result =
-          "error" in content
-            ? { status: "error" as const, callId: o.call.id, name, error: content.error }
-            : { status: "ok" as const, callId: o.call.id, name, content: content as never };
-        return { provenance: "rehearsed" as const, call: o.call, result };
-      }),
-    };
+    const outcomes = step.outcomes.map((o): ToolOutcome => {
+      if (o.call.name !== name) return o;
+      const result: ToolResult =
+        "error" in answer
+          ? { status: "error", callId: o.call.id, name, error: answer.error }
+          : { status: "ok", callId: o.call.id, name, content: answer.content };
+      return { provenance: "rehearsed", call: o.call, result };
+    });
+    return { ...step, outcomes };
   });
   return { ...trajectory, steps };
 }
@@ -45,7 +43,7 @@ describe("scoreConsistency", () => {
   it("rewards acting on the answers the rollout saw, not on the hidden world", () => {
     const { item } = builtinMeta(okBuy).request as { item: string };
     // The rehearsed item lookup says the item is locked. In that world the right move is not to buy.
-    const locked = withAnswer(okBuy, "item", { price: 3, stock: 9, locked: true });
+    const locked = withAnswer(okBuy, "item", { content: { price: 3, stock: 9, locked: true } });
     expect(scoreConsistency(okBuy, locked)).toMatchObject({ value: 0, components: { writes: 0 } });
     const refused = edit(locked, `Sorry, ${item} is locked, so I did not buy it.`, ["buy"]);
     expect(scoreConsistency(okBuy, refused)).toMatchObject({ value: 1, components: { calls: 1, writes: 1, info: 1 } });
@@ -55,7 +53,7 @@ describe("scoreConsistency", () => {
 
   it("checks the reply against the rehearsed write's answer", () => {
     // The gold reply names the real new order; an imagined buy that returned o9 calls for "o9".
-    const imagined = withAnswer(okBuy, "buy", { order: "o9", cost: 1, balance: 1 });
+    const imagined = withAnswer(okBuy, "buy", { content: { order: "o9", cost: 1, balance: 1 } });
     expect(scoreConsistency(okBuy, imagined)).toMatchObject({ value: 0, components: { writes: 1, info: 0 } });
     expect(scoreConsistency(okBuy, edit(imagined, "Done: order o9."))).toMatchObject({ value: 1 });
   });
@@ -69,7 +67,7 @@ describe("scoreConsistency", () => {
   it("masks a rollout whose answers describe no solvable world", async () => {
     const gone = withAnswer(okSwap, "user", { error: { code: "NOT_FOUND", message: "no user" } });
     expect(scoreConsistency(okSwap, gone)).toMatchObject({ status: "masked" });
-    const garbled = withAnswer(okSwap, "order", { note: "no state here" });
+    const garbled = withAnswer(okSwap, "order", { content: { note: "no state here" } });
     expect(await consistentReward(garbled, okSwap)).toMatchObject({ status: "masked" });
   });
 });
