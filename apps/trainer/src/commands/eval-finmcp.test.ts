@@ -3,27 +3,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { reply, startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { envace } from "../cli.js";
+import { captureConsole } from "../testing/console.js";
 
 const run = (argv: string[]): Promise<number> => envace(["eval", "finmcp", ...argv]);
 const fixtures = fileURLToPath(new URL("../../../../packages/bench-finmcp/src/testing/", import.meta.url));
 const samples = join(fixtures, "fixtures", "samples.jsonl");
 
-function capture(): { out: () => string; err: () => string } {
-  const out: string[] = [];
-  const err: string[] = [];
-  vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => void out.push(args.join(" ")));
-  vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void err.push(args.join(" ")));
-  vi.spyOn(process.stderr, "write").mockImplementation(() => true);
-  return { out: () => out.join("\n"), err: () => err.join("\n") };
-}
-
-afterEach(() => vi.restoreAllMocks());
-
 describe("envace eval finmcp", { timeout: 120_000 }, () => {
   it("explains what is missing (exit 2)", async () => {
-    const io = capture();
+    const io = captureConsole();
     expect(await run(["--data", samples])).toBe(2);
     expect(io.err()).toContain("give --policy (or --predictions to score recorded predictions)");
     expect(await run(["--data", samples, "--policy", "openai:http://127.0.0.1:1/v1#m", "--out", "x"])).toBe(2);
@@ -33,7 +23,7 @@ describe("envace eval finmcp", { timeout: 120_000 }, () => {
   });
 
   it("scores recorded predictions offline, and keeps an earlier summary", async () => {
-    const io = capture();
+    const io = captureConsole();
     const out = join(mkdtempSync(join(tmpdir(), "finmcp-cli-")), "scores");
     expect(await run(["--data", samples, "--predictions", join(fixtures, "fixtures", "predictions.jsonl"), "--out", out])).toBe(0);
     expect(io.out()).toContain("overall      n    5  macro P  66.67 R  63.33 F1  64.00  micro F1  70.59  EM  20.00");
@@ -44,7 +34,7 @@ describe("envace eval finmcp", { timeout: 120_000 }, () => {
   });
 
   it("stops at a tool server that cannot start, naming it, and writes nothing", async () => {
-    const io = capture();
+    const io = captureConsole();
     const out = join(mkdtempSync(join(tmpdir(), "finmcp-cli-")), "run");
     expect(await run(["--data", samples, "--mcp", "/nonexistent/finance-server --port 1", "--policy", "openai:http://127.0.0.1:1/v1#m", "--out", out])).toBe(1);
     expect(io.err()).toMatch(/^envace eval finmcp: MCP server \/nonexistent\/finance-server --port 1: .*ENOENT/);
@@ -61,7 +51,7 @@ describe("envace eval finmcp", { timeout: 120_000 }, () => {
       },
     });
     try {
-      const io = capture();
+      const io = captureConsole();
       const out = join(mkdtempSync(join(tmpdir(), "finmcp-cli-")), "run");
       const mcp = `${process.execPath} --import tsx ${join(fixtures, "finance-server.ts")}`;
       expect(await run(["--data", samples, "--mcp", mcp, "--policy", `openai:${model.baseURL}#scripted-model`, "--out", out, "--limit", "2"])).toBe(0);

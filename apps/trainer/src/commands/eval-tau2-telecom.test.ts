@@ -2,8 +2,9 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, write
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { envace } from "../cli.js";
+import { captureConsole } from "../testing/console.js";
 
 const run = (argv: string[]): Promise<number> => envace(["eval", "tau2", ...argv]);
 
@@ -12,15 +13,6 @@ const shared = resolve(repoRoot, process.env.ENVACE_DATA ?? "../shared/data");
 const telecomDir = join(shared, "tau2", "telecom");
 const haveData = existsSync(join(telecomDir, "tasks_small.json")) && existsSync(join(shared, "tau2-labels", "telecom.jsonl"));
 if (!haveData) console.log("skipping the τ² telecom CLI run: τ² data not found (set ENVACE_DATA to the shared data folder, e.g. ../shared/data)");
-
-function capture(): { out: () => string; err: () => string } {
-  const out: string[] = [];
-  const err: string[] = [];
-  vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => void out.push(args.join(" ")));
-  vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void err.push(args.join(" ")));
-  vi.spyOn(process.stderr, "write").mockImplementation(() => true);
-  return { out: () => out.join("\n"), err: () => err.join("\n") };
-}
 
 /** A copy of the telecom folder (outside the repository) with one file replaced. */
 function telecomCopy(file: string, text: string): string {
@@ -36,11 +28,9 @@ const lines = (file: string): Record<string, unknown>[] =>
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
-afterEach(() => vi.restoreAllMocks());
-
 describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
   it("reproduces upstream's labels in entries.jsonl: every call by requestor, both hashes, every assertion, the DB match", async () => {
-    const io = capture();
+    const io = captureConsole();
     const out = mkdtempSync(join(tmpdir(), "tau2-telecom-run-"));
     const args = ["--domain", "telecom", "--data", join(shared, "tau2"), "--tasks-file", join(telecomDir, "tasks_small.json"), "--policy", "oracle", "--out", out];
     expect(await run(args)).toBe(0);
@@ -77,7 +67,7 @@ describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
   });
 
   it("asks for --tasks-file when the folder has no tasks.json, naming the split it has", async () => {
-    const io = capture();
+    const io = captureConsole();
     const out = join(mkdtempSync(join(tmpdir(), "tau2-telecom-run-")), "run");
     expect(await run(["--domain", "telecom", "--data", join(shared, "tau2"), "--policy", "oracle", "--out", out])).toBe(1);
     expect(io.err()).toBe(`envace eval tau2: ${join(telecomDir, "tasks.json")}: no such file; pass the telecom tasks with --tasks-file (this folder has tasks_small.json)`);
@@ -85,7 +75,7 @@ describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
   });
 
   it("names the file, line or field of a bad db.toml, user_db.toml or task in one line, and writes nothing", async () => {
-    const io = capture();
+    const io = captureConsole();
     const out = join(mkdtempSync(join(tmpdir(), "tau2-telecom-run-")), "run");
     const original = readFileSync(join(telecomDir, "db.toml"), "utf8");
     const cases: [file: string, text: string][] = [

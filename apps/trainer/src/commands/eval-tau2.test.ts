@@ -3,8 +3,9 @@ import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { envace } from "../cli.js";
+import { captureConsole } from "../testing/console.js";
 
 const run = (argv: string[]): Promise<number> => envace(["eval", "tau2", ...argv]);
 
@@ -13,20 +14,9 @@ const dataDir = resolve(repoRoot, process.env.ENVACE_DATA ?? "../shared/data", "
 const haveData = existsSync(join(dataDir, "mock", "tasks.json"));
 if (!haveData) console.log("skipping the τ² CLI run: τ² data not found (set ENVACE_DATA to the shared data folder, e.g. ../shared/data)");
 
-function capture(): { out: () => string; err: () => string } {
-  const out: string[] = [];
-  const err: string[] = [];
-  vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => void out.push(args.join(" ")));
-  vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void err.push(args.join(" ")));
-  vi.spyOn(process.stderr, "write").mockImplementation(() => true);
-  return { out: () => out.join("\n"), err: () => err.join("\n") };
-}
-
-afterEach(() => vi.restoreAllMocks());
-
 describe("envace eval tau2", () => {
   it("explains what is missing", async () => {
-    const io = capture();
+    const io = captureConsole();
     expect(await run(["--data", "x"])).toBe(2);
     expect(io.err()).toBe("envace eval tau2: required option '--domain <name>' not specified\n(see envace eval tau2 --help)");
     expect(await run(["--domain", "retail", "--data", "x"])).toBe(2);
@@ -36,7 +26,7 @@ describe("envace eval tau2", () => {
   });
 
   it("names a missing data folder in one line, and writes nothing", async () => {
-    const io = capture();
+    const io = captureConsole();
     const dir = mkdtempSync(join(tmpdir(), "tau2-cli-"));
     const out = join(dir, "run");
     expect(await run(["--domain", "mock", "--data", join(dir, "nowhere"), "--policy", "oracle", "--out", out])).toBe(1);
@@ -45,7 +35,7 @@ describe("envace eval tau2", () => {
   });
 
   it.skipIf(!haveData)("names a missing or malformed tasks file in one line, and writes nothing", async () => {
-    const io = capture();
+    const io = captureConsole();
     const dir = mkdtempSync(join(tmpdir(), "tau2-cli-"));
     const out = join(dir, "run");
     expect(await run(["--domain", "mock", "--data", dataDir, "--tasks-file", join(dir, "tasks.json"), "--policy", "oracle", "--out", out])).toBe(1);
@@ -56,7 +46,7 @@ describe("envace eval tau2", () => {
   });
 
   it.skipIf(!haveData)("stops at an unreachable server with its URL, and writes nothing", async () => {
-    const io = capture();
+    const io = captureConsole();
     const server = createServer();
     await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
     const { port } = server.address() as AddressInfo;
@@ -69,7 +59,7 @@ describe("envace eval tau2", () => {
   });
 
   it.skipIf(!haveData)("runs the oracle on the mock domain, writes the run directory and prints the summary", async () => {
-    const io = capture();
+    const io = captureConsole();
     const out = mkdtempSync(join(tmpdir(), "tau2-cli-"));
     expect(await run(["--domain", "mock", "--data", dataDir, "--policy", "oracle", "--trials", "2", "--out", out])).toBe(0);
     expect(io.out()).toMatch(/τ² mock · oracle · 10 tasks × 2 trials/);
@@ -90,7 +80,7 @@ describe("envace eval tau2", () => {
   });
 
   it.skipIf(!haveData)("says where the airline database is missing", async () => {
-    const io = capture();
+    const io = captureConsole();
     const out = mkdtempSync(join(tmpdir(), "tau2-cli-"));
     expect(await run(["--domain", "airline", "--data", dataDir, "--policy", "oracle", "--out", out])).toBe(1);
     expect(io.err()).toMatch(/airline[/\\]db\.json: no such file\. The airline database is not in this folder/);

@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { reply, startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { envace } from "../cli.js";
+import { captureConsole } from "../testing/console.js";
 
 const run = (argv: string[]): Promise<number> => envace(["eval", "vita", ...argv]);
 
@@ -13,20 +14,9 @@ const shared = resolve(repoRoot, process.env.ENVACE_DATA ?? "../shared/data");
 const haveData = existsSync(join(shared, "vita", "delivery", "tasks_en.json")) && existsSync(join(shared, "vita-labels", "delivery.jsonl"));
 if (!haveData) console.log("skipping the VitaBench replay run: data not found (set ENVACE_DATA to the shared data folder holding vita/ and vita-labels/)");
 
-function capture(): { out: () => string; err: () => string } {
-  const out: string[] = [];
-  const err: string[] = [];
-  vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => void out.push(args.join(" ")));
-  vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void err.push(args.join(" ")));
-  vi.spyOn(process.stderr, "write").mockImplementation(() => true);
-  return { out: () => out.join("\n"), err: () => err.join("\n") };
-}
-
-afterEach(() => vi.restoreAllMocks());
-
 describe("envace eval vita", () => {
   it("explains what is missing", async () => {
-    const io = capture();
+    const io = captureConsole();
     expect(await run(["--domain", "delivery", "--data", "x", "--out", "y"])).toBe(2);
     expect(io.err()).toBe("envace eval vita: give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>\n(see envace eval vita --help)");
     expect(await run(["--domain", "ota", "--data", "x", "--replay", "r", "--out", "y"])).toBe(2);
@@ -34,7 +24,7 @@ describe("envace eval vita", () => {
   });
 
   it.skipIf(!haveData)("names a malformed calls line or an unknown task in one line, and writes nothing", async () => {
-    const io = capture();
+    const io = captureConsole();
     const dir = mkdtempSync(join(tmpdir(), "vita-cli-"));
     const out = join(dir, "run");
     const calls = join(dir, "calls.jsonl");
@@ -50,7 +40,7 @@ describe("envace eval vita", () => {
   });
 
   it.skipIf(!haveData)("replays labelled calls and writes upstream's answers and DB hash per task", async () => {
-    const io = capture();
+    const io = captureConsole();
     const dir = mkdtempSync(join(tmpdir(), "vita-cli-"));
     const labels = readFileSync(join(shared, "vita-labels", "delivery.jsonl"), "utf8").split("\n").slice(0, 3);
     const calls = join(dir, "calls.jsonl");
@@ -102,7 +92,7 @@ function play(request: RecordedRequest, storeId: string): ReturnType<typeof repl
 
 describe.skipIf(!haveData)("envace eval vita with a policy, a simulated user and a judge", () => {
   it("runs tasks end to end on loopback and writes entries and a summary with pass^k; rehearsal makes no real calls", async () => {
-    const io = capture();
+    const io = captureConsole();
     const tasks = JSON.parse(readFileSync(join(shared, "vita", "delivery", "tasks_en.json"), "utf8")) as { id: string; environment: { stores: Record<string, unknown> } }[];
     const picked = tasks.slice(0, 2);
     const storeOf = new Map(picked.map((task) => [task.id, Object.keys(task.environment.stores)[0]!]));
