@@ -15,6 +15,7 @@ export * from "./simulate.js";
 export * from "./task.js";
 export { pyDumps } from "./python/json.js";
 export { PyException, typeError, valueError } from "./python/errors.js";
+export { truthy } from "./python/ops.js";
 export { bindArguments, type PyParam } from "./python/signature.js";
 export { fromJson, pyEquals, pyRepr, pyStr, pyTypeName, toJson, type PyDict, type PyList, type PyModel, type PyValue } from "./python/value.js";
 export * as retailModel from "./domains/retail/model.js";

@@ -1,4 +1,4 @@
-import { PyException, pyTypeName, typeError, type PyValue } from "@envace/bench-tau2";
+import { PyException, pyTypeName, truthy as pyTruthy, typeError, type PyValue } from "@envace/bench-tau2";
 
 /*
  * The few Python operations VitaBench's tools apply to the agent's raw arguments (they are never
@@ -10,15 +10,9 @@ export function pyAssert(condition: boolean, message: string): asserts condition
   if (!condition) throw new PyException("AssertionError", message);
 }
 
-/** Python's truth value. */
+/** Python's truth value; a missing argument is `None`. */
 export function truthy(value: PyValue | undefined): boolean {
-  if (value === null || value === undefined || value === false) return false;
-  if (typeof value === "string") return value.length > 0;
-  if (typeof value === "bigint") return value !== 0n;
-  if (typeof value === "number") return value !== 0;
-  if (Array.isArray(value)) return value.length > 0;
-  if (value instanceof Map) return value.size > 0;
-  return true;
+  return pyTruthy(value ?? null);
 }
 
 /** `type(x).__name__`, with `bool` apart from `int`. */
