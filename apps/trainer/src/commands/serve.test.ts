@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { domainCorpus } from "@envace/bench-builtin";
 import { policyFromSpec, TINY_COMPACT_CHAT_TEMPLATE } from "@envace/models";
@@ -74,7 +74,7 @@ describe("envace serve", () => {
   });
 });
 
-const dataDir = join(root, process.env.ENVACE_DATA ?? "../shared/data");
+const dataDir = resolve(root, process.env.ENVACE_DATA ?? "../shared/data");
 const haveTau2 = existsSync(join(dataDir, "tau2", "mock", "tasks.json"));
 const haveBfcl = existsSync(join(dataDir, "bfcl", "BFCL_v4_simple_python.json"));
 if (!haveTau2 || !haveBfcl) console.log(`skipping τ²/BFCL runs through the server: data not found under ${dataDir} (set ENVACE_DATA)`);
