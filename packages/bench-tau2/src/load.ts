@@ -51,7 +51,8 @@ export function parsePyJsonText(text: string, file: string, line?: number): PyVa
   throw new RecordError({ file, line: line ?? syntax.line }, [{ path: "", message: `not JSON (${syntax.reason}, column ${syntax.column})` }]);
 }
 
-async function readText(file: string): Promise<string> {
+/** A text file's contents; a missing file is one `InputError` line naming it. */
+export async function readText(file: string): Promise<string> {
   try {
     return await readFile(file, "utf8");
   } catch (error) {

@@ -1,7 +1,6 @@
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parsePyJsonText, type PyValue } from "@envace/bench-tau2";
-import { InputError, JsonObject, parseJsonLines, RecordError } from "@envace/protocol";
+import { parsePyJsonText, readText, type PyValue } from "@envace/bench-tau2";
+import { JsonObject, parseJsonLines, RecordError } from "@envace/protocol";
 import { JsonlAppender, readJsonlRecords } from "@envace/rewards";
 import { z } from "zod";
 import type { VitaDomain } from "./db.js";
@@ -34,13 +33,7 @@ export interface ReplayRequest {
 
 /** Read a calls file (JSON Lines); a bad line is named by its line number and field. */
 export async function readReplayFile(file: string): Promise<ReplayRequest[]> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new InputError(`${file}: no such file`, { cause: error });
-    throw error;
-  }
+  const text = await readText(file);
   parseJsonLines(ReplayLine, text, file);
   const requests: ReplayRequest[] = [];
   text.split("\n").forEach((line, index) => {

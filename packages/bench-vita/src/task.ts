@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { parsePyJsonText, type PyValue } from "@envace/bench-tau2";
+import { parsePyJsonText, readText, type PyValue } from "@envace/bench-tau2";
 import { InputError, parseRecord, RecordError } from "@envace/protocol";
 import { z } from "zod";
 import { buildDb, VITA_DOMAINS, type VitaDb, type VitaDomain } from "./db.js";
@@ -62,13 +61,7 @@ function describe(file: string, id: string | undefined, index: number): { file: 
  * validated, its database built once as upstream would; a bad one is named by file, task id and field.
  */
 export async function loadVitaTasks(file: string, domain: VitaDomain): Promise<VitaTask[]> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new InputError(`${file}: no such file`, { cause: error });
-    throw error;
-  }
+  const text = await readText(file);
   return parseVitaTasks(text, file, domain);
 }
 

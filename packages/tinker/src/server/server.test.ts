@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile, mkdir } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tableCheckpoints } from "../test-support/sdk-fixture-server.js";
 import { TableBackend } from "../test-support/table-backend.js";
-import { folderCheckpoints } from "./checkpoints.js";
 import type { TinkerServer } from "./options.js";
 import { startTinkerServer } from "./server.js";
 
@@ -290,24 +290,10 @@ describe("long polls and sampling", () => {
   });
 });
 
-function asTable(backend: unknown): TableBackend {
-  if (!(backend instanceof TableBackend)) throw new Error("expected a TableBackend");
-  return backend;
-}
-
 describe("checkpoints", () => {
   it("saves to a folder per model and name, and loads into a new model as its first request", async () => {
     const root = await mkdtemp(join(tmpdir(), "tinker-checkpoints-"));
-    const store = folderCheckpoints(root, {
-      save: async (backend, dir) => {
-        await mkdir(dir, { recursive: true });
-        await writeFile(join(dir, "weights.json"), JSON.stringify(asTable(backend).exportWeights()));
-      },
-      load: async (dir, { previous }) => {
-        asTable(previous).importWeights(JSON.parse(await readFile(join(dir, "weights.json"), "utf8")) as number[]);
-        return previous;
-      },
-    });
+    const store = tableCheckpoints(root);
     let seed = 0;
     const saving = await startTinkerServer({ createBackend: () => new TableBackend(8, ++seed), checkpoints: store });
     try {

@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { folderCheckpoints } from "../server/checkpoints.js";
-import type { TinkerServerOptions } from "../server/options.js";
+import type { CheckpointStore, TinkerServerOptions } from "../server/options.js";
 import { TableBackend } from "./table-backend.js";
 
 /**
@@ -14,6 +14,20 @@ function asTable(backend: unknown): TableBackend {
   return backend;
 }
 
+/** Checkpoints of table models as JSON files, a folder per model and name under `root`. */
+export function tableCheckpoints(root: string): CheckpointStore {
+  return folderCheckpoints(root, {
+    save: async (backend, dir) => {
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, "weights.json"), JSON.stringify(asTable(backend).exportWeights()));
+    },
+    load: async (dir, { previous }) => {
+      asTable(previous).importWeights(JSON.parse(await readFile(join(dir, "weights.json"), "utf8")) as number[]);
+      return previous;
+    },
+  });
+}
+
 export function sdkFixtureServerOptions(root: string, options: { zstd?: boolean } = {}): TinkerServerOptions {
   let seed = 0;
   return {
@@ -21,15 +35,6 @@ export function sdkFixtureServerOptions(root: string, options: { zstd?: boolean 
     baseModels: ["table"],
     seqGapTimeoutMs: 5_000,
     compressForwardBackward: options.zstd ?? false,
-    checkpoints: folderCheckpoints(root, {
-      save: async (backend, dir) => {
-        await mkdir(dir, { recursive: true });
-        await writeFile(join(dir, "weights.json"), JSON.stringify(asTable(backend).exportWeights()));
-      },
-      load: async (dir, { previous }) => {
-        asTable(previous).importWeights(JSON.parse(await readFile(join(dir, "weights.json"), "utf8")) as number[]);
-        return previous;
-      },
-    }),
+    checkpoints: tableCheckpoints(root),
   };
 }
