@@ -78,12 +78,7 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
 }
 
 /** Each rollout's reward, computed from the trajectory (replayed, never run against a live environment). */
-export async function rewards(
-  domain: Pick<Domain, "reward">,
-  tasks: readonly Task[],
-  trajectories: readonly Trajectory[],
-  reward: Domain["reward"] = domain.reward,
-): Promise<Map<string, RewardVerdict>> {
+export async function rewards({ reward }: Pick<Domain, "reward">, tasks: readonly Task[], trajectories: readonly Trajectory[]): Promise<Map<string, RewardVerdict>> {
   const byId = new Map(tasks.map((task) => [task.id, task]));
   const scored = await Promise.all(
     // A rollout masked while it unfolded (its gate's judge failed) stays masked: never scored.

@@ -111,7 +111,7 @@ async function trainOn(
       // Reward, then role-wise advantages over each task's group of rollouts.
       const verdicts = await rewards(domain, tasks, trajectories);
       const trainingRows = trajectories.flatMap((t) => rowsOf(t, { roles: trainedRoles }));
-      const rehearseVerdicts = domain.rehearseReward && (await rewards(domain, tasks, trajectories, domain.rehearseReward));
+      const rehearseVerdicts = domain.rehearseReward && (await rewards({ reward: domain.rehearseReward }, tasks, trajectories));
       const batch = rehearseVerdicts
         ? computeRoleAdvantages(trainingRows, (role) => (role === "rehearse" ? rehearseVerdicts : verdicts), advantageConfig(config))
         : computeAdvantages(trainingRows, verdicts, advantageConfig(config));
