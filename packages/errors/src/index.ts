@@ -1,0 +1,1 @@
+export { EnvaceError, InvariantError, isRetryableStatus } from "./envace-error.js";
