@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import type { PolicyRole, RewardVerdict, TrainingRow, Trajectory } from "@envace/protocol";
 import { z } from "zod";
 
@@ -90,8 +91,8 @@ export interface AdvantageBatch {
 }
 
 /** Inputs that cannot be grouped honestly: missing verdicts, duplicated rows or rollouts. */
-export class AdvantageInputError extends Error {
-  override readonly name = "AdvantageInputError";
+export class AdvantageInputError extends EnvaceError {
+  override readonly code = "advantage-input";
 }
 
 /** The reward verdict of every trajectory, keyed by trajectory id. */

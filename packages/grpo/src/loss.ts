@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import type { LossAggregation, PolicyLossConfig } from "./loss-config.js";
 
 /**
@@ -82,6 +83,11 @@ function clamp(x: number, lo: number, hi: number): number {
   return Math.min(hi, Math.max(lo, x));
 }
 
+/** Loss rows whose arrays disagree in length, or that lack a term the configuration needs. */
+export class LossInputError extends EnvaceError {
+  override readonly code = "loss-input";
+}
+
 function checkRow(row: LossRow, index: number, needRef: boolean, needEntropy: boolean): void {
   const n = row.mask.length;
   const lengths: [string, readonly number[] | undefined][] = [
@@ -93,12 +99,12 @@ function checkRow(row: LossRow, index: number, needRef: boolean, needEntropy: bo
   ];
   for (const [field, values] of lengths) {
     if (values !== undefined && values.length !== n) {
-      throw new Error(`loss row ${index}: ${field} has ${values.length} entries, mask has ${n}`);
+      throw new LossInputError(`loss row ${index}: ${field} has ${values.length} entries, mask has ${n}`);
     }
   }
-  if (row.mask.some((m) => !(m >= 0))) throw new Error(`loss row ${index}: mask entries must be non-negative`);
-  if (needRef && !row.refLogprobs) throw new Error(`loss row ${index}: klCoef > 0 needs refLogprobs`);
-  if (needEntropy && !row.entropy) throw new Error(`loss row ${index}: entropyCoef > 0 needs entropy`);
+  if (row.mask.some((m) => !(m >= 0))) throw new LossInputError(`loss row ${index}: mask entries must be non-negative`);
+  if (needRef && !row.refLogprobs) throw new LossInputError(`loss row ${index}: klCoef > 0 needs refLogprobs`);
+  if (needEntropy && !row.entropy) throw new LossInputError(`loss row ${index}: entropyCoef > 0 needs entropy`);
 }
 
 /** One position of the clipped surrogate: its loss, ∂loss/∂logprob, and which clip bound. */

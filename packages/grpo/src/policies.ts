@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import { PolicyRole } from "@envace/protocol";
 import { z } from "zod";
 
@@ -15,6 +16,11 @@ export function sharedPolicy(id = "policy"): PolicyRouting {
   return Object.fromEntries(PolicyRole.options.map((role) => [role, id]));
 }
 
+/** A role that no policy of the routing plays. */
+export class PolicyRoutingError extends EnvaceError {
+  override readonly code = "policy-routing";
+}
+
 /** The policy that plays `role`, or an error naming the role and the routes that exist. */
 export function policyFor(routing: PolicyRouting, role: PolicyRole): string {
   const id = routing[role];
@@ -22,7 +28,7 @@ export function policyFor(routing: PolicyRouting, role: PolicyRole): string {
     const routes = Object.entries(routing)
       .map(([r, p]) => `${r}→${p}`)
       .join(", ");
-    throw new Error(`no policy plays the role "${role}" (routes: ${routes || "none"})`);
+    throw new PolicyRoutingError(`no policy plays the role "${role}" (routes: ${routes || "none"})`);
   }
   return id;
 }

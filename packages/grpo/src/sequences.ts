@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import type { PolicyRole, TrainingRow } from "@envace/protocol";
 import type { ScoredRow } from "./advantages.js";
 
@@ -19,8 +20,8 @@ export interface PolicySequence {
 }
 
 /** A row that cannot become a sequence at all: the data is unusable, not merely uninformative. */
-export class SequenceError extends Error {
-  override readonly name = "SequenceError";
+export class SequenceError extends EnvaceError {
+  override readonly code = "sequence";
 }
 
 function describe(row: TrainingRow): string {
