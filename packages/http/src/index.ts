@@ -1,0 +1,15 @@
+export { HttpError, isRetryableStatus, shouldRetry, type HttpErrorCode, type HttpErrorOptions } from "./errors.js";
+export {
+  describeCause,
+  errorDetail,
+  isSuccess,
+  parseReply,
+  requestJson,
+  send,
+  snippet,
+  statusError,
+  type HttpReply,
+  type HttpRequest,
+  type HttpSettings,
+} from "./request.js";
+export { defaultRetryOptions, withRetry, type RetryEvent, type RetryOptions } from "./retry.js";
