@@ -16,7 +16,7 @@ export { evaluateObjective, type Objective } from "./objective.js";
 export { countParameters, initParameters, parameterSpecs, type ParameterSpec, type Parameters } from "./parameters.js";
 export { Rng, seededRandom } from "./rng.js";
 export { decodeSafetensors, encodeSafetensors, halfToFloat, readSafetensors, SafetensorsError, writeSafetensors, type NamedTensor } from "./safetensors.js";
-export { TinySampler, type TinySamplerOptions } from "./sampler.js";
+export { TinySampler, type TinySamplerOptions, type TokenListener } from "./sampler.js";
 export { sampleToken, type SampledToken, type TokenSamplingParams } from "./sampling.js";
 export { initWasmBackend } from "./wasm.js";
 export { ByteLevelBpeTokenizer, DEFAULT_SPECIAL_TOKENS, DEFAULT_STOP_TOKENS, HfTokenizerJson, TokenizerError, trainTokenizer, type TrainTokenizerOptions } from "./tokenizer.js";

@@ -8,6 +8,12 @@ import { sampleToken } from "./sampling.js";
 import { rotaryTables, Transformer } from "./transformer.js";
 import { initWasmBackend, tensorFrom } from "./wasm.js";
 
+/**
+ * Sees each token as it is sampled (before the generation ends), e.g. to stream its text. The
+ * final result still carries every token; a listener that throws fails the generation.
+ */
+export type TokenListener = (token: number, logprob: number) => void;
+
 export interface TinySamplerOptions {
   /** Token ids that end a generation (included in the output). Defaults to the config's eos token. */
   stopTokenIds?: readonly number[];
@@ -34,6 +40,7 @@ interface Stream {
   /** Positions held in the cache. */
   length: number;
   signal: AbortSignal | undefined;
+  onToken: TokenListener | undefined;
   resolve: (result: SampledTokens) => void;
   reject: (error: unknown) => void;
 }
@@ -73,7 +80,8 @@ export class TinySampler implements Sampler {
     this.maxBatch = options.maxBatch ?? 32;
   }
 
-  sample(promptTokens: readonly number[], params: SamplingParamsInput, signal?: AbortSignal): Promise<SampledTokens> {
+  /** `onToken` sees each token as it is sampled; an abort ends the generation after the current step with what was sampled. */
+  sample(promptTokens: readonly number[], params: SamplingParamsInput, signal?: AbortSignal, onToken?: TokenListener): Promise<SampledTokens> {
     const parsed = SamplingParams.safeParse(params);
     if (!parsed.success) {
       return Promise.reject(new Error(`sampling parameters: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`));
@@ -100,6 +108,7 @@ export class TinySampler implements Sampler {
         capacity,
         length: 0,
         signal,
+        onToken,
         resolve,
         reject,
       });
@@ -197,6 +206,7 @@ export class TinySampler implements Sampler {
     const { token, logprob } = sampleToken(logits, s.params, () => s.rng.next());
     s.tokens.push(token);
     s.logprobs.push(logprob);
+    s.onToken?.(token, logprob);
   }
 
   private finishIfDone(s: Stream): boolean {

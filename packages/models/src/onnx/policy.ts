@@ -1,7 +1,8 @@
 import { join } from "node:path";
-import { loadHuggingFaceTokenizer, SamplerPolicy, type HuggingFaceTokenizer } from "@envace/trajectory";
+import { loadHuggingFaceTokenizer, type HuggingFaceTokenizer } from "@envace/trajectory";
 import { OnnxCausalLM, readOptionalJson, type OnnxSessionOptions } from "./causal-lm.js";
 import { OnnxSampler } from "./sampler.js";
+import { StreamingSamplerPolicy } from "./streaming-policy.js";
 
 export interface LoadOnnxOptions extends OnnxSessionOptions {
   /** The model file inside the folder. Default: the first of `model.onnx`, `onnx/model.onnx`, … that exists. */
@@ -20,7 +21,8 @@ export interface OnnxModel {
   model: OnnxCausalLM;
   tokenizer: HuggingFaceTokenizer;
   sampler: OnnxSampler;
-  policy: SamplerPolicy;
+  /** Streams its text as it samples (`generateStream`). */
+  policy: StreamingSamplerPolicy;
 }
 
 interface ConfigHints {
@@ -60,7 +62,7 @@ export async function loadOnnxModel(dir: string, options: LoadOnnxOptions = {}):
     ...(options.prefixCacheBytes !== undefined ? { prefixCacheBytes: options.prefixCacheBytes } : {}),
   });
   const folderName = dir.replace(/[/\\]+$/, "").split(/[/\\]/).at(-1) ?? dir;
-  const policy = new SamplerPolicy({
+  const policy = new StreamingSamplerPolicy({
     id: options.id ?? `onnx:${folderName}`,
     sampler,
     tokenizer,

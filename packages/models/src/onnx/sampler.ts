@@ -1,5 +1,5 @@
 import { ContextLengthError, type SampledTokens, type Sampler, type SamplingParams, type SamplingParamsInput, type Tokenizer } from "@envace/protocol";
-import { sampleToken, seededRandom } from "@envace/training";
+import { sampleToken, seededRandom, type TokenListener } from "@envace/training";
 import { parseSampling } from "../sampling-params.js";
 import type { KvCache, OnnxCausalLM } from "./causal-lm.js";
 
@@ -26,8 +26,9 @@ interface CacheEntry {
  * Temperature, top-p, top-k and a seed apply as in `sampleToken`; each logprob is that of the
  * distribution the token was drawn from. Multi-turn rollouts re-send their whole conversation;
  * the caches of recent sequences are kept, so a prompt that extends one only prefills the new
- * tokens. An abort ends the generation with what was sampled and `finishReason: "abort"`. A
- * generation under way when the weights are replaced finishes on the weights it started with.
+ * tokens. `onToken` sees each token as it is sampled. An abort ends the generation with what was
+ * sampled and `finishReason: "abort"`. A generation under way when the weights are replaced
+ * finishes on the weights it started with.
  */
 export class OnnxSampler implements Sampler {
   readonly model: OnnxCausalLM;
@@ -44,7 +45,7 @@ export class OnnxSampler implements Sampler {
     this.#stops = new Set(options.stopTokenIds);
   }
 
-  async sample(promptTokens: readonly number[], input: SamplingParams | SamplingParamsInput, signal?: AbortSignal): Promise<SampledTokens> {
+  async sample(promptTokens: readonly number[], input: SamplingParams | SamplingParamsInput, signal?: AbortSignal, onToken?: TokenListener): Promise<SampledTokens> {
     if (promptTokens.length === 0) throw new RangeError("sample needs at least one prompt token");
     const params = parseSampling(input);
     const maxContext = this.#options.maxContext ?? Infinity;
@@ -68,6 +69,7 @@ export class OnnxSampler implements Sampler {
       const drawn = sampleToken(logits, params, random);
       tokens.push(drawn.token);
       logprobs.push(drawn.logprob);
+      onToken?.(drawn.token, drawn.logprob);
       if (this.#stops.has(drawn.token) || this.#hitsStopString(tokens, stopStrings, tail)) {
         finishReason = "stop";
         break;

@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import type { Sampler } from "@envace/protocol";
 import { loadCheckpoint, TinySampler } from "@envace/training";
-import { ChatTemplate, loadHuggingFaceTokenizer, SamplerPolicy, type HuggingFaceTokenizer } from "@envace/trajectory";
+import { ChatTemplate, loadHuggingFaceTokenizer, type HuggingFaceTokenizer } from "@envace/trajectory";
+import { StreamingSamplerPolicy, type TokenStreamingSampler } from "../onnx/streaming-policy.js";
 import { TINY_CHAT_TEMPLATE } from "./chat-template.js";
 import { TinyOnnxEngine } from "./onnx-sync.js";
 
@@ -18,7 +19,8 @@ export interface TinyModel {
   engine: "tfjs" | "onnx";
   sampler: Sampler;
   tokenizer: HuggingFaceTokenizer;
-  policy: SamplerPolicy;
+  /** Streams its text as it samples (`generateStream`). */
+  policy: StreamingSamplerPolicy;
 }
 
 /**
@@ -33,11 +35,11 @@ export async function loadTinyModel(dir: string, options: LoadTinyOptions = {}):
   const template = tokenizer.chatTemplate ?? tinyTemplateFor(tokenizer, dir);
   const { config, params } = await loadCheckpoint(dir, { optimizer: false });
   const stopTokenIds = [...new Set([...tokenizer.stopTokenIds, ...(config.eosTokenId !== null ? [config.eosTokenId] : [])])];
-  const sampler: Sampler =
+  const sampler: TokenStreamingSampler =
     engine === "tfjs"
       ? new TinySampler(config, params, { tokenizer, stopTokenIds, name: `tiny:${dir}` })
       : (await TinyOnnxEngine.create(config, params, { stopTokenIds, tokenizer, ...(options.threads ? { threads: options.threads } : {}) })).sampler;
-  const policy = new SamplerPolicy({
+  const policy = new StreamingSamplerPolicy({
     id: `tiny:${dir}`,
     sampler,
     tokenizer,
