@@ -24,18 +24,50 @@ function lineChart(
   return { type: "line", id, title, yLabel, series };
 }
 
-/** Eval curves: one series per run and rehearsal setting. */
+/** The rehearsal settings a run was evaluated with, sorted. */
+function variantsOf(run: RunData): string[] {
+  return [...new Set(run.records.filter((r) => r.kind === "eval").map((r) => variantOf(r)))].sort();
+}
+
+/** Eval curves: one series per run and rehearsal setting, with its 95% interval band. */
 function evalChart(runs: readonly RunData[]): LineChart {
   const series: Series[] = [];
   for (const run of runs) {
-    const variants = [...new Set(run.records.filter((r) => r.kind === "eval").map((r) => variantOf(r)))];
-    for (const variant of variants.sort()) {
-      const points = seriesOf(run.records, "eval", "success_rate", (r) => variantOf(r) === variant);
+    for (const variant of variantsOf(run)) {
+      const ofVariant = (r: MetricsRecord) => r.kind === "eval" && variantOf(r) === variant;
+      const points = seriesOf(run.records, "eval", "success_rate", ofVariant);
+      const band = run.records
+        .filter(ofVariant)
+        .flatMap((r): [number, number, number][] => {
+          const ci = ci95Of(r);
+          return ci ? [[r.step, ci[0], ci[1]]] : [];
+        })
+        .sort((a, b) => a[0] - b[0]);
       const label = `rehearsal ${variant}`;
-      series.push({ label: runs.length > 1 ? `${run.name} · ${label}` : label, points });
+      series.push({ label: runs.length > 1 ? `${run.name} · ${label}` : label, points, ...(band.length > 0 ? { band } : {}) });
     }
   }
-  return { type: "line", id: "eval", title: "Held-out success rate (real environment)", yLabel: "success rate", series };
+  return { type: "line", id: "eval", title: "Held-out success rate (real environment, 95% interval)", yLabel: "success rate", series };
+}
+
+/** Rehearsal fidelity at each evaluation: how often a rehearsed result matched the real one. */
+function fidelityChart(runs: readonly RunData[]): LineChart {
+  const measures = [
+    { path: "fidelity.exact", label: "exact" },
+    { path: "fidelity.keys", label: "same keys" },
+    { path: "fidelity.status", label: "same status" },
+  ];
+  const series: Series[] = [];
+  for (const run of runs) {
+    for (const variant of variantsOf(run)) {
+      for (const { path, label } of measures) {
+        const points = seriesOf(run.records, "eval", path, (r) => variantOf(r) === variant);
+        const name = `${label} (rehearsal ${variant})`;
+        if (points.length > 0) series.push({ label: runs.length > 1 ? `${run.name} · ${name}` : name, points });
+      }
+    }
+  }
+  return { type: "line", id: "fidelity", title: "Rehearsal fidelity against the real environment", yLabel: "rate", series };
 }
 
 /** Advantage histogram per role, summed over every training step. */
@@ -80,8 +112,14 @@ function format(value: number | undefined, digits = 3): string {
 function successCell(record: MetricsRecord | undefined): string {
   const rate = record && numberAt(record, "success_rate");
   if (rate === undefined) return "–";
-  const ci = record?.success_ci95;
-  return Array.isArray(ci) && typeof ci[0] === "number" && typeof ci[1] === "number" ? formatInterval({ rate, low: ci[0], high: ci[1] }) : format(rate);
+  const ci = ci95Of(record!);
+  return ci ? formatInterval({ rate, low: ci[0], high: ci[1] }) : format(rate);
+}
+
+/** An eval record's 95% interval of the success rate, when it carries one. */
+function ci95Of(record: MetricsRecord): [number, number] | undefined {
+  const ci = record.success_ci95;
+  return Array.isArray(ci) && Number.isFinite(ci[0]) && Number.isFinite(ci[1]) ? [ci[0] as number, ci[1] as number] : undefined;
 }
 
 /** The side-by-side table: one row per run. */
@@ -114,6 +152,7 @@ export function buildReport(runs: readonly RunData[], generatedAt: Date = new Da
   const charts: Chart[] = [
     lineChart(runs, "reward", "Training reward per role", "mean reward", "train", ROLES.map((role) => ({ path: `reward.${role}`, label: role }))),
     evalChart(runs),
+    fidelityChart(runs),
     advantageChart(runs),
     lineChart(runs, "length", "Mean output length per role", "tokens", "train", ROLES.map((role) => ({ path: `length.${role}`, label: role }))),
     lineChart(runs, "loss", "Policy loss", "loss", "train", [{ path: "loss", label: "loss" }]),

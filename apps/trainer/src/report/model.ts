@@ -11,6 +11,8 @@ export interface RunData {
 export interface Series {
   label: string;
   points: [number, number][];
+  /** A 95% interval around the curve, `[step, low, high]`, where the records carry one. */
+  band?: [number, number, number][];
 }
 
 export interface LineChart {
