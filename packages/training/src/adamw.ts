@@ -1,3 +1,5 @@
+import { InvariantError } from "@envace/errors";
+import { NonFiniteGradientError, TrainingInputError } from "./errors.js";
 import * as tf from "@tensorflow/tfjs-core";
 import type { AdamParams } from "./backend.js";
 
@@ -21,7 +23,7 @@ export function checkAdamParams(adam: AdamParams): void {
   if (!(adam.eps > 0)) bad.push(`eps must be > 0 (got ${adam.eps})`);
   if (!(adam.weightDecay >= 0)) bad.push(`weightDecay must be ≥ 0 (got ${adam.weightDecay})`);
   if (!(adam.gradClipNorm >= 0)) bad.push(`gradClipNorm must be ≥ 0 (got ${adam.gradClipNorm})`);
-  if (bad.length > 0) throw new Error(`invalid Adam parameters: ${bad.join("; ")}`);
+  if (bad.length > 0) throw new TrainingInputError(`invalid Adam parameters: ${bad.join("; ")}`);
 }
 
 /** The Euclidean norm of all gradients together. */
@@ -48,7 +50,7 @@ export function adamwStep(
 ): Record<string, number> {
   checkAdamParams(adam);
   const norm = globalNorm(grads);
-  if (!Number.isFinite(norm)) throw new Error(`the gradient is not finite (global norm ${norm}); the step was not applied`);
+  if (!Number.isFinite(norm)) throw new NonFiniteGradientError(`the gradient is not finite (global norm ${norm}); the step was not applied`);
   const clipScale = adam.gradClipNorm > 0 ? Math.min(1, adam.gradClipNorm / (norm + 1e-6)) : 1;
   state.step += 1;
   const { beta1, beta2, eps, learningRate: lr } = adam;
@@ -56,7 +58,7 @@ export function adamwStep(
   const correction2 = 1 - beta2 ** state.step;
   for (const [name, p] of params) {
     const g = grads.get(name);
-    if (!g) throw new Error(`no gradient for ${name}`);
+    if (!g) throw new InvariantError(`no gradient for ${name}`);
     const m = state.m.get(name)!;
     const v = state.v.get(name)!;
     const next = tf.tidy(() => {

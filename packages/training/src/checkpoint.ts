@@ -1,3 +1,4 @@
+import { CheckpointError } from "./errors.js";
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -110,7 +111,7 @@ export async function loadCheckpoint(dir: string, options: LoadOptions = {}): Pr
   if (options.optimizer ?? true) {
     const optimizerFile = join(dir, "optimizer.safetensors");
     if (!state || !(await exists(optimizerFile))) {
-      throw new Error(`${dir}: holds no optimizer state (training_state.json and optimizer.safetensors); load it with { optimizer: false }`);
+      throw new CheckpointError(`${dir}: holds no optimizer state (training_state.json and optimizer.safetensors); load it with { optimizer: false }`);
     }
     const moments = decodeSafetensors(await readBytes(optimizerFile), optimizerFile);
     const m: Parameters = new Map();
@@ -124,7 +125,7 @@ export async function loadCheckpoint(dir: string, options: LoadOptions = {}): Pr
         else target.set(spec.name, t.data);
       }
     }
-    if (problems.length > 0) throw new Error(`${optimizerFile}: ${problems.join("; ")}`);
+    if (problems.length > 0) throw new CheckpointError(`${optimizerFile}: ${problems.join("; ")}`);
     adam = { step: state.optimizerStep, m, v };
   }
   const tokenizerFile = join(dir, "tokenizer.json");
@@ -148,7 +149,7 @@ async function readBytes(file: string): Promise<Uint8Array> {
   try {
     return new Uint8Array(await readFile(file));
   } catch (error) {
-    throw new Error(`${file}: cannot read (${(error as Error).message})`, { cause: error });
+    throw new CheckpointError(`${file}: cannot read (${(error as Error).message})`, { cause: error });
   }
 }
 
@@ -157,6 +158,6 @@ async function readJson(file: string): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new Error(`${file}: not JSON (${(error as Error).message})`, { cause: error });
+    throw new CheckpointError(`${file}: not JSON (${(error as Error).message})`, { cause: error });
   }
 }

@@ -1,3 +1,4 @@
+import { TrainingInputError } from "./errors.js";
 import { toSequence } from "@envace/grpo";
 import type { TrainingRow } from "@envace/protocol";
 import type { Datum } from "./backend.js";
@@ -15,16 +16,16 @@ export function datumFromRow(row: TrainingRow, advantages: number | readonly num
   const offset = sequence.tokens.length - n;
   const perToken = typeof advantages === "number" ? new Array<number>(n).fill(advantages) : advantages;
   if (perToken.length !== n) {
-    throw new Error(`row ${row.index} of trajectory "${row.trajectoryId}": ${perToken.length} advantages for ${n} output tokens`);
+    throw new TrainingInputError(`row ${row.index} of trajectory "${row.trajectoryId}": ${perToken.length} advantages for ${n} output tokens`);
   }
   if (perToken.some((a) => !Number.isFinite(a))) {
-    throw new Error(`row ${row.index} of trajectory "${row.trajectoryId}": advantages must be finite numbers`);
+    throw new TrainingInputError(`row ${row.index} of trajectory "${row.trajectoryId}": advantages must be finite numbers`);
   }
   perToken.forEach((a, t) => (sequence.advantages[offset + t] = a));
   const datum: Datum = { ...sequence };
   if (refLogprobs !== undefined) {
     if (refLogprobs.length !== sequence.tokens.length) {
-      throw new Error(`row ${row.index} of trajectory "${row.trajectoryId}": ${refLogprobs.length} reference log-probabilities for ${sequence.tokens.length} positions`);
+      throw new TrainingInputError(`row ${row.index} of trajectory "${row.trajectoryId}": ${refLogprobs.length} reference log-probabilities for ${sequence.tokens.length} positions`);
     }
     datum.refLogprobs = [...refLogprobs];
   }

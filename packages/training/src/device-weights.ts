@@ -1,3 +1,4 @@
+import { InvariantError } from "@envace/errors";
 import type * as tf from "@tensorflow/tfjs-core";
 import type { TinyModelConfig } from "./config.js";
 import { transposeHost } from "./host-math.js";
@@ -42,7 +43,7 @@ export function toDevice(config: TinyModelConfig, host: Parameters): DeviceParam
   const F = config.intermediateSize;
   const get = (name: string): Float32Array => {
     const data = host.get(name);
-    if (!data) throw new Error(`missing parameter ${name}`);
+    if (!data) throw new InvariantError(`missing parameter ${name}`);
     return data;
   };
   const out: DeviceParameters = new Map();
@@ -72,7 +73,7 @@ export function toHost(config: TinyModelConfig, device: ReadonlyMap<string, tf.T
   const F = config.intermediateSize;
   const read = (name: string): Float32Array => {
     const t = device.get(name);
-    if (!t) throw new Error(`missing device tensor ${name}`);
+    if (!t) throw new InvariantError(`missing device tensor ${name}`);
     return t.dataSync() as Float32Array;
   };
   const out: Parameters = new Map();
@@ -134,7 +135,7 @@ export function deriveWeights(config: TinyModelConfig, params: DeviceParameters)
   const owned: tf.Tensor[] = [];
   const get = (name: string): tf.Tensor => {
     const t = params.get(name);
-    if (!t) throw new Error(`missing device tensor ${name}`);
+    if (!t) throw new InvariantError(`missing device tensor ${name}`);
     return t;
   };
   const transposed = (name: string): tf.Tensor => {

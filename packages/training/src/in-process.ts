@@ -1,3 +1,4 @@
+import { TrainingInputError, TrainingStateError } from "./errors.js";
 import { PolicyLossConfig } from "@envace/grpo";
 import type { Tokenizer } from "@envace/protocol";
 import { adamwStep, checkAdamParams, freshAdamState, type AdamState } from "./adamw.js";
@@ -60,12 +61,12 @@ export class InProcessBackend implements TrainingBackend {
     this.grads = new GradientAccumulator(config);
     this.microbatchTokens = options.microbatchTokens ?? 2048;
     if (!(Number.isInteger(this.microbatchTokens) && this.microbatchTokens > 0)) {
-      throw new Error(`microbatchTokens must be a positive integer, got ${options.microbatchTokens}`);
+      throw new TrainingInputError(`microbatchTokens must be a positive integer, got ${options.microbatchTokens}`);
     }
     this.tokenizer = options.tokenizer;
     this.stopTokenIds = options.stopTokenIds ?? options.tokenizer?.stopTokenIds;
     if (options.tokenizer && options.tokenizer.vocabSize > config.vocabSize) {
-      throw new Error(`the tokenizer has ${options.tokenizer.vocabSize} tokens but the model's vocabSize is ${config.vocabSize}`);
+      throw new TrainingInputError(`the tokenizer has ${options.tokenizer.vocabSize} tokens but the model's vocabSize is ${config.vocabSize}`);
     }
   }
 
@@ -134,7 +135,7 @@ export class InProcessBackend implements TrainingBackend {
       });
       if (loss.type === "grpo" && loss.config.klCoef > 0) {
         const missing = data.findIndex((d) => d.refLogprobs === undefined);
-        if (missing >= 0) throw new Error(`data[${missing}] has no refLogprobs, which the KL term (klCoef ${loss.config.klCoef}) needs`);
+        if (missing >= 0) throw new TrainingInputError(`data[${missing}] has no refLogprobs, which the KL term (klCoef ${loss.config.klCoef}) needs`);
       }
       const weights = this.weights();
       const scores: TokenScoresRow[] = new Array<TokenScoresRow>(data.length);
@@ -235,7 +236,7 @@ export class InProcessBackend implements TrainingBackend {
   saveCheckpoint(dir: string): Promise<void> {
     return this.exclusive(async () => {
       if (!this.grads.empty) {
-        throw new Error("gradients have been accumulated since the last optimStep; checkpoint between steps (after optimStep)");
+        throw new TrainingStateError("gradients have been accumulated since the last optimStep; checkpoint between steps (after optimStep)");
       }
       await saveCheckpoint(dir, {
         config: this.config,
@@ -304,7 +305,7 @@ function paddedLength(n: number): number {
 /** The scoring temperature; 0 (greedy sampling) has no distribution to score. */
 function checkTemperature(options: ScoringOptions): number {
   const temperature = options.temperature ?? 1;
-  if (!(temperature > 0 && Number.isFinite(temperature))) throw new Error(`cannot score at temperature ${temperature}: it must be a positive number`);
+  if (!(temperature > 0 && Number.isFinite(temperature))) throw new TrainingInputError(`cannot score at temperature ${temperature}: it must be a positive number`);
   return temperature;
 }
 
@@ -340,29 +341,29 @@ function checkLoss(loss: LossFn): void {
       return;
     case "ppo":
       if (!(loss.clipLow >= 0 && loss.clipLow <= 1 && loss.clipHigh >= 1)) {
-        throw new Error(`ppo clip thresholds are ratio bounds with clipLow ≤ 1 ≤ clipHigh (e.g. 0.8 and 1.2); got ${loss.clipLow} and ${loss.clipHigh}`);
+        throw new TrainingInputError(`ppo clip thresholds are ratio bounds with clipLow ≤ 1 ≤ clipHigh (e.g. 0.8 and 1.2); got ${loss.clipLow} and ${loss.clipHigh}`);
       }
       return;
     case "grpo": {
       const parsed = PolicyLossConfig.safeParse(loss.config);
-      if (!parsed.success) throw new Error(`grpo loss config: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+      if (!parsed.success) throw new TrainingInputError(`grpo loss config: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
       return;
     }
     default:
-      throw new Error(`unknown loss ${JSON.stringify((loss as { type: unknown }).type)}`);
+      throw new TrainingInputError(`unknown loss ${JSON.stringify((loss as { type: unknown }).type)}`);
   }
 }
 
 function checkDatum(d: Datum, index: number, config: TinyModelConfig, training: boolean): void {
   const where = `data[${index}]`;
   const n = d.tokens.length;
-  if (n === 0) throw new Error(`${where}.tokens is empty`);
-  if (n > config.maxPositionEmbeddings) throw new Error(`${where}.tokens has ${n} positions; this model's context is ${config.maxPositionEmbeddings}`);
+  if (n === 0) throw new TrainingInputError(`${where}.tokens is empty`);
+  if (n > config.maxPositionEmbeddings) throw new TrainingInputError(`${where}.tokens has ${n} positions; this model's context is ${config.maxPositionEmbeddings}`);
   const ids = (field: "tokens" | "targetTokens") => {
     const values = d[field];
-    if (values.length !== n) throw new Error(`${where}.${field} has ${values.length} entries, tokens has ${n}`);
+    if (values.length !== n) throw new TrainingInputError(`${where}.${field} has ${values.length} entries, tokens has ${n}`);
     const bad = values.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= config.vocabSize);
-    if (bad >= 0) throw new Error(`${where}.${field}[${bad}] = ${values[bad]} is not a token id (0..${config.vocabSize - 1})`);
+    if (bad >= 0) throw new TrainingInputError(`${where}.${field}[${bad}] = ${values[bad]} is not a token id (0..${config.vocabSize - 1})`);
   };
   ids("tokens");
   ids("targetTokens");
@@ -370,12 +371,12 @@ function checkDatum(d: Datum, index: number, config: TinyModelConfig, training: 
   for (const field of ["logprobs", "advantages", "mask", "refLogprobs"] as const) {
     const values = d[field];
     if (values === undefined) continue;
-    if (values.length !== n) throw new Error(`${where}.${field} has ${values.length} entries, tokens has ${n}`);
+    if (values.length !== n) throw new TrainingInputError(`${where}.${field} has ${values.length} entries, tokens has ${n}`);
     const bad = values.findIndex((v) => !Number.isFinite(v));
-    if (bad >= 0) throw new Error(`${where}.${field}[${bad}] = ${values[bad]} is not a finite number`);
+    if (bad >= 0) throw new TrainingInputError(`${where}.${field}[${bad}] = ${values[bad]} is not a finite number`);
   }
   const negative = d.mask.findIndex((m) => m < 0);
-  if (negative >= 0) throw new Error(`${where}.mask[${negative}] is negative`);
+  if (negative >= 0) throw new TrainingInputError(`${where}.mask[${negative}] is negative`);
 }
 
 function yieldToEventLoop(): Promise<void> {

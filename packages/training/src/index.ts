@@ -11,6 +11,7 @@ export {
   type LlamaShape,
 } from "./llama-config.js";
 export { datumFromRow } from "./datum.js";
+export { CheckpointError, NonFiniteGradientError, TrainingInputError, TrainingStateError } from "./errors.js";
 export { createTinyModel, InProcessBackend, type CheckpointTokenizer, type InProcessBackendOptions } from "./in-process.js";
 export { evaluateObjective, type Objective } from "./objective.js";
 export { countParameters, initParameters, parameterSpecs, type ParameterSpec, type Parameters } from "./parameters.js";

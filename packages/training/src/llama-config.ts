@@ -1,3 +1,4 @@
+import { CheckpointError } from "./errors.js";
 import { readFile } from "node:fs/promises";
 import { parseRecord } from "@envace/protocol";
 import { z } from "zod";
@@ -76,14 +77,14 @@ export async function readLlamaConfig(path: string): Promise<LlamaConfig> {
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`missing ${path}`, { cause: error });
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new CheckpointError(`missing ${path}`, { cause: error });
     throw error;
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${path}: not JSON (${(error as Error).message})`, { cause: error });
+    throw new CheckpointError(`${path}: not JSON (${(error as Error).message})`, { cause: error });
   }
   return parseRecord(LlamaConfig, value, { file: path });
 }
@@ -135,5 +136,5 @@ export function checkLlamaTensors(shape: LlamaShape, tensors: ReadonlyMap<string
     if (!tensor) problems.push(`missing ${name}`);
     else if (tensor.shape.join(",") !== dims.join(",")) problems.push(`${name} has shape [${tensor.shape.join(", ")}], config.json implies [${dims.join(", ")}]`);
   }
-  if (problems.length > 0) throw new Error(`${file}: ${problems.join("; ")}`);
+  if (problems.length > 0) throw new CheckpointError(`${file}: ${problems.join("; ")}`);
 }

@@ -1,3 +1,4 @@
+import { CheckpointError } from "./errors.js";
 import { llamaTensorNames as names, type LlamaShape } from "./llama-config.js";
 
 /**
@@ -13,7 +14,7 @@ export function llamaReferenceLogits(shape: LlamaShape, weights: ReadonlyMap<str
   const { hidden, heads, kvHeads, headDim, intermediate } = shape;
   const w = (name: string): Float32Array => {
     const data = weights.get(name);
-    if (!data) throw new Error(`missing weight ${name}`);
+    if (!data) throw new CheckpointError(`missing weight ${name}`);
     return data;
   };
   /** y = W x with W stored [out, in]. */

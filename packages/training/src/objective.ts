@@ -1,3 +1,4 @@
+import { TrainingInputError } from "./errors.js";
 import {
   aggregationWeights,
   crossEntropySum,
@@ -102,7 +103,7 @@ export function subsetFactor(loss: LossFn, data: readonly Datum[], subset: reado
       const f = all[i]![t]! / w;
       if (factor === 0) factor = f;
       else if (Math.abs(f - factor) > 1e-9 * Math.abs(factor)) {
-        throw new Error(`aggregation ${loss.config.aggregation} does not split into micro-batches; raise microbatchTokens`);
+        throw new TrainingInputError(`aggregation ${loss.config.aggregation} does not split into micro-batches; raise microbatchTokens`);
       }
     }
   }

@@ -1,3 +1,4 @@
+import { CheckpointError } from "./errors.js";
 import type { TinyModelConfig } from "./config.js";
 import { llamaTensorNames } from "./llama-config.js";
 import { Rng } from "./rng.js";
@@ -97,5 +98,5 @@ export function checkParameters(config: TinyModelConfig, params: ReadonlyMap<str
   }
   const known = new Set(specs.map((s) => s.name));
   for (const name of params.keys()) if (!known.has(name)) problems.push(`unexpected tensor ${name}`);
-  if (problems.length > 0) throw new Error(`${file}: ${problems.join("; ")}`);
+  if (problems.length > 0) throw new CheckpointError(`${file}: ${problems.join("; ")}`);
 }

@@ -1,3 +1,5 @@
+import { TrainingInputError } from "./errors.js";
+
 /**
  * A small seeded pseudo-random generator (xoshiro128**) whose whole state is four 32-bit words,
  * so checkpoints can save it and a resumed run draws exactly the numbers it would have drawn.
@@ -11,7 +13,7 @@ export class Rng {
 
   /** A generator seeded from any integer (its low 53 bits count). */
   static fromSeed(seed: number): Rng {
-    if (!Number.isSafeInteger(seed)) throw new Error(`seed must be a safe integer, got ${seed}`);
+    if (!Number.isSafeInteger(seed)) throw new TrainingInputError(`seed must be a safe integer, got ${seed}`);
     // splitmix32 over both halves of the seed spreads nearby seeds to unrelated states.
     let x = (seed >>> 0) ^ Math.imul(Math.floor(seed / 2 ** 32) >>> 0, 0x9e3779b9);
     const state = new Uint32Array(4);
@@ -29,9 +31,9 @@ export class Rng {
   /** Restore a generator from `state()`. */
   static fromState(state: readonly number[]): Rng {
     if (state.length !== 4 || state.some((w) => !Number.isInteger(w) || w < 0 || w > 0xffffffff)) {
-      throw new Error(`an Rng state is four unsigned 32-bit integers, got ${JSON.stringify(state)}`);
+      throw new TrainingInputError(`an Rng state is four unsigned 32-bit integers, got ${JSON.stringify(state)}`);
     }
-    if (state.every((w) => w === 0)) throw new Error("an Rng state cannot be all zeros");
+    if (state.every((w) => w === 0)) throw new TrainingInputError("an Rng state cannot be all zeros");
     return new Rng(Uint32Array.from(state));
   }
 

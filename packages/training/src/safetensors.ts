@@ -1,3 +1,5 @@
+import { EnvaceError, InvariantError } from "@envace/errors";
+import { CheckpointError, TrainingInputError } from "./errors.js";
 import { readFile, writeFile } from "node:fs/promises";
 import { z } from "zod";
 
@@ -12,8 +14,8 @@ export interface NamedTensor {
   data: Float32Array;
 }
 
-export class SafetensorsError extends Error {
-  override readonly name = "SafetensorsError";
+export class SafetensorsError extends EnvaceError {
+  override readonly code = "safetensors";
   constructor(
     readonly file: string,
     message: string,
@@ -40,7 +42,7 @@ export function encodeSafetensors(tensors: ReadonlyMap<string, NamedTensor>, met
   for (const [name, tensor] of tensors) {
     const size = tensor.shape.reduce((a, b) => a * b, 1);
     if (size !== tensor.data.length) {
-      throw new Error(`tensor ${name}: shape [${tensor.shape.join(", ")}] holds ${size} values but data has ${tensor.data.length}`);
+      throw new TrainingInputError(`tensor ${name}: shape [${tensor.shape.join(", ")}] holds ${size} values but data has ${tensor.data.length}`);
     }
     header[name] = { dtype: "F32", shape: tensor.shape, data_offsets: [offset, offset + size * 4] };
     offset += size * 4;
@@ -109,7 +111,7 @@ export async function readSafetensors(path: string): Promise<Map<string, NamedTe
   try {
     bytes = await readFile(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`missing ${path}`, { cause: error });
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new CheckpointError(`missing ${path}`, { cause: error });
     throw error;
   }
   return decodeSafetensors(bytes, path).tensors;
@@ -153,6 +155,6 @@ export function halfToFloat(bits: number): number {
 
 function assertLittleEndian(): void {
   if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) {
-    throw new Error("safetensors I/O here assumes a little-endian machine");
+    throw new InvariantError("safetensors I/O here assumes a little-endian machine");
   }
 }

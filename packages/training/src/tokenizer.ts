@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import type { Tokenizer } from "@envace/protocol";
 import { z } from "zod";
 
@@ -19,8 +20,8 @@ export const DEFAULT_SPECIAL_TOKENS = [
 /** Special tokens that end a generation by default. */
 export const DEFAULT_STOP_TOKENS = ["<|im_end|>", "<|endoftext|>"] as const;
 
-export class TokenizerError extends Error {
-  override readonly name = "TokenizerError";
+export class TokenizerError extends EnvaceError {
+  override readonly code = "tokenizer";
 }
 
 /**

@@ -1,3 +1,5 @@
+import { InvariantError } from "@envace/errors";
+import { TrainingStateError } from "./errors.js";
 import * as tf from "@tensorflow/tfjs-core";
 import "@tensorflow/tfjs-backend-wasm";
 import { BackendWasm } from "@tensorflow/tfjs-backend-wasm";
@@ -16,7 +18,7 @@ let ready: Promise<void> | undefined;
 export function initWasmBackend(): Promise<void> {
   ready ??= (async () => {
     const ok = await tf.setBackend("wasm");
-    if (!ok) throw new Error("the tfjs wasm backend failed to initialise");
+    if (!ok) throw new TrainingStateError("the tfjs wasm backend failed to initialise");
     await tf.ready();
   })();
   return ready;
@@ -25,7 +27,7 @@ export function initWasmBackend(): Promise<void> {
 function wasm(): BackendWasm {
   const backend = tf.backend();
   if (!(backend instanceof BackendWasm)) {
-    throw new Error(`tfjs is on the ${tf.getBackend()} backend; call initWasmBackend() first`);
+    throw new TrainingStateError(`tfjs is on the ${tf.getBackend()} backend; call initWasmBackend() first`);
   }
   return backend;
 }
@@ -48,7 +50,7 @@ export function block(x: tf.Tensor, index: number, shape: number[]): tf.Tensor {
 /** Equal-shaped tensors stacked along a new first axis, copied inside the wasm heap. */
 export function stackBlocks(parts: readonly tf.Tensor[]): tf.Tensor {
   const first = parts[0];
-  if (!first) throw new Error("stackBlocks needs at least one tensor");
+  if (!first) throw new InvariantError("stackBlocks needs at least one tensor");
   const backend = wasm();
   const out = backend.makeOutput([parts.length, ...first.shape], "float32");
   const dst = backend.typedArrayFromHeap(out) as Float32Array;
@@ -77,7 +79,7 @@ export function tensorFrom(data: Float32Array, shape: number[]): tf.Tensor {
  * move b-element runs, which is several times faster than tfjs-wasm's strided 2-D transpose.
  */
 export function transpose2d(x: tf.Tensor): tf.Tensor {
-  if (x.rank !== 2) throw new Error(`transpose2d needs a matrix, got shape [${x.shape.join(", ")}]`);
+  if (x.rank !== 2) throw new InvariantError(`transpose2d needs a matrix, got shape [${x.shape.join(", ")}]`);
   const [m, n] = x.shape as [number, number];
   const block = [64, 32, 16, 8].find((b) => m % b === 0 && m > b);
   if (block === undefined || n === 1 || m === 1) return tf.transpose(x);
