@@ -44,7 +44,11 @@ export interface TinkerConnectOptions {
   tags?: string[];
   userMetadata?: Record<string, unknown>;
   projectId?: string;
-  /** Where warnings go (dropped loss terms, failing heartbeats). Default: `console.warn`. */
+  /**
+   * Where warnings go (dropped loss terms, failing heartbeats, a refused wire). Default: Node's
+   * `process.emitWarning` with type `TinkerWarning`, which the application can listen to
+   * (`process.on("warning")`) or silence (`--no-warnings`); the client never prints by itself.
+   */
   onWarning?: (message: string) => void;
   fetch?: typeof fetch;
 }
@@ -99,7 +103,7 @@ export class TinkerService {
 
   /** `client/config`, `create_session`, then heartbeats. */
   static async connect(options: TinkerConnectOptions): Promise<TinkerService> {
-    const warn = options.onWarning ?? ((message: string) => console.warn(`[tinker] ${message}`));
+    const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, "TinkerWarning"));
     const sdkVersion = options.sdkVersion ?? SDK_WIRE_VERSION;
     let token: { value: string; expires: number } | undefined;
     let jwt = false;
