@@ -1,6 +1,7 @@
 import { basename } from "node:path";
 import { parseModelSpec, policyFromSpec, type ModelSpec } from "@envace/models";
 import { InputError, type Policy, type Tokenizer } from "@envace/protocol";
+import type { Logger } from "pino";
 import { buildApp, type App } from "./app.js";
 import { isLoopback, loadServerConfig, parseServerConfig, type ServerConfig, type ServerConfigInput } from "./config.js";
 
@@ -83,6 +84,8 @@ export interface ServeCommandOptions {
   host?: string | undefined;
   port?: number | undefined;
   config?: string | undefined;
+  /** The request log's level, over the config's `log_level`. */
+  logLevel?: ServerConfig["log_level"] | undefined;
 }
 
 /** The served model id: the config's, else the upstream's model, else the checkpoint folder's name. */
@@ -98,24 +101,32 @@ export function withUpstreamDefaults(spec: ModelSpec, config: ServerConfig): Mod
 }
 
 /**
- * `envace serve`: load the policy, listen, print the URL, and run until SIGTERM or SIGINT, which
- * finish the requests in flight before the process exits.
+ * `envace serve`: load the policy, listen, print the URL on stdout (`print`), and run until SIGTERM
+ * or SIGINT, which finish the requests in flight before the process exits. `log` is the command's
+ * log (loading, shutting down).
  */
-export async function serve(options: ServeCommandOptions, print: (line: string) => void = console.log): Promise<void> {
+export async function serve(options: ServeCommandOptions, log: Logger, print: (line: string) => void = console.log): Promise<void> {
   const file = options.config === undefined ? parseServerConfig({}, "server config") : loadServerConfig(options.config);
-  const config: ServerConfig = { ...file, ...(options.host === undefined ? {} : { host: options.host }), ...(options.port === undefined ? {} : { port: options.port }) };
+  const config: ServerConfig = {
+    ...file,
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...(options.port === undefined ? {} : { port: options.port }),
+    ...(options.logLevel === undefined ? {} : { log_level: options.logLevel }),
+  };
   const tokens = serverTokens(config, undefined);
   if (tokens.length === 0 && !isLoopback(config.host)) {
     throw new ServeError(`refusing to listen on ${config.host} without a bearer token: set ENVACE_SERVER_TOKEN or tokens: in the server config, or bind to 127.0.0.1`);
   }
   const spec = withUpstreamDefaults(parseModelSpec(options.policy), config);
+  log.info({ policy: options.policy }, "loading the policy");
   const model = await policyFromSpec(spec);
   const server = await startServer({ policy: model.policy, tokenizer: model.tokenizer, model: servedModelName(spec, config), config, tokens });
   print(`envace serve: ${servedModelName(spec, config)} on ${server.url}/v1`);
   await new Promise<void>((resolve) => {
-    const stop = (): void => {
+    const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGTERM", stop);
       process.off("SIGINT", stop);
+      log.info({ signal, grace_s: config.shutdown_grace_s }, "shutting down: finishing the requests in flight");
       void server.close().then(resolve, resolve);
     };
     process.on("SIGTERM", stop);

@@ -5,6 +5,7 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError, InvalidArgumentError, Option, type CommandUnknownOpts } from "@commander-js/extra-typings";
+import type { Logger } from "./log.js";
 
 /** `--name <n>` as a whole number ≥ `min`. */
 function wholeNumber(min: number): (text: string) => number {
@@ -75,8 +76,24 @@ function declare(state: { command: string }): Command {
   const envace = new Command("envace")
     .description("Train tool-using LLM agents with EnvACE and evaluate them.")
     .exitOverride()
-    .addHelpText("after", example("envace train --out runs/default", "envace eval builtin --help"));
+    .addOption(
+      new Option("--log-format <format>", "the log on stderr: pretty lines, or JSON lines (one object a line)")
+        .choices(["pretty", "json"] as const)
+        .default("pretty" as const)
+        .env("ENVACE_LOG_FORMAT"),
+    )
+    .addOption(
+      new Option("--log-level <level>", "the least severe log lines shown; debug also prints the stack trace of a failure")
+        .choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const)
+        .default("info" as const)
+        .env("ENVACE_LOG_LEVEL"),
+    )
+    // Subcommands inherit it: their --help lists the global options too.
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText("after", example("envace train --out runs/default", "envace --log-format json eval builtin --help"));
   withUsageErrors(envace, "");
+  /** The log of a long-running command, as the global options ask; pino is loaded only then. */
+  const logger = async (): Promise<Logger> => (await import("./log.js")).createLogger(envace.opts());
   envace.hook("preAction", (_envace, action) => {
     const names: string[] = [];
     for (let command: CommandUnknownOpts | null = action; command !== null && command !== envace; command = command.parent) names.unshift(command.name());
@@ -91,7 +108,7 @@ function declare(state: { command: string }): Command {
     .requiredOption("--out <dir>", "the run directory; running again with the same config resumes it")
     .addHelpText("after", example("envace train --out runs/default", "envace train --config presets/qwen3-8b-tinker.yaml --out runs/qwen3"))
     .action(async (options) => {
-      await (await import("./commands/train.js")).run(options);
+      await (await import("./commands/train.js")).run(options, await logger());
     });
 
   withUsageErrors(envace.command("pretrain"), "pretrain")
@@ -105,7 +122,7 @@ function declare(state: { command: string }): Command {
     .requiredOption("--out <dir>", "the run directory; the checkpoint goes to <out>/base")
     .addHelpText("after", example("envace pretrain --out runs/base"))
     .action(async (options) => {
-      await (await import("./commands/pretrain.js")).run(options);
+      await (await import("./commands/pretrain.js")).run(options, await logger());
     });
 
   withUsageErrors(envace.command("demo"), "demo")
@@ -152,7 +169,7 @@ function declare(state: { command: string }): Command {
     .addHelpText("after", example("envace eval bfcl --data bfcl_eval/data --category simple_python,multi_turn_base --policy oracle --out runs/bfcl-oracle --limit 5"))
     .action(async (options, command) => {
       if ((options.policy === undefined) === (options.results === undefined)) command.error("give exactly one of --policy and --results", { exitCode: 2 });
-      await (await import("./commands/eval-bfcl.js")).run(options);
+      await (await import("./commands/eval-bfcl.js")).run(options, await logger());
     });
 
   withUsageErrors(evaluate.command("builtin"), "eval builtin")
@@ -228,7 +245,7 @@ function declare(state: { command: string }): Command {
       if (options.predictions === undefined && options.policy === undefined) command.error("give --policy (or --predictions to score recorded predictions)", { exitCode: 2 });
       if (options.policy !== undefined && options.mcp === undefined) command.error("--mcp is required to run a policy (the samples' tool server)", { exitCode: 2 });
       if (options.policy !== undefined && options.out === undefined) command.error("--out is required to run a policy", { exitCode: 2 });
-      await (await import("./commands/eval-finmcp.js")).run(options);
+      await (await import("./commands/eval-finmcp.js")).run(options, await logger());
     });
 
   withUsageErrors(evaluate.command("tau2"), "eval tau2")
@@ -247,6 +264,7 @@ function declare(state: { command: string }): Command {
     .option("--tasks-file <file>", "another tasks.json (a split, or your own tasks); telecom ships tasks_small.json and no tasks.json")
     .option("--db <file>", "another database file (e.g. upstream's airline db.json)")
     .option("--policy-variant <name>", "telecom's tech-support policy: manual (default) or workflow")
+    .option("--solo", "upstream's solo mode (mock, telecom): no user simulator; the agent works each task's ticket alone with both sides' tools and ends with done")
     .option("--concurrency <n>", "conversations in flight at once (default: 4, 1 for the oracle)", wholeNumber(1))
     .option("--max-steps <n>", "messages per conversation before it is cut (default: 200)", wholeNumber(1))
     .option("--max-errors <n>", "tool errors per conversation before it is cut (default: 10)", wholeNumber(1))
@@ -264,7 +282,7 @@ function declare(state: { command: string }): Command {
     .action(async (options, command) => {
       if (options.rescore === undefined && options.policy === undefined) command.error("give --policy (or --rescore to score saved conversations)", { exitCode: 2 });
       if (options.rescore === undefined && options.out === undefined) command.error("--out is required to run a policy", { exitCode: 2 });
-      await (await import("./commands/eval-tau2.js")).run(options);
+      await (await import("./commands/eval-tau2.js")).run(options, await logger());
     });
 
   withUsageErrors(evaluate.command("vita"), "eval vita")
@@ -295,7 +313,7 @@ function declare(state: { command: string }): Command {
     )
     .action(async (options, command) => {
       if ((options.replay === undefined) === (options.policy === undefined)) command.error("give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>", { exitCode: 2 });
-      await (await import("./commands/eval-vita.js")).run(options);
+      await (await import("./commands/eval-vita.js")).run(options, await logger());
     });
 
   withUsageErrors(envace.command("serve"), "serve")
@@ -310,7 +328,9 @@ function declare(state: { command: string }): Command {
     .option("--config <file>", "server.yaml: limits, concurrency, tokens, rehearsal, memory")
     .addHelpText("after", example("envace serve --policy tiny:runs/default/checkpoints/step-000040/policy --port 8080"))
     .action(async (options) => {
-      await (await import("@envace/server")).serve(options);
+      // An explicit --log-level (or ENVACE_LOG_LEVEL) also sets the request log's, over server.yaml's.
+      const logLevel = envace.getOptionValueSource("logLevel") === "default" ? undefined : envace.opts().logLevel;
+      await (await import("@envace/server")).serve({ ...options, logLevel }, await logger());
     });
 
   return envace;

@@ -4,6 +4,7 @@ import { evaluateBfcl, percent, resolveCategories } from "@envace/bench-bfcl";
 import type { InferenceMode, OutputSource } from "@envace/bench-bfcl";
 import { InputError } from "@envace/protocol";
 import { UsageError } from "../faults.js";
+import type { Logger } from "../log.js";
 import { loadModel } from "./policy.js";
 
 /** The options of `envace eval bfcl`, as cli.ts declares them. */
@@ -24,7 +25,7 @@ export interface EvalBfclOptions {
   underscoreToDot?: boolean;
 }
 
-export async function run(options: EvalBfclOptions): Promise<void> {
+export async function run(options: EvalBfclOptions, log: Logger): Promise<void> {
   let categories: string[];
   try {
     categories = resolveCategories(options.category ?? ["all"]);
@@ -50,7 +51,7 @@ export async function run(options: EvalBfclOptions): Promise<void> {
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
     ...(options.resume ? { resume: true } : {}),
     onEntry: (_verdict, category, done, total) => {
-      if (done === total || (source.kind === "policy" && done % 10 === 0)) process.stderr.write(`  ${category}: ${done}/${total}\n`);
+      if (done === total || (source.kind === "policy" && done % 10 === 0)) log.info({ category, done, total }, "entries scored");
     },
   });
 

@@ -8,6 +8,7 @@ import { checkReach, listMcpTools, McpEnvironment, McpServerSpec } from "@envace
 import { InputError } from "@envace/protocol";
 import { parseRehearsalSetting, type RehearsalSetting } from "@envace/rehearsal";
 import { UsageError } from "../faults.js";
+import type { Logger } from "../log.js";
 import { loadModel } from "./policy.js";
 
 /** The options of `envace eval finmcp`, as cli.ts declares them. */
@@ -50,7 +51,7 @@ export function serverOf(mcp: string, env: readonly string[] = []): McpServerSpe
   return McpServerSpec.parse({ transport: "stdio", command, args, ...(env.length > 0 ? { env: variables } : {}) });
 }
 
-export async function run(options: EvalFinMcpOptions): Promise<void> {
+export async function run(options: EvalFinMcpOptions, log: Logger): Promise<void> {
   let rehearsal: RehearsalSetting;
   try {
     rehearsal = parseRehearsalSetting(options.rehearsal);
@@ -95,7 +96,8 @@ export async function run(options: EvalFinMcpOptions): Promise<void> {
     ...(options.memoryBudget === undefined ? {} : { memoryBudget: options.memoryBudget }),
     ...(options.resume === true ? { resume: true } : {}),
     onEntry: (entry, done, total) => {
-      if (done === total || done % 10 === 0 || entry.error !== undefined) process.stderr.write(`  ${done}/${total}${entry.error === undefined ? "" : `  ${entry.id}: ${entry.error}`}\n`);
+      if (entry.error !== undefined) log.warn({ id: entry.id, error: entry.error, done, total }, "sample failed");
+      else if (done === total || done % 10 === 0) log.info({ done, total }, "samples run");
     },
   });
   report(summary, `FinMCP-Bench (${options.policy}, ${listed.length} tools on ${options.mcp}), ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
   formatSummary,
+  isSoloTask,
   loadDomain,
   loadSimulations,
   loadUserGuidelines,
@@ -13,6 +14,7 @@ import {
   type UserGuidelines,
 } from "@envace/bench-tau2";
 import { UsageError } from "../faults.js";
+import type { Logger } from "../log.js";
 import { ProgressBar } from "../run/progress.js";
 import { loadModel, modelSpec } from "./policy.js";
 
@@ -31,6 +33,7 @@ export interface EvalTau2Options {
   tasksFile?: string;
   db?: string;
   policyVariant?: string;
+  solo?: boolean;
   concurrency?: number;
   maxSteps?: number;
   maxErrors?: number;
@@ -47,13 +50,14 @@ function judgeFrom(spec: string | undefined): NlJudge | undefined {
   return NlJudge.fromServer(parsed.baseURL, parsed.model);
 }
 
-export async function run(options: EvalTau2Options): Promise<void> {
+export async function run(options: EvalTau2Options, log: Logger): Promise<void> {
   const judge = judgeFrom(options.judge);
   const domain = await loadDomain(options.domain, {
     data: resolve(options.data),
     ...(options.tasksFile !== undefined ? { tasks: resolve(options.tasksFile) } : {}),
     ...(options.db !== undefined ? { db: resolve(options.db) } : {}),
     ...(options.policyVariant !== undefined ? { policyVariant: options.policyVariant } : {}),
+    ...(options.solo === true ? { solo: true } : {}),
   });
   const started = Date.now();
 
@@ -89,7 +93,8 @@ export async function run(options: EvalTau2Options): Promise<void> {
     const user = options.user === undefined ? agent : (await loadModel(options.user, "--user")).policy;
     participants = { agent, user };
   }
-  const total = (taskIds?.length ?? domain.tasks.length) * options.trials;
+  const total = (taskIds?.length ?? domain.tasks.filter((task) => !domain.solo || isSoloTask(task)).length) * options.trials;
+  log.info({ domain: domain.definition.name, conversations: total, agent: options.policy, out: resolve(options.out!) }, "τ² run started");
   const bar = new ProgressBar(`τ² ${domain.definition.name}`, total);
   let successes = 0;
   let shown = 0;
@@ -109,6 +114,7 @@ export async function run(options: EvalTau2Options): Promise<void> {
     ...(agentInstruction === undefined ? {} : { agentInstruction }),
     onProgress: ({ done, entry }) => {
       if (entry.success) successes++;
+      log.debug({ id: entry.id, trial: entry.trial, success: entry.success }, "conversation scored");
       // A resumed run reports its first new trial after the ones already done.
       bar.tick(`succeeded ${successes} this run`, done - shown);
       shown = done;

@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { loadVitaTasks, openAiJudge, replayFile, resolveTasksFile, runVita, type VitaDomain } from "@envace/bench-vita";
 import { formatRehearsalSetting, parseRehearsalSetting } from "@envace/rehearsal";
 import { UsageError } from "../faults.js";
+import type { Logger } from "../log.js";
 import { loadModel, modelSpec } from "./policy.js";
 
 /** The options of `envace eval vita`, as cli.ts declares them. */
@@ -29,7 +30,7 @@ function rehearsalSetting(text: string): string {
   }
 }
 
-export async function run(options: EvalVitaOptions): Promise<void> {
+export async function run(options: EvalVitaOptions, log: Logger): Promise<void> {
   const started = Date.now();
   if (options.replay !== undefined) {
     const summary = await replayFile({ domain: options.domain, data: resolve(options.data), replay: resolve(options.replay), out: resolve(options.out) });
@@ -60,6 +61,7 @@ export async function run(options: EvalVitaOptions): Promise<void> {
     out: resolve(options.out),
     rehearsal,
     concurrency: options.concurrency,
+    onEntry: (entry) => log.info({ id: entry.id, trial: entry.trial, reward: entry.reward, ...(entry.masked === undefined ? {} : { masked: entry.masked }) }, "trial scored"),
   });
   const pct = (x: number | undefined): string => (x === undefined ? "-" : `${(100 * x).toFixed(1)}%`);
   console.log(`VitaBench ${options.domain} · ${summary.tasks} tasks × ${summary.trials} trials · rehearsal ${summary.rehearsal}`);

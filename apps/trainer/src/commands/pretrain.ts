@@ -1,6 +1,7 @@
 // `envace pretrain [--config <file>] --out <run dir>`: the warm start alone, exported as a base checkpoint.
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../config/load.js";
+import type { Logger } from "../log.js";
 import { exportBase } from "../setup/base-checkpoint.js";
 import { presetPath } from "./train.js";
 
@@ -9,7 +10,7 @@ export interface PretrainOptions {
   out: string;
 }
 
-export async function run(options: PretrainOptions): Promise<void> {
+export async function run(options: PretrainOptions, log: Logger): Promise<void> {
   const file = options.config ?? presetPath("base");
   const config = loadConfig(file);
   if (config.trainer.total_steps !== 0) {
@@ -18,7 +19,7 @@ export async function run(options: PretrainOptions): Promise<void> {
   const started = performance.now();
   // Loaded only once the config is valid: it brings in the model runtimes.
   const { train } = await import("../train.js");
-  const result = await train(config, options.out);
+  const result = await train(config, options.out, { log: (line) => log.info(line) });
   const out = join(result.runDir, "base");
   const manifest = exportBase(join(result.runDir, "checkpoints", "sft"), out, {
     command: options.config === undefined ? "envace pretrain --out <dir>" : `envace pretrain --config ${options.config} --out <dir>`,

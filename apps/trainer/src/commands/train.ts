@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, loadConfig } from "../config/load.js";
+import type { Logger } from "../log.js";
 import { headlineTable } from "../report/headline.js";
 import { readMetrics } from "../run/metrics-log.js";
 import { writeReport } from "./report.js";
@@ -26,11 +27,11 @@ export interface TrainOptions {
   out: string;
 }
 
-export async function run(options: TrainOptions): Promise<void> {
+export async function run(options: TrainOptions, log: Logger): Promise<void> {
   const config = loadConfig(options.config ?? presetPath(options.preset));
   // Loaded only once the config is valid: it brings in the model runtimes.
   const { train } = await import("../train.js");
-  const result = await train(config, options.out);
+  const result = await train(config, options.out, { log: (line) => log.info(line) });
   const report = writeReport([result.runDir]);
   for (const line of headlineTable(readMetrics(join(result.runDir, "metrics.jsonl")).records, config.mode)) console.log(line);
   console.log(`report: ${report}`);
