@@ -250,6 +250,7 @@ describe.skipIf(!chromiumPath)("the HTML report in headless Chromium", () => {
     });
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1800 } });
+      page.setDefaultTimeout(120_000);
       const problems: string[] = [];
       page.on("console", (message) => {
         if (message.type() === "error" || message.type() === "warning") problems.push(`${message.type()}: ${message.text()}`);
@@ -308,6 +309,6 @@ describe.skipIf(!chromiumPath)("the HTML report in headless Chromium", () => {
     } finally {
       await browser.close();
     }
-    // Chromium's start and a megabyte of script take seconds on a loaded machine.
-  }, 120_000);
+    // Chromium's start and a megabyte of script take seconds, and minutes on a loaded machine.
+  }, 240_000);
 });
