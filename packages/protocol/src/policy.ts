@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import { z } from "zod";
 import type { Generation } from "./generation.js";
 import { Message } from "./message.js";
@@ -45,8 +46,8 @@ export interface Sampler {
  * history grew too long), not about the model server, so rollout engines end the episode with
  * `max_tokens` instead of failing.
  */
-export class ContextLengthError extends RangeError {
-  override readonly name = "ContextLengthError";
+export class ContextLengthError extends EnvaceError {
+  override readonly code = "context-length";
   constructor(
     readonly promptTokens: number,
     readonly contextTokens: number,
