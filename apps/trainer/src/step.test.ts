@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { BuiltinEnvironment, generateTasks, goldTrajectory, outcomeReward } from "@envace/bench-builtin";
-import type { GenerateRequest, Policy, Task } from "@envace/protocol";
+import type { Environment, GenerateRequest, Policy, Task, ToolSpec } from "@envace/protocol";
 import { computeAdvantages } from "@envace/grpo";
 import { ConcurrencyLimit } from "@envace/concurrency";
-import { ScriptedPolicy, rowsOf } from "@envace/trajectory";
+import { ScriptedPolicy, rowsOf, simulateUser, userToolsOf } from "@envace/trajectory";
 import { parseConfig } from "./config/load.js";
 import { CallCounter, histogram, rewards, rollouts, sampleTasks } from "./step.js";
 
@@ -101,6 +101,66 @@ describe("rollouts", () => {
     const verdicts = await rewards({ reward: outcomeReward }, options.tasks, trajectories);
     const batch = computeAdvantages(trajectories.flatMap((t) => rowsOf(t)), verdicts, { baseline: "row", roleWise: true, groupSize: 2 });
     expect(batch.groups.filter((g) => g.role === "act").map((g) => g.rollouts)).toEqual([4]);
+  });
+});
+
+describe("rollouts of a dual-control task (the user has a phone of their own)", () => {
+  const spec = (name: string): ToolSpec => ({ type: "function", function: { name, parameters: { type: "object", properties: {} } } });
+  const task: Task = {
+    id: "airplane",
+    messages: [{ role: "user", content: "My phone shows No Service." }],
+    tools: [spec("check_line")],
+    metadata: { user_tools: [spec("toggle_airplane_mode")], user_scenario: "Your phone is in airplane mode." },
+  };
+  type Side = Environment & { calls: string[] };
+  function side(tools: ToolSpec[]): Side {
+    const calls: string[] = [];
+    return {
+      calls,
+      reset: () => Promise.resolve(),
+      tools: () => tools,
+      state: () => Promise.resolve(null),
+      call: (call) => (calls.push(call.name), Promise.resolve({ status: "ok", callId: call.id, name: call.name, content: "done" })),
+    };
+  }
+  const hermes = (name: string): string => `<tool_call>{"name": "${name}", "arguments": {}}</tool_call>`;
+  /** Checks the line, asks the user to turn airplane mode off; the user does, then stops; calls are rehearsed as done. */
+  const play = new ScriptedPolicy("play", (request) => {
+    if (request.role === "rehearse") return '<execution_result>{"status": "done"}</execution_result>';
+    const last = request.messages.at(-1)!;
+    if (request.role === "user") return last.role === "tool" ? "Fixed. ###STOP###" : hermes("toggle_airplane_mode");
+    return request.messages.some((m) => m.role === "tool") ? "Please turn airplane mode off." : hermes("check_line");
+  });
+  const run = async (environment: "self" | "real") => {
+    // The real sides exist in both modes, so a self-unfolded step could reach them if it were wired wrong.
+    const sides = [0, 1].map(() => Object.assign(side(task.tools), { user: side(userToolsOf(task)) }));
+    let made = 0;
+    const domain = { name: "dual", environment: () => sides[made++ % 2]!, rehearsePrompt: {}, users: simulateUser({ policy: play }) };
+    const config = parseConfig(environment === "real" ? "mode: grpo\nenvironment: real\nrollout: { rollouts_per_task: 2 }" : "rollout: { rollouts_per_task: 2 }", "c.yaml");
+    const counter = new CallCounter();
+    const trajectories = await rollouts({ config, domain, tasks: [task], actor: play, rehearser: play, counter, limit: new ConcurrencyLimit(4), step: 1 });
+    const userOutcomes = trajectories.map((t) => t.steps.flatMap((s) => (s.type === "user" ? (s.actions ?? []).flatMap((a) => a.outcomes.map((o) => `${o.provenance}:${o.call.name}`)) : [])));
+    return { sides, calls: counter.take(), userOutcomes };
+  };
+
+  it("grounded, runs the user's calls on the real environment's own user side, and counts them", async () => {
+    const { sides, calls, userOutcomes } = await run("real");
+    expect(sides.map((s) => [s.calls, s.user.calls])).toEqual([
+      [["check_line"], ["toggle_airplane_mode"]],
+      [["check_line"], ["toggle_airplane_mode"]],
+    ]);
+    expect(calls).toBe(4);
+    expect(userOutcomes).toEqual([["grounded:toggle_airplane_mode"], ["grounded:toggle_airplane_mode"]]);
+  });
+
+  it("self-unfolded, rehearses the user's calls too and reaches neither real side", async () => {
+    const { sides, calls, userOutcomes } = await run("self");
+    expect(sides.map((s) => [s.calls, s.user.calls])).toEqual([
+      [[], []],
+      [[], []],
+    ]);
+    expect(calls).toBe(0);
+    expect(userOutcomes).toEqual([["rehearsed:toggle_airplane_mode"], ["rehearsed:toggle_airplane_mode"]]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { advantageMetrics, roleMetrics, verdictsOf, type AdvantageBatch, type PolicyLossConfig, type ScoredRow } from "@envace/grpo";
 import type { Environment, Policy, RewardVerdict, Task, Trajectory } from "@envace/protocol";
 import type { ConcurrencyLimit } from "@envace/concurrency";
-import { deriveSeed, RehearsalEnvironment, unfoldGroup } from "@envace/trajectory";
+import { deriveSeed, RehearsalEnvironment, unfoldGroup, userToolsOf } from "@envace/trajectory";
 import { Rng, datumFromRow, type AdamParams, type ScoringOptions, type TrainingBackend } from "@envace/training";
 import type { ActorConfig, TrainConfig } from "./config/schema.js";
 import { CountingEnvironment } from "./counting-environment.js";
@@ -66,6 +66,13 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
       actor,
       // A real environment holds episode state: one per rollout. A rehearsal environment per group.
       environment: config.environment === "real" ? () => counter.wrap(real!(task)) : new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt }),
+      // Dual control (τ² telecom): the user's own side, the real environment's (counted too) or imagined.
+      userEnvironment:
+        config.environment === "real"
+          ? (_, environment) => (environment instanceof RehearsalEnvironment || environment.user === undefined ? undefined : counter.wrap(environment.user))
+          : userToolsOf(task).length > 0
+            ? new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt })
+            : undefined,
       size: config.rollout.rollouts_per_task * times,
       ...(domain.users === undefined ? {} : { users: domain.users }),
       limit,

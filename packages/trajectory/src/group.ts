@@ -17,6 +17,14 @@ export interface UnfoldGroupOptions extends SharedRolloutOptions {
    * that makes one per rollout; a rehearsal environment may be shared.
    */
   environment: EnvironmentLike | ((rollout: number) => EnvironmentLike);
+  /**
+   * The user's own side of each rollout in a dual-control task (`UnfoldOptions.userEnvironment`).
+   * A real side holds episode state: give a factory, which gets the rollout's environment so it
+   * can answer with that environment's own user side (e.g. `environment.user`), or with nothing.
+   * A rehearsal one may be shared by the group, though not with `environment`: each is reset
+   * with its own side's tools.
+   */
+  userEnvironment?: EnvironmentLike | ((rollout: number, environment: EnvironmentLike) => EnvironmentLike | undefined);
   /** User turns of each rollout (a factory when the source holds state). */
   users?: UserTurnSource | ((rollout: number) => UserTurnSource);
   /** The global cap; without one the group's rollouts all run at once. */
@@ -29,7 +37,7 @@ export interface UnfoldGroupOptions extends SharedRolloutOptions {
  * rollout fails, the others are cancelled and, once all have ended, the group rejects with that failure.
  */
 export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajectory[]> {
-  const { size, environment, users, limit, signal } = options;
+  const { size, environment, userEnvironment, users, limit, signal } = options;
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`group size must be a positive integer, got ${size}`);
   const controller = new AbortController();
   // Every rollout's requests listen to this signal (an HTTP client adds a listener per request),
@@ -45,14 +53,18 @@ export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajecto
   const abort = new AbortFlag(controller.signal);
 
   const one = (rollout: number): Promise<Trajectory> => {
-    const run = (): Promise<Trajectory> =>
-      unfoldRollout(options, {
-        environment: typeof environment === "function" ? environment(rollout) : environment,
+    const run = (): Promise<Trajectory> => {
+      const agentSide = typeof environment === "function" ? environment(rollout) : environment;
+      const userSide = typeof userEnvironment === "function" ? userEnvironment(rollout, agentSide) : userEnvironment;
+      return unfoldRollout(options, {
+        environment: agentSide,
+        ...(userSide === undefined ? {} : { userEnvironment: userSide }),
         users: typeof users === "function" ? users(rollout) : users,
         rollout,
         signal: controller.signal,
         abort,
       });
+    };
     return limit === undefined ? run() : limit.run(run, controller.signal);
   };
 

@@ -1,5 +1,6 @@
-import type { Environment, GenerateRequest, Task, ToolCall, ToolSpec } from "@envace/protocol";
+import type { Environment, GenerateRequest, Task, ToolCall, ToolSpec, Trajectory } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
+import { unfoldGroup } from "./group.js";
 import { rehearsal } from "./rehearsal-environment.js";
 import { ScriptedPolicy } from "./scripted-policy.js";
 import { unfold } from "./unfold.js";
@@ -103,5 +104,53 @@ describe("a simulated user with a side of its own (dual control)", () => {
     expect(userToolsOf(task).map((t) => t.function.name)).toEqual(["check_status_bar", "toggle_airplane_mode"]);
     expect(userToolsOf({ ...task, metadata: {} })).toEqual([]);
     expect(userToolsOf({ ...task, metadata: { user_tools: [{ name: "x" }] } })).toEqual([]);
+  });
+});
+
+describe("a group of dual-control rollouts (unfoldGroup)", () => {
+  /** An agent side that records its calls and carries its own phone, as a τ² telecom environment does. */
+  function paired(): Environment & { calls: ToolCall[]; user: Environment & { calls: ToolCall[] } } {
+    return { ...phone(), tools: () => task.tools, user: phone() };
+  }
+  const outcomes = (steps: Trajectory["steps"]) =>
+    steps.flatMap((step) => (step.type === "user" ? (step.actions ?? []).flatMap((action) => action.outcomes.map((o) => `${o.provenance}:${o.call.name}`)) : []));
+
+  it("runs each rollout's user calls on that rollout's own user side, never on the agent's", async () => {
+    const { agent, user } = players([]);
+    const sides: ReturnType<typeof paired>[] = [];
+    const trajectories = await unfoldGroup({
+      task,
+      size: 2,
+      actor: agent,
+      environment: () => {
+        sides.push(paired());
+        return sides[sides.length - 1]!;
+      },
+      userEnvironment: (_rollout, environment) => (environment as ReturnType<typeof paired>).user,
+      users: () => simulateUser({ policy: user }),
+    });
+    expect(sides.map((side) => [side.calls.length, side.user.calls.map((call) => call.name)])).toEqual([
+      [0, ["check_status_bar", "toggle_airplane_mode"]],
+      [0, ["check_status_bar", "toggle_airplane_mode"]],
+    ]);
+    expect(trajectories.map((trajectory) => outcomes(trajectory.steps))).toEqual([
+      ["grounded:check_status_bar", "grounded:toggle_airplane_mode"],
+      ["grounded:check_status_bar", "grounded:toggle_airplane_mode"],
+    ]);
+  });
+
+  it("self-unfolded, imagines the user side's answers in every rollout from a group-wide rehearsal side", async () => {
+    const { agent, user } = players([]);
+    const rehearsed: string[] = [];
+    const rehearser = new ScriptedPolicy("rehearser", (request) => {
+      rehearsed.push(request.role);
+      return '<execution_result>{"imagined": true}</execution_result>';
+    });
+    const trajectories = await unfoldGroup({ task, size: 2, actor: agent, environment: rehearsal(rehearser), userEnvironment: rehearsal(rehearser), users: () => simulateUser({ policy: user }) });
+    expect(rehearsed).toEqual(["rehearse", "rehearse", "rehearse", "rehearse"]);
+    expect(trajectories.map((trajectory) => outcomes(trajectory.steps))).toEqual([
+      ["rehearsed:check_status_bar", "rehearsed:toggle_airplane_mode"],
+      ["rehearsed:check_status_bar", "rehearsed:toggle_airplane_mode"],
+    ]);
   });
 });
