@@ -1,3 +1,4 @@
+import { InvariantError } from "@envace/errors";
 import type { Environment, Policy, Step, Task, Tokenizer, Trajectory } from "@envace/protocol";
 import { unfold, type ActParserOptions, type RoleSampling, type UnfoldLimitsInput, type UserTurnSource } from "@envace/trajectory";
 import { SafeWriteGate, type GateEvent, type SafeWriteGateOptions } from "./gate.js";
@@ -100,7 +101,7 @@ export async function rehearseThenCommit(options: EpisodeOptions): Promise<Episo
     placement: options.placement,
     signal: options.signal,
   });
-  if (run === undefined) throw new Error("unreachable: a setting other than none always rehearses");
+  if (run === undefined) throw new InvariantError("unreachable: a setting other than none always rehearses");
   onRehearsed?.(run);
   return { rehearsal: run, committed: await commit({ ...commitOptions, memory: run.memory }) };
 }

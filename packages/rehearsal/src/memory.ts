@@ -1,5 +1,6 @@
 import type { Message, Task } from "@envace/protocol";
 import { callText, type PredictedFailure } from "./attempt.js";
+import { RehearsalSettingError } from "./setting.js";
 import { renderAssessedAttempt, assessmentText, type AssessedAttempt, type Summary } from "./summarize.js";
 import { truncateToTokens, type TokenCounter } from "./tokens.js";
 
@@ -179,7 +180,7 @@ export function withNote(task: Task, note: string, placement: NotePlacement = "s
   } else {
     const at = messages.findLastIndex((m) => m.role === "user");
     const user = messages[at];
-    if (user?.role !== "user") throw new Error(`task ${task.id}: placement "user" needs a user message in the starting context`);
+    if (user?.role !== "user") throw new RehearsalSettingError(`task ${task.id}: placement "user" needs a user message in the starting context`);
     messages[at] = { ...user, content: `${user.content}\n\n${note}` };
   }
   return { ...task, messages };

@@ -14,7 +14,7 @@ import {
 import { digestAttempt, predictedFailures, type AttemptDigest } from "./attempt.js";
 import { buildMemory, earlierAttemptsNote, withNote, type NotePlacement, type RehearsalMemory } from "./memory.js";
 import { buildReflectPrompt, DEFAULT_REFLECT_INSTRUCTIONS, fallbackAssessment, parseAssessment, type Assessment } from "./reflect.js";
-import { parseRehearsalSetting, REHEARSAL_SAMPLING, type RehearsalSampling, type RehearsalSetting, type RehearsalSettingInput } from "./setting.js";
+import { parseRehearsalSetting, REHEARSAL_SAMPLING, RehearsalSettingError, type RehearsalSampling, type RehearsalSetting, type RehearsalSettingInput } from "./setting.js";
 import { buildSummarizePrompt, DEFAULT_SUMMARIZE_INSTRUCTIONS, fallbackSummary, parseSummary, type AssessedAttempt, type Summary } from "./summarize.js";
 import { countMessages, tokenCounter, type TokenCounter } from "./tokens.js";
 import { MeteredPolicy, type Usage } from "./usage.js";
@@ -95,7 +95,7 @@ export interface RehearsalRun {
  */
 export async function rehearse(options: RehearseOptions): Promise<RehearsalRun> {
   const setting = parseRehearsalSetting(options.setting);
-  if (setting.mode === "none") throw new Error('rehearse: the setting is "none"; there is nothing to rehearse');
+  if (setting.mode === "none") throw new RehearsalSettingError('rehearse: the setting is "none"; there is nothing to rehearse');
   const { task, signal } = options;
   const counter = tokenCounter(options.tokenizer);
   const policy = MeteredPolicy.wrap(options.policy, counter);

@@ -1,5 +1,11 @@
+import { EnvaceError } from "@envace/errors";
 import { z } from "zod";
 import type { SamplingParamsInput } from "@envace/protocol";
+
+/** A rehearsal setting that does not parse, or that a call cannot use. */
+export class RehearsalSettingError extends EnvaceError {
+  override readonly code = "rehearsal-setting";
+}
 
 /**
  * How a task is rehearsed before its committed execution.
@@ -24,7 +30,7 @@ const TEXT_FORM = /^(?:none|(parallel|sequential):([1-9]\d*))$/;
 export function parseRehearsalSetting(input: RehearsalSettingInput): RehearsalSetting {
   if (typeof input !== "string") return RehearsalSetting.parse(input);
   const match = TEXT_FORM.exec(input.trim());
-  if (match === null) throw new Error(`rehearsal setting ${JSON.stringify(input)}: expected none, parallel:N or sequential:N with N ≥ 1`);
+  if (match === null) throw new RehearsalSettingError(`rehearsal setting ${JSON.stringify(input)}: expected none, parallel:N or sequential:N with N ≥ 1`);
   const [, mode, attempts] = match;
   return mode === undefined ? { mode: "none" } : { mode: mode as "parallel" | "sequential", attempts: Number(attempts) };
 }
