@@ -1,6 +1,6 @@
 export { startScriptedServer } from "./server.js";
 export type { RecordedRequest, Script, ScriptedServer, ScriptedServerOptions } from "./server.js";
-export { reply, tokensOf } from "./reply.js";
+export { reply, ScriptError, tokensOf } from "./reply.js";
 export type {
   DelayReply,
   DropReply,

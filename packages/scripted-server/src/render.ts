@@ -1,3 +1,4 @@
+import { ScriptError } from "./reply.js";
 import type { GenerateReply, ScriptedChoice, ScriptedToken } from "./reply.js";
 
 /**
@@ -49,7 +50,7 @@ export function readRenderRequest(body: Record<string, unknown>, endpoint: "chat
 
 /** The reply's choices, repeated in turn to fill `n`. */
 export function fillChoices(reply: GenerateReply, n: number): ScriptedChoice[] {
-  if (reply.choices.length === 0) throw new Error("a generate reply needs at least one choice");
+  if (reply.choices.length === 0) throw new ScriptError("a generate reply needs at least one choice");
   if (reply.choices.length >= n) return reply.choices;
   return Array.from({ length: n }, (_, i) => reply.choices[i % reply.choices.length]!);
 }

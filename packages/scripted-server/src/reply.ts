@@ -1,9 +1,15 @@
+import { EnvaceError } from "@envace/errors";
 /**
  * What the scripted server answers to one request. A `generate` reply is model output: the
  * server renders it as a chat completion, a text completion or a stream of either, depending
  * on the endpoint and the request's flags. The other replies are raw HTTP behaviour, including
  * the failures a client must survive.
  */
+
+/** A script the server cannot answer from: a reply without choices, token log-probabilities that do not match the text. */
+export class ScriptError extends EnvaceError {
+  override readonly code = "script";
+}
 
 /** One sampled token, for servers that report token ids and logprobs. */
 export interface ScriptedToken {
@@ -136,7 +142,7 @@ function generate(choices: ScriptedChoice[], promptTokenIds?: number[]): Generat
 export function tokensOf(text: string, logprobs: readonly number[]): ScriptedToken[] {
   const chars = Array.from(text);
   if (chars.length !== logprobs.length) {
-    throw new Error(`tokensOf: ${chars.length} characters but ${logprobs.length} logprobs`);
+    throw new ScriptError(`tokensOf: ${chars.length} characters but ${logprobs.length} logprobs`);
   }
   return chars.map((char, i) => ({ id: char.codePointAt(0)!, text: char, logprob: logprobs[i]! }));
 }
