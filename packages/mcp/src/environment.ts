@@ -1,7 +1,13 @@
+import { EnvaceError } from "@envace/errors";
 import type { Environment, JsonValue, Task, ToolCall, ToolResult, ToolSpec } from "@envace/protocol";
 import { errorResultOf, McpToolErrorCode, resultOf, toolSpecOf } from "./results.js";
 import { checkReach, describeServer, McpServerSpec, type McpServerSpecInput } from "./server-spec.js";
 import { openSession, type McpSession } from "./session.js";
+
+/** A call made outside an episode: the environment was not reset first. */
+export class McpEpisodeError extends EnvaceError {
+  override readonly code = "episode-state";
+}
 
 export interface McpEnvironmentOptions {
   /** The server: `{ transport: "stdio", command, args?, env?, cwd? }` or `{ transport: "http", url, headers? }`. */
@@ -81,7 +87,7 @@ export class McpEnvironment implements Environment {
 
   async call(call: ToolCall): Promise<ToolResult> {
     const session = this.#session;
-    if (session === undefined) throw new Error(`McpEnvironment (${describeServer(this.server)}): call of ${call.name} outside an episode (reset first)`);
+    if (session === undefined) throw new McpEpisodeError(`McpEnvironment (${describeServer(this.server)}): call of ${call.name} outside an episode (reset first)`);
     const result = await this.#answer(session, call);
     this.#calls.push({ name: call.name, arguments: call.arguments, status: result.status, ...(result.status === "error" ? { code: result.error.code } : {}) });
     return result;
