@@ -27,6 +27,14 @@ export interface SetStateOptions {
   readonly strict?: boolean;
 }
 
+export interface EnvironmentOptions {
+  /**
+   * Upstream's solo mode (default: the domain's): the agent's calls to the user's tools run on
+   * the user's side, and the user may call nothing.
+   */
+  readonly solo?: boolean;
+}
+
 /** A replayed call whose response differed from the recorded one (lenient replays only). */
 export interface ReplayMismatch {
   readonly call: Tau2ToolCall;
@@ -47,8 +55,14 @@ export class Tau2Environment implements Environment {
   /** Calls whose replayed response differed from the history (lenient `setState` only). */
   readonly replayMismatches: ReplayMismatch[] = [];
   readonly user?: Environment;
+  readonly solo: boolean;
 
-  constructor(readonly domain: Tau2Domain) {
+  constructor(
+    readonly domain: Tau2Domain,
+    options: EnvironmentOptions = {},
+  ) {
+    this.solo = options.solo ?? domain.solo;
+    if (this.solo) checkSoloTools(domain.definition);
     this.agentDb = Database.open(domain.definition.agent.className, domain.definition.agent.schema, domain.db);
     this.userDb = this.openUserDb();
     this.taskIndex = new Map(domain.tasks.map((task) => [task.id, task]));
@@ -56,8 +70,8 @@ export class Tau2Environment implements Environment {
   }
 
   /** A fresh environment with `task`'s initial state applied. */
-  static forTask(domain: Tau2Domain, task: Tau2Task | null, options: SetStateOptions = {}): Tau2Environment {
-    const environment = new Tau2Environment(domain);
+  static forTask(domain: Tau2Domain, task: Tau2Task | null, options: SetStateOptions & EnvironmentOptions = {}): Tau2Environment {
+    const environment = new Tau2Environment(domain, options);
     environment.resetTo(task, options);
     return environment;
   }
@@ -83,8 +97,10 @@ export class Tau2Environment implements Environment {
     return Promise.resolve();
   }
 
+  /** The agent's tools; in solo mode the user's follow them, as upstream's `build_agent` hands them over. */
   tools(): readonly ToolSpec[] {
-    return this.domain.definition.agent.toolkit.specs();
+    const agent = this.domain.definition.agent.toolkit.specs();
+    return this.solo ? [...agent, ...userToolSpecs(this.domain.definition)] : agent;
   }
 
   /**
@@ -118,6 +134,7 @@ export class Tau2Environment implements Environment {
    * a message history (reads are skipped, unknown tools ignored).
    */
   setState(initial: InitialState | null, history: readonly Tau2Message[], options: SetStateOptions = {}): void {
+    if (this.solo && history.some((message) => message.role === "user")) throw new SoloModeError("user messages are not allowed in solo mode");
     const data = initial?.initialization_data ?? null;
     if (data?.agent_data != null) {
       this.agentDb.update(data.agent_data);
@@ -175,7 +192,10 @@ export class Tau2Environment implements Environment {
    * (upstream's evaluator builds its gold state this way); failures throw `PyException`.
    */
   makeToolCall(name: string, requestor: Requestor, kwargs: PyDict): PyValue {
-    const side = this.side(requestor);
+    if (this.solo && requestor === "user") throw valueError("User tool calls are not allowed in solo mode");
+    // Solo: the agent's call to one of the user's tools runs on the user's side.
+    const soloUser = this.solo && (this.domain.definition.user?.toolkit.has(name) ?? false);
+    const side = this.side(soloUser ? "user" : requestor);
     if (side === undefined) throw valueError("User tools not available");
     return side.toolkit.use(side.db, name, kwargs);
   }
@@ -232,6 +252,18 @@ export class Tau2Environment implements Environment {
   userState(): JsonValue {
     return this.userDb === undefined ? null : toJson(this.userDb.dump());
   }
+}
+
+/** A history that solo mode cannot replay (it holds user messages). */
+export class SoloModeError extends Error {
+  override readonly name = "SoloModeError";
+}
+
+// Upstream's `validate_solo_mode`: one list of tools for the agent, so no name on both sides.
+function checkSoloTools(definition: Tau2Domain["definition"]): void {
+  const user = definition.user?.toolkit;
+  const overlap = definition.agent.toolkit.tools.map((tool) => tool.name).filter((name) => user?.has(name) ?? false);
+  if (overlap.length > 0) throw new SoloModeError(`tool names on both sides: ${overlap.join(", ")}`);
 }
 
 /** The tools a task's user may call (`task.user_tools` picks some; default all): none for domains without a user side. */

@@ -154,11 +154,14 @@ export class Tau2Evaluator {
     };
   }
 
-  /** The hashes the gold actions reach from the task's initial state (computed once per task). */
+  /**
+   * The hashes the gold actions reach from the task's initial state (computed once per task), on
+   * an environment that is never solo, as upstream's: the user's gold actions are the user's.
+   */
   gold(task: Tau2Task): { agent: string; user: string | null } {
     let hashes = this.goldHashes.get(task.id);
     if (hashes === undefined) {
-      const environment = Tau2Environment.forTask(this.domain, task, { strict: this.options.strictReplay ?? false });
+      const environment = Tau2Environment.forTask(this.domain, task, { strict: this.options.strictReplay ?? false, solo: false });
       for (const action of task.evaluation_criteria?.actions ?? []) {
         try {
           environment.makeToolCall(action.name, action.requestor, action.arguments);
@@ -173,7 +176,7 @@ export class Tau2Evaluator {
     return hashes;
   }
 
-  /** The conversation's final state: its writes replayed on a fresh environment. */
+  /** The conversation's final state: its writes replayed on a fresh environment (solo in solo mode). */
   replay(task: Tau2Task, messages: readonly Tau2Message[]): Tau2Environment {
     const environment = new Tau2Environment(this.domain);
     environment.setState(task.initial_state, messages, { strict: this.options.strictReplay ?? false });

@@ -12,6 +12,7 @@ export * from "./protocol-task.js";
 export * from "./rescore.js";
 export * from "./run.js";
 export * from "./simulate.js";
+export * from "./solo.js";
 export * from "./task.js";
 export { pyDumps } from "./python/json.js";
 export { PyException, typeError, valueError } from "./python/errors.js";

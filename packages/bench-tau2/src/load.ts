@@ -16,6 +16,13 @@ export interface Tau2Domain {
   readonly dir: string;
   /** The domain policy (`policy.md`), the agent's system prompt. */
   readonly policy: string;
+  /**
+   * Upstream's solo mode: no user simulator; the agent works the task's ticket alone with the
+   * tools of both sides, under the domain's solo policy.
+   */
+  readonly solo: boolean;
+  /** The policy variant asked for (telecom: `manual` or `workflow`); unset for the default. */
+  readonly variant?: string;
   readonly tasks: readonly Tau2Task[];
   /** The agent-side database, frozen; environments copy what they change. */
   readonly db: DbRoot;
@@ -113,6 +120,8 @@ export interface LoadDomainOptions {
   readonly db?: string;
   /** Telecom's tech-support policy: `manual` (default, upstream's `telecom`) or `workflow` (`telecom-workflow`). */
   readonly policyVariant?: string;
+  /** Upstream's solo mode (mock and telecom): the solo policy, and the user's tools given to the agent. */
+  readonly solo?: boolean;
 }
 
 /**
@@ -137,13 +146,15 @@ export async function loadDomain(name: string, options: LoadDomainOptions): Prom
     const splits = readdirSync(dir).filter((file) => /^tasks.*\.json$/.test(file));
     throw new InputError(`${tasksFile}: no such file; pass the ${name} tasks with --tasks-file${splits.length > 0 ? ` (this folder has ${splits.join(", ")})` : ""}`);
   }
+  const solo = options.solo ?? false;
   const [policy, tasks, db, userDb] = await Promise.all([
-    readPolicy(dir, definition.policy ?? { kind: "file", file: "policy.md" }, options.policyVariant),
+    readPolicy(definition, dir, options.policyVariant, solo),
     loadTasks(tasksFile),
     loadDatabase(dbFile, definition.agent),
     definition.user === undefined ? undefined : loadDatabase(join(dir, definition.user.file), definition.user),
   ]);
-  return { definition, dir, policy, tasks, db, ...(userDb === undefined ? {} : { userDb }) };
+  const variant = options.policyVariant === undefined ? {} : { variant: options.policyVariant };
+  return { definition, dir, policy, solo, ...variant, tasks, db, ...(userDb === undefined ? {} : { userDb }) };
 }
 
 // A domain folder holds its tasks.json or, as telecom's does, only a split and the database.
@@ -156,15 +167,22 @@ function resolveDomainDir(definition: DomainDefinition, data: string): string {
   throw new InputError(`no τ² ${definition.name} data in ${root}: expected ${join(nested, "tasks.json")} or ${join(root, "tasks.json")}`);
 }
 
-/** The domain policy; telecom's is composed as upstream's `get_environment` does (not solo, manual). */
-async function readPolicy(dir: string, source: PolicySource, variant: string | undefined): Promise<string> {
+/** The domain policy as upstream's `get_environment(solo_mode, policy_type)` composes it. */
+async function readPolicy(definition: DomainDefinition, dir: string, variant: string | undefined, solo: boolean): Promise<string> {
+  const source: PolicySource = definition.policy ?? { kind: "file", file: "policy.md" };
   const variants = source.kind === "file" ? [] : Object.keys(source.tech);
   if (variant !== undefined && !variants.includes(variant)) {
     throw new InputError(`policy variant "${variant}": ${variants.length === 0 ? "this domain has one policy" : `known: ${variants.join(", ")}`}`);
   }
-  if (source.kind === "file") return readText(join(dir, source.file));
-  const techFile = source.tech[variant ?? "manual"]!;
-  const [main, tech] = await Promise.all([readText(join(dir, source.main)), readText(join(dir, techFile))]);
+  if (solo && source.solo === undefined) {
+    // As upstream's retail and airline: no user side to hand the agent, so no solo mode.
+    const withSolo = Object.values(DOMAINS).filter((domain) => domain.policy?.solo !== undefined);
+    throw new InputError(`the ${definition.name} domain has no solo mode (${withSolo.map((domain) => domain.name).join(" and ")} have one)`);
+  }
+  if (source.kind === "file") return readText(join(dir, solo ? source.solo! : source.file));
+  const files = solo ? source.solo! : source;
+  const techFile = files.tech[variant ?? "manual"]!;
+  const [main, tech] = await Promise.all([readText(join(dir, files.main)), readText(join(dir, techFile))]);
   return `<main_policy>\n${main}\n</main_policy>\n<tech_support_policy>\n${tech}\n</tech_support_policy>`;
 }
 

@@ -22,10 +22,10 @@ export function oracle(task: Tau2Task): OraclePair {
     const action = actions[next];
     if (action?.requestor === role) {
       next++;
-      return generation(request, "", [call(action)]);
+      return scriptedGeneration(request, "", [oracleCall(action)]);
     }
-    if (role === "user") return generation(request, action === undefined ? "###STOP###" : "Please go ahead.");
-    return generation(request, action === undefined ? "Everything is done." : "Please do the next step on your side.");
+    if (role === "user") return scriptedGeneration(request, action === undefined ? "###STOP###" : "Please go ahead.");
+    return scriptedGeneration(request, action === undefined ? "Everything is done." : "Please do the next step on your side.");
   };
   return {
     agent: { id: "oracle", generate: (request) => Promise.resolve(turn("assistant", request)) },
@@ -33,11 +33,13 @@ export function oracle(task: Tau2Task): OraclePair {
   };
 }
 
-function call(action: Action): WireToolCall {
+/** A gold action as the wire call that plays it. */
+export function oracleCall(action: Action): WireToolCall {
   return { id: action.action_id, type: "function", function: { name: action.name, arguments: pyDumps(action.arguments) } };
 }
 
-function generation(request: GenerateRequest, text: string, toolCalls?: WireToolCall[]): Generation {
+/** A scripted generation: `text`, and the calls when there are some. */
+export function scriptedGeneration(request: GenerateRequest, text: string, toolCalls?: WireToolCall[]): Generation {
   return {
     role: request.role,
     text,

@@ -75,3 +75,17 @@ console.log(`τ² telecom: oracle replay and scoring of all ${telecom.tasks.leng
 console.log(`  load db.toml + user_db.toml + tasks_small.json         ${fmt(telecomLoadMs)}`);
 console.log(`  replay + score all tasks                                ${fmt(telecomReplay)}   ${(telecomReplay / telecom.tasks.length).toFixed(2)} ms/task`);
 console.log(`    succeeded ${telecomSummary.successes}/${telecomSummary.scored}; DB match ${telecomSummary.db_match.matched}/${telecomSummary.db_match.checked} (upstream's gold DB skips the sync)`);
+
+// Telecom in solo mode: the agent plays every gold action itself, then `done`; no user turns.
+const telecomSolo = await loadDomain("telecom", { data: join(data, "tau2"), tasks: join(data, "tau2", "telecom", "tasks_small.json"), solo: true });
+let soloSummary = (await runTau2({ domain: telecomSolo, guidelines, participants: "oracle" })).summary;
+const soloTimes: number[] = [];
+for (let round = 0; round < rounds; round++) {
+  start = performance.now();
+  soloSummary = (await runTau2({ domain: telecomSolo, guidelines, participants: "oracle" })).summary;
+  soloTimes.push(ms(start));
+}
+const soloReplay = median(soloTimes);
+console.log(`τ² telecom solo: oracle replay and scoring of all ${soloSummary.tasks} tasks upstream's solo agent accepts (median of ${rounds} rounds)`);
+console.log(`  replay + score all tasks                                ${fmt(soloReplay)}   ${(soloReplay / soloSummary.tasks).toFixed(2)} ms/task`);
+console.log(`    succeeded ${soloSummary.successes}/${soloSummary.scored}; DB match ${soloSummary.db_match.matched}/${soloSummary.db_match.checked}`);

@@ -9,6 +9,7 @@ import { passHatKs } from "./metrics.js";
 import { oracle } from "./oracle.js";
 import { pyDumps } from "./python/json.js";
 import { simulate, type Tau2Simulation } from "./simulate.js";
+import { isSoloTask, soloOracle } from "./solo.js";
 import type { Tau2Message, Tau2Task } from "./task.js";
 
 /** One line of a run's `entries.jsonl`: one trial of one task. */
@@ -71,7 +72,10 @@ export interface RunTau2Options {
   readonly participants: Participants;
   /** Trials per task (k of pass^k). Default 1. */
   readonly trials?: number;
-  /** Run only these tasks (default: every task of the domain). */
+  /**
+   * Run only these tasks (default: every task of the domain). In solo mode only the tasks
+   * upstream's solo agent accepts run (`isSoloTask`); naming another is an error.
+   */
   readonly taskIds?: readonly string[];
   /** Conversations in flight at once. Default 1. */
   readonly concurrency?: number;
@@ -104,8 +108,9 @@ export async function runTau2(options: RunTau2Options): Promise<Tau2RunResult> {
   const tasks = selectTasks(domain, options.taskIds);
   const evaluator = new Tau2Evaluator(domain, { ...(options.judge === undefined ? {} : { judge: options.judge }), strictReplay: true });
   const agentId = options.participants === "oracle" ? "oracle" : options.participants.agent.id;
+  const name = domainLabel(domain);
 
-  const entries: Tau2Entry[] = options.out === undefined ? [] : prepareRunDir(options.out, { domain: domain.definition.name, agent: agentId, trials, tasks: tasks.map((t) => t.id) });
+  const entries: Tau2Entry[] = options.out === undefined ? [] : prepareRunDir(options.out, { domain: name, agent: agentId, trials, tasks: tasks.map((t) => t.id) });
   const done = new Set(entries.map((entry) => `${entry.id}\u0000${entry.trial}`));
   const queue = tasks.flatMap((task) => Array.from({ length: trials }, (_, trial) => ({ task, trial }))).filter(({ task, trial }) => !done.has(`${task.id}\u0000${trial}`));
   const total = tasks.length * trials;
@@ -114,7 +119,7 @@ export async function runTau2(options: RunTau2Options): Promise<Tau2RunResult> {
     for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
       options.signal?.throwIfAborted();
       const { task, trial } = job;
-      const players = options.participants === "oracle" ? oracle(task) : options.participants;
+      const players = options.participants !== "oracle" ? options.participants : domain.solo ? { agent: soloOracle(task), user: soloOracle(task) } : oracle(task);
       const seed = options.seed === undefined ? {} : { seed: options.seed + trial };
       const simulation = await simulate({
         environment: new Tau2Environment(domain),
@@ -143,7 +148,7 @@ export async function runTau2(options: RunTau2Options): Promise<Tau2RunResult> {
 
   const taskIds = new Set(tasks.map((task) => task.id));
   const ordered = entries.filter((entry) => taskIds.has(entry.id)).sort((a, b) => order(tasks, a) - order(tasks, b) || a.trial - b.trial);
-  const summary = summarize(ordered, { domain: domain.definition.name, agent: agentId, tasks: tasks.length, trials });
+  const summary = summarize(ordered, { domain: name, agent: agentId, tasks: tasks.length, trials });
   if (options.out !== undefined) writeFileSync(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   return { entries: ordered, summary };
 }
@@ -153,12 +158,22 @@ function order(tasks: readonly Tau2Task[], entry: Tau2Entry): number {
 }
 
 function selectTasks(domain: Tau2Domain, ids: readonly string[] | undefined): Tau2Task[] {
-  if (ids === undefined) return [...domain.tasks];
+  if (ids === undefined) return domain.tasks.filter((task) => !domain.solo || isSoloTask(task));
   return ids.map((id) => {
     const task = domain.tasks.find((candidate) => candidate.id === id);
     if (task === undefined) throw new InputError(`no task "${id}" in the ${domain.definition.name} tasks`);
+    if (domain.solo && !isSoloTask(task)) throw new InputError(`task "${id}" cannot run in solo mode (it needs a ticket and gold actions, and no user message in its history)`);
     return task;
   });
+}
+
+/**
+ * The domain as a run names it: upstream's name for the policy variant (`telecom-workflow`),
+ * then `solo` for solo mode, so a run directory never mixes modes.
+ */
+export function domainLabel(domain: Pick<Tau2Domain, "definition" | "solo" | "variant">): string {
+  const variant = domain.variant === undefined || domain.variant === "manual" ? "" : `-${domain.variant}`;
+  return `${domain.definition.name}${variant}${domain.solo ? " solo" : ""}`;
 }
 
 /** Create the run directory, or read back what an earlier run of the same setup wrote. */

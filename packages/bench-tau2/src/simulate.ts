@@ -11,6 +11,7 @@ import {
 import type { Tau2Environment } from "./environment.js";
 import type { Tau2Termination } from "./evaluate.js";
 import type { UserGuidelines } from "./load.js";
+import { SOLO_STOP_SPEC, soloStop, soloSystemPrompt } from "./solo.js";
 import { renderScenario, type Tau2Message, type Tau2Task, type Tau2ToolCall } from "./task.js";
 
 /** Upstream's defaults: 200 steps (each message is one), 10 tool errors. */
@@ -23,11 +24,14 @@ export interface SimulateOptions {
   readonly task: Tau2Task;
   /** The agent: a policy in the `act` role. */
   readonly agent: Policy;
-  /** The user simulator: a policy in the `user` role. */
+  /** The user simulator: a policy in the `user` role. Unused in solo mode (the environment's). */
   readonly user: Policy;
   /** The user simulator's guidelines (`user_simulator/*.md`). */
   readonly guidelines: UserGuidelines;
-  /** Replace the paraphrased agent instructions around the policy (e.g. with upstream's text). */
+  /**
+   * Replace the paraphrased agent instructions around the policy (e.g. with upstream's text);
+   * in solo mode, the solo instructions.
+   */
   readonly agentInstruction?: string;
   readonly sampling?: { readonly agent?: SamplingParamsInput; readonly user?: SamplingParamsInput };
   readonly maxSteps?: number;
@@ -65,6 +69,10 @@ type Party = "agent" | "user" | "env";
  * environment and the results come back to that participant. It ends when the user writes a
  * stop marker, after `maxSteps` messages, after `maxErrors` tool errors, or when an output is
  * malformed (`agent_error`, `user_error`) or a policy fails (`infrastructure_error`).
+ *
+ * In solo mode (the environment's) there is no user: the agent starts, sees the ticket in its
+ * system prompt and the tools of both sides plus `done`, and may only call tools. Calling `done`
+ * ends the conversation (`agent_stop`); a message without a call is an `agent_error`.
  */
 export async function simulate(options: SimulateOptions): Promise<Tau2Simulation> {
   const { environment, task, signal } = options;
@@ -74,9 +82,10 @@ export async function simulate(options: SimulateOptions): Promise<Tau2Simulation
   const userSampling = SamplingParams.parse(options.sampling?.user ?? {});
   environment.resetTo(task);
 
-  const agentTools: ToolSpec[] = [...environment.tools()];
+  const solo = environment.solo;
+  const agentTools: ToolSpec[] = solo ? [...environment.tools(), SOLO_STOP_SPEC] : [...environment.tools()];
   const userTools = environment.userTools(task.user_tools);
-  const agentPrompt = agentSystemPrompt(environment.policy, options.agentInstruction);
+  const agentPrompt = solo ? soloSystemPrompt(environment.policy, task.ticket, options.agentInstruction) : agentSystemPrompt(environment.policy, options.agentInstruction);
   const userPrompt = userSystemPrompt(userTools.length > 0 ? options.guidelines.tools : options.guidelines.plain, renderScenario(task.user_scenario));
 
   const messages: Tau2Message[] = [];
@@ -101,7 +110,11 @@ export async function simulate(options: SimulateOptions): Promise<Tau2Simulation
   let to: Party;
   let pending: readonly Tau2ToolCall[] = [];
   const history = task.initial_state?.message_history ?? [];
-  if (history.length === 0) {
+  if (history.length === 0 && solo) {
+    // No greeting: the agent's first turn opens the conversation.
+    from = "env";
+    to = "agent";
+  } else if (history.length === 0) {
     add({ role: "assistant", content: FIRST_AGENT_MESSAGE, tool_calls: null });
     from = "agent";
     to = "user";
@@ -164,10 +177,14 @@ export async function simulate(options: SimulateOptions): Promise<Tau2Simulation
       generations.push(generation);
       const parsed = parseTurn(generation, "assistant", callId);
       if (!parsed.ok) return finish("agent_error", parsed.detail);
-      add(parsed.message);
+      const stop = solo ? soloStop(parsed.message) : undefined;
+      const message = stop ?? parsed.message;
+      add(message);
+      if (stop !== undefined) ended = "agent_stop";
+      else if (solo && message.tool_calls === null) return finish("agent_error", "solo mode: the agent may only call tools");
       from = "agent";
-      to = parsed.message.tool_calls !== null ? "env" : "user";
-      pending = parsed.message.tool_calls ?? [];
+      to = message.tool_calls !== null ? "env" : "user";
+      pending = message.tool_calls ?? [];
     }
     steps++;
     // As upstream: no limit is checked while a tool call waits for its result, and the

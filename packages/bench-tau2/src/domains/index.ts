@@ -24,12 +24,20 @@ export interface DomainSide {
 
 /** How a domain's policy is made from files in its folder. */
 export type PolicySource =
-  | { readonly kind: "file"; readonly file: string }
+  /** One file; `solo`, where the domain has a solo mode, is the file read in it instead. */
+  | { readonly kind: "file"; readonly file: string; readonly solo?: string }
   /**
    * Upstream's telecom: the main policy and a tech-support policy, each inside its own tags; the
-   * tech-support file by variant (`manual`, the default, or `workflow`).
+   * tech-support file by variant (`manual`, the default, or `workflow`). Solo mode reads the files
+   * of `solo` instead.
    */
-  | { readonly kind: "main+tech"; readonly main: string; readonly tech: Readonly<Record<string, string>> };
+  | ({ readonly kind: "main+tech"; readonly solo?: MainAndTech } & MainAndTech);
+
+/** The two files of a main+tech policy: the main policy, and the tech-support policy by variant. */
+export interface MainAndTech {
+  readonly main: string;
+  readonly tech: Readonly<Record<string, string>>;
+}
 
 /** A τ² domain in code: the agent's tools and database, and the user's when it has them. */
 export interface DomainDefinition {
@@ -68,13 +76,20 @@ export const mock: DomainDefinition = {
   name: "mock",
   agent: side("MockDB", MockDb, mockTools, "db.json"),
   user: side("MockUserDB", MockUserDb, mockUserTools, "user_db.json"),
+  policy: { kind: "file", file: "policy.md", solo: "policy_solo.md" },
 };
 
 export const telecom: DomainDefinition = {
   name: "telecom",
   agent: side("TelecomDB", TelecomDb as unknown as z.ZodType<DbRoot>, telecomTools, "db.toml"),
   user: side("TelecomUserDB", TelecomUserDb as unknown as z.ZodType<DbRoot>, telecomUserTools, "user_db.toml"),
-  policy: { kind: "main+tech", main: "main_policy.md", tech: { manual: "tech_support_manual.md", workflow: "tech_support_workflow.md" } },
+  policy: {
+    kind: "main+tech",
+    main: "main_policy.md",
+    tech: { manual: "tech_support_manual.md", workflow: "tech_support_workflow.md" },
+    // Upstream's solo manual is the manual itself; the workflow has a solo version.
+    solo: { main: "main_policy_solo.md", tech: { manual: "tech_support_manual.md", workflow: "tech_support_workflow_solo.md" } },
+  },
   sync: syncTelecom,
 };
 
