@@ -1,3 +1,4 @@
+import { TaskContentError } from "./errors.js";
 import type { Cm2Record, Task } from "@envace/protocol";
 
 /**
@@ -5,6 +6,6 @@ import type { Cm2Record, Task } from "@envace/protocol";
  * the domain can be exported as JSON Lines and read back by any CM2 consumer.
  */
 export function toCm2Record(task: Task): Cm2Record {
-  if (!task.reference || !task.checklists) throw new Error(`task ${task.id} has no reference dialogue or checklists`);
+  if (!task.reference || !task.checklists) throw new TaskContentError(`task ${task.id} has no reference dialogue or checklists`);
   return { uuid: task.id, messages: task.reference, tools: task.tools, checklists: task.checklists };
 }

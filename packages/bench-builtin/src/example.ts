@@ -1,8 +1,9 @@
+import { InvariantError } from "@envace/errors";
 import { BuiltinEnvironment, checkOutcome, generateTasks, goldTrajectory, renderPlain } from "@envace/bench-builtin";
 
 // One training task, and its gold solution as a plain-text dialogue.
 const [task] = generateTasks({ seed: 1, count: 1, split: "train" });
-if (!task) throw new Error("no task generated");
+if (!task) throw new InvariantError("no task generated");
 const gold = goldTrajectory(task);
 console.log(renderPlain(gold.messages));
 

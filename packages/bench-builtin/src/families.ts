@@ -1,3 +1,4 @@
+import { InvariantError } from "@envace/errors";
 import type { JsonObject, JsonValue } from "@envace/protocol";
 import { ITEM_NAMES } from "./names.js";
 import type { Rng } from "./random.js";
@@ -41,31 +42,31 @@ function stockText(stock: number, item: string): string {
 }
 
 function content(result: ShopResult): JsonObject {
-  if (!result.ok) throw new Error(`gold solver expected success, got ${result.error.code}: ${result.error.message}`);
+  if (!result.ok) throw new InvariantError(`gold solver expected success, got ${result.error.code}: ${result.error.message}`);
   return result.content;
 }
 
 function num(object: JsonObject, key: string): number {
   const value = object[key];
-  if (typeof value !== "number") throw new Error(`expected a number at "${key}"`);
+  if (typeof value !== "number") throw new InvariantError(`expected a number at "${key}"`);
   return value;
 }
 
 function str(object: JsonObject, key: string): string {
   const value = object[key];
-  if (typeof value !== "string") throw new Error(`expected a string at "${key}"`);
+  if (typeof value !== "string") throw new InvariantError(`expected a string at "${key}"`);
   return value;
 }
 
 function obj(object: JsonObject, key: string): JsonObject {
   const value: JsonValue | undefined = object[key];
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error(`expected an object at "${key}"`);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new InvariantError(`expected an object at "${key}"`);
   return value;
 }
 
 function entry<T>(record: Record<string, T>, key: string): T {
   const value = record[key];
-  if (value === undefined) throw new Error(`world has no "${key}"`);
+  if (value === undefined) throw new InvariantError(`world has no "${key}"`);
   return value;
 }
 
@@ -141,7 +142,7 @@ const cancel: FamilyRules<"cancel"> = {
   instructions: ({ user, item }) => [`Cancel the ${item} order of ${user}.`, `${user} no longer wants the ${item} order. Cancel it.`],
   solve({ user, item }, call) {
     const id = orderOf(content(call("user", { user })), item);
-    if (id === undefined) throw new Error(`${user} has no ${item} order`);
+    if (id === undefined) throw new InvariantError(`${user} has no ${item} order`);
     const state = str(content(call("order", { id })), "state");
     if (state !== "placed") {
       return { outcome: "WRONG_STATE", reply: `Sorry, order ${id} is already ${state}.`, required: [[state]] };
@@ -216,7 +217,7 @@ const swap: FamilyRules<"swap"> = {
   solve({ user, item, newItem, qty }, call) {
     const userInfo = content(call("user", { user }));
     const id = orderOf(userInfo, item);
-    if (id === undefined) throw new Error(`${user} has no ${item} order`);
+    if (id === undefined) throw new InvariantError(`${user} has no ${item} order`);
     const order = content(call("order", { id }));
     const info = content(call("item", { item: newItem }));
     const state = str(order, "state");

@@ -9,6 +9,7 @@ export {
 } from "./checklist.js";
 export { toCm2Record } from "./cm2.js";
 export { consistentReward, scoreConsistency } from "./consistent.js";
+export { TaskContentError } from "./errors.js";
 export { CorpusOptions, LEXICON_MAX_NUMBER, domainCorpus, vocabulary, wordsOf, type CorpusOptionsInput } from "./corpus.js";
 export { BuiltinEnvironment, toToolResult } from "./environment.js";
 export { toolExamples, type ToolExample } from "./examples.js";
@@ -17,7 +18,7 @@ export { GenerateOptions, generateTasks, randomWorld, worldSplit, type GenerateO
 export { SftExample, goldTrajectory, renderPlain, type GoldTrajectory } from "./gold.js";
 export { BuiltinMeta, DOMAIN_VERSION, Split, builtinMeta } from "./meta.js";
 export { ITEM_NAMES, USER_NAMES } from "./names.js";
-export { SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT } from "./prompt.js";
+export { BUILTIN_REHEARSE_PROMPT, SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT } from "./prompt.js";
 export { Family, Outcome, Request } from "./request.js";
 export { GOLD_CHAR_BUDGET, taskStats, type Spread, type TaskStats } from "./stats.js";
 export { ErrorCode, Shop, TOOL_SPECS, ToolName, WRITE_TOOLS, type ShopResult } from "./tools.js";

@@ -1,3 +1,4 @@
+import { InvariantError } from "@envace/errors";
 import type { JsonObject, ToolError, ToolSpec } from "@envace/protocol";
 import { z } from "zod";
 import { orderId } from "./names.js";
@@ -151,7 +152,7 @@ const HANDLERS: { [T in ToolName]: Handler<T> } = {
     const user = world.users[order.user];
     const item = world.items[order.item];
     // Worlds are generated with consistent references; a hand-edited one may not be.
-    if (!user || !item) throw new Error(`order ${id} refers to a missing user or item`);
+    if (!user || !item) throw new InvariantError(`order ${id} refers to a missing user or item`);
     order.state = "cancelled";
     user.balance += order.cost;
     item.stock += order.qty;
