@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import { parsePyJson } from "./py/json.js";
 import * as ops from "./py/ops.js";
 import { pyRepr, pyStr } from "./py/repr.js";
@@ -18,8 +19,8 @@ export interface DecodedCall {
 }
 
 /** A model output that cannot be decoded into calls. */
-export class DecodeError extends Error {
-  override readonly name = "DecodeError";
+export class DecodeError extends EnvaceError {
+  override readonly code: "decode" | "output-format" = "decode";
 }
 
 /**
@@ -180,7 +181,9 @@ export function functionCallExecutionList(calls: readonly DecodedCall[]): string
 }
 
 /** An output that decodes, but not into `[{name: {args}}, ...]`. */
-export class OutputFormatError extends DecodeError {}
+export class OutputFormatError extends DecodeError {
+  override readonly code = "output-format";
+}
 
 /**
  * Decode a saved single-turn result in any of upstream's forms: a prompting model's text

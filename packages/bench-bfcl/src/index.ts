@@ -6,6 +6,7 @@ export { convertJavaScript, parseJavaScriptValue } from "./checker/javascript.js
 export { GORILLA_TO_JSON_SCHEMA, JAVA_TYPES, JAVASCRIPT_TYPES, PYTHON_TYPES, pythonTypeFor } from "./checker/types.js";
 export type { Language } from "./checker/types.js";
 export { checkDict, checkList, checkListOfDicts, checkString, standardize } from "./checker/values.js";
+export { BfclDataError } from "./errors.js";
 export { ChatMessage, countEntries, FUNC_DOC_FILES, FunctionDoc, hasCategory, loadCategory, ParamSchema } from "./data.js";
 export type { Entry, HeldOutFunctions, MultiTurnEntry, SingleTurnEntry } from "./data.js";
 export {

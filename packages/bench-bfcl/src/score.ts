@@ -1,3 +1,4 @@
+import { BfclDataError } from "./errors.js";
 import { isIrrelevance, isRelevanceOrIrrelevance } from "./categories.js";
 import { checkAst, languageOf } from "./checker/ast.js";
 import type { AstCheckOptions } from "./checker/ast.js";
@@ -48,7 +49,7 @@ export function scoreSingleTurn(entry: SingleTurnEntry, output: SingleTurnOutput
     const type = output.wrongFormat ? "ast_decoder:decoder_wrong_output_format" : "ast_decoder:decoder_failed";
     return { ...base, valid: false, error: `${type}: ${output.decodeError}` };
   }
-  if (entry.answer === undefined) throw new Error(`${entry.id}: no reference answer to check against`);
+  if (entry.answer === undefined) throw new BfclDataError(`${entry.id}: no reference answer to check against`);
   const verdict = checkAst({ category: entry.category, functions: entry.functions, output: output.calls, answer: entry.answer, options });
   return { ...base, valid: verdict.valid, error: verdict.valid ? null : `${verdict.errorType}: ${verdict.error}` };
 }

@@ -1,3 +1,4 @@
+import { BfclDataError } from "../errors.js";
 import type { MultiTurnEntry } from "../data.js";
 import { pyRepr } from "../py/repr.js";
 import { pyEquals } from "../py/value.js";
@@ -47,7 +48,7 @@ export function checkMultiTurn(entry: MultiTurnEntry, modelTurns: MultiTurnCalls
       turns: [],
     };
   }
-  if (entry.longContext && options.filler === undefined) throw new Error(`${entry.id}: long-context entries need the long-context filler`);
+  if (entry.longContext && options.filler === undefined) throw new BfclDataError(`${entry.id}: long-context entries need the long-context filler`);
   const session = createSession(options.filler);
   const setup = { involvedClasses: entry.involvedClasses, initialConfig: entry.initialConfig, longContext: entry.longContext, session };
   const model = new EnvironmentSet(setup);

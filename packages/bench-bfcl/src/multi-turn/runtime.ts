@@ -1,3 +1,4 @@
+import { BfclDataError } from "../errors.js";
 import { evaluate } from "../py/evaluate.js";
 import { jsonDumps, NotSerializable, pyStr } from "../py/repr.js";
 import { parseExpression } from "../py/syntax.js";
@@ -50,11 +51,11 @@ export class EnvironmentSet {
   constructor(options: { involvedClasses: readonly string[]; initialConfig: PyDict; longContext: boolean; session: Session }) {
     for (const className of options.involvedClasses) {
       const Class = ENVIRONMENT_CLASSES[className];
-      if (Class === undefined) throw new Error(`unknown BFCL environment class "${className}" (known: ${Object.keys(ENVIRONMENT_CLASSES).join(", ")})`);
+      if (Class === undefined) throw new BfclDataError(`unknown BFCL environment class "${className}" (known: ${Object.keys(ENVIRONMENT_CLASSES).join(", ")})`);
       const instance = new Class(options.session);
       if (!instance.stateless) {
         const config = options.initialConfig.get(className) ?? new PyDict();
-        if (!(config instanceof PyDict)) throw new Error(`initial_config.${className} is not an object`);
+        if (!(config instanceof PyDict)) throw new BfclDataError(`initial_config.${className} is not an object`);
         instance.load(deepCopy(config), options.longContext);
       }
       this.instances.set(className, instance);
