@@ -1,4 +1,4 @@
-import type { Environment, JsonValue, Task, ToolCall, ToolResult, ToolSpec } from "@envace/protocol";
+import { InputError, type Environment, type JsonValue, type Task, type ToolCall, type ToolResult, type ToolSpec } from "@envace/protocol";
 import { jsonLoads } from "@envace/python-text";
 import { Database, type DbRoot } from "./database.js";
 import type { DomainSide } from "./domains/index.js";
@@ -134,7 +134,7 @@ export class Tau2Environment implements Environment {
    * a message history (reads are skipped, unknown tools ignored).
    */
   setState(initial: InitialState | null, history: readonly Tau2Message[], options: SetStateOptions = {}): void {
-    if (this.solo && history.some((message) => message.role === "user")) throw new SoloModeError("user messages are not allowed in solo mode");
+    if (this.solo && history.some((message) => message.role === "user")) throw new SoloModeError("a conversation with user messages cannot be replayed in solo mode");
     const data = initial?.initialization_data ?? null;
     if (data?.agent_data != null) {
       this.agentDb.update(data.agent_data);
@@ -254,8 +254,8 @@ export class Tau2Environment implements Environment {
   }
 }
 
-/** A history that solo mode cannot replay (it holds user messages). */
-export class SoloModeError extends Error {
+/** What solo mode cannot take: a history with user messages (a dual-control run), tools named alike on both sides. */
+export class SoloModeError extends InputError {
   override readonly name = "SoloModeError";
 }
 

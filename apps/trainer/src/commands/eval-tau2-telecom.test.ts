@@ -96,4 +96,28 @@ describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
     expect(errors[3]).toMatch(/^envace eval tau2: \S+[/\\]tasks_small\.json \(record 0\): initial_state\.initialization_actions\[0\]\.env_type: Invalid option: expected one of "user"\|"assistant"$/);
     expect(existsSync(out)).toBe(false);
   });
+
+  it("runs upstream's solo mode with --solo: no user, all 20 tasks solved; solo conversations re-score, dual ones are refused", async () => {
+    const io = captureConsole();
+    const data = ["--domain", "telecom", "--data", join(shared, "tau2"), "--tasks-file", join(telecomDir, "tasks_small.json")];
+    const out = mkdtempSync(join(tmpdir(), "tau2-telecom-solo-"));
+    expect(await run([...data, "--solo", "--policy", "oracle", "--out", out])).toBe(0);
+    expect(io.out()).toContain("τ² telecom solo · oracle · 20 tasks × 1 trial");
+    expect(io.out()).toContain("scored 20, succeeded 20, average reward 1.0000");
+    expect(io.out()).toContain("endings: agent_stop 20");
+    const entries = lines(join(out, "entries.jsonl"));
+    expect(entries.flatMap((entry) => (entry.calls as { requestor: string }[]).map((call) => call.requestor)).every((requestor) => requestor === "assistant")).toBe(true);
+
+    const rescored = mkdtempSync(join(tmpdir(), "tau2-telecom-solo-rescore-"));
+    expect(await run([...data, "--solo", "--rescore", join(out, "simulations.jsonl"), "--out", rescored])).toBe(0);
+    expect(lines(join(rescored, "rescored-entries.jsonl")).map((entry) => entry.reward)).toEqual(entries.map(() => 1));
+
+    const dual = mkdtempSync(join(tmpdir(), "tau2-telecom-dual-"));
+    expect(await run([...data, "--policy", "oracle", "--out", dual, "--tasks", "[service_issue]airplane_mode_on[PERSONA:None]"])).toBe(0);
+    expect(await run([...data, "--solo", "--rescore", join(dual, "simulations.jsonl")])).toBe(1);
+    expect(io.err()).toContain("a conversation with user messages cannot be replayed in solo mode");
+    expect(await run(["--domain", "retail", "--data", join(shared, "tau2"), "--solo", "--policy", "oracle", "--out", join(out, "retail")])).toBe(1);
+    expect(io.err().split("\n").at(-1)).toBe("envace eval tau2: the retail domain has no solo mode (mock and telecom have one)");
+    // Two full runs of the 20 tasks and a re-score: minutes on a loaded 2-core machine.
+  }, 300_000);
 });
