@@ -1,3 +1,5 @@
+import { TinkerUsageError } from "./errors.js";
+import { EnvaceError } from "@envace/errors";
 import type { Datum } from "@envace/training";
 import type { TensorData, WireDatum } from "./wire.js";
 
@@ -28,17 +30,17 @@ export function checkDatum(datum: Datum, index: number): void {
     ["mask", datum.mask],
     ["refLogprobs", datum.refLogprobs],
   ];
-  if (n === 0) throw new Error(`datum ${index}: no tokens`);
+  if (n === 0) throw new TinkerUsageError(`datum ${index}: no tokens`);
   for (const [field, values] of fields) {
     if (values !== undefined && values.length !== n) {
-      throw new Error(`datum ${index}: ${field} has ${values.length} entries, tokens has ${n}`);
+      throw new TinkerUsageError(`datum ${index}: ${field} has ${values.length} entries, tokens has ${n}`);
     }
   }
 }
 
 /** A wire datum the server cannot use; `path` names the offending field. */
-export class WireDatumError extends Error {
-  override readonly name = "WireDatumError";
+export class WireDatumError extends EnvaceError {
+  override readonly code = "wire-datum";
   constructor(
     readonly path: string,
     message: string,

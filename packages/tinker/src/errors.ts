@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import { InputError } from "@envace/protocol";
 
 /** An HTTP reply the client cannot recover from (a 4xx other than the retryable ones): a wrong key, model or route. */
@@ -16,8 +17,8 @@ export class TinkerHttpError extends InputError {
 export type FailureCategory = "unknown" | "server" | "user";
 
 /** A request the service accepted but could not complete (the future resolved to an error). */
-export class TinkerRequestFailedError extends Error {
-  override readonly name = "TinkerRequestFailedError";
+export class TinkerRequestFailedError extends EnvaceError {
+  override readonly code = "request-failed";
   constructor(
     readonly requestId: string,
     readonly detail: string,
@@ -40,4 +41,14 @@ export class TinkerTimeoutError extends InputError {
 /** The server does not say how it reduces losses and the client was not told: training would scale gradients blindly. */
 export class TinkerReductionError extends InputError {
   override readonly name = "TinkerReductionError";
+}
+
+/** Arguments the Tinker client or server cannot use: an empty or misshapen datum, a bad checkpoint name, conflicting options. */
+export class TinkerUsageError extends EnvaceError {
+  override readonly code = "tinker-usage";
+}
+
+/** A value the protobuf wire format here has no encoding for. */
+export class WireEncodingError extends EnvaceError {
+  override readonly code = "wire-encoding";
 }

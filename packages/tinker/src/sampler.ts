@@ -1,3 +1,4 @@
+import { TinkerUsageError } from "./errors.js";
 import type { SampledTokens, Sampler, SamplingParams } from "@envace/protocol";
 import { TinkerHttpError } from "./errors.js";
 import { retrieveFuture } from "./futures.js";
@@ -28,7 +29,7 @@ export class TinkerSampler implements Sampler {
   /** `count` independent samples of one prompt in one request (a GRPO group). */
   async sampleMany(promptTokens: readonly number[], params: SamplingParams, count: number, signal?: AbortSignal): Promise<SampledTokens[]> {
     if (params.stop.length > 0 && this.stopTokenIds.length > 0) {
-      throw new Error("Tinker takes stop strings or stop token ids, not both: clear SamplingParams.stop or the sampler's stopTokenIds");
+      throw new TinkerUsageError("Tinker takes stop strings or stop token ids, not both: clear SamplingParams.stop or the sampler's stopTokenIds");
     }
     const stop = params.stop.length > 0 ? params.stop : this.stopTokenIds.length > 0 ? [...this.stopTokenIds] : undefined;
     const reply = await this.request(

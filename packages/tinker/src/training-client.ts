@@ -2,7 +2,7 @@ import type { AdamParams, Datum, ForwardBackwardResult, LossFn, ScoringOptions, 
 import { chunkRanges, mergeMetrics } from "./chunks.js";
 import type { TinkerService, TrainingClientOptions } from "./client.js";
 import { checkDatum, toWireDatum } from "./datum.js";
-import { TinkerHttpError, TinkerLossError, TinkerReductionError } from "./errors.js";
+import { TinkerHttpError, TinkerLossError, TinkerReductionError, TinkerUsageError } from "./errors.js";
 import { retrieveFuture } from "./futures.js";
 import type { TinkerHttp } from "./http.js";
 import {
@@ -322,12 +322,12 @@ function checkTemperature(options: ScoringOptions): void {
 }
 
 function checkData(data: readonly Datum[]): void {
-  if (data.length === 0) throw new Error("no datums: a request needs at least one");
+  if (data.length === 0) throw new TinkerUsageError("no datums: a request needs at least one");
   data.forEach(checkDatum);
 }
 
 function checkName(name: string): void {
   const result = CheckpointName.safeParse(name);
-  if (!result.success) throw new Error(`checkpoint name "${name}": ${result.error.issues[0]!.message}`);
+  if (!result.success) throw new TinkerUsageError(`checkpoint name "${name}": ${result.error.issues[0]!.message}`);
 }
 

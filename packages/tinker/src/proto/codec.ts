@@ -1,3 +1,4 @@
+import { WireEncodingError } from "../errors.js";
 import type { ForwardBackwardOutput, SampleResponse, TensorData, WireDatum } from "../wire.js";
 import { DType, messageType, StopReason } from "./schema.js";
 
@@ -68,7 +69,7 @@ function readTensor(bytes: Uint8Array, dtype: number): { data: number[]; dtype: 
     case DType.FLOAT32:
       return { data: readFloat32s(bytes), dtype: "float32" };
     default:
-      throw new Error(`unsupported tensor dtype ${dtype}`);
+      throw new WireEncodingError(`unsupported tensor dtype ${dtype}`);
   }
 }
 
@@ -106,7 +107,7 @@ export function encodeForwardBackwardRequest(body: ForwardBackwardBody): Uint8Ar
   if (body.seq_id) msg.seq_id = body.seq_id;
   msg.data = body.data.map((datum) => ({
     model_input: datum.model_input.chunks.map((chunk) => {
-      if (chunk.type !== "encoded_text") throw new Error(`chunk type "${chunk.type}" has no protobuf encoding here`);
+      if (chunk.type !== "encoded_text") throw new WireEncodingError(`chunk type "${chunk.type}" has no protobuf encoding here`);
       return { encoded_text: chunk.tokens.length > 0 ? { tokens: int32Bytes(chunk.tokens) } : {} };
     }),
     loss_fn_inputs: Object.fromEntries(Object.entries(datum.loss_fn_inputs).map(([name, td]) => [name, tensorToProto(td)])),

@@ -1,3 +1,4 @@
+import { TinkerUsageError } from "../errors.js";
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TrainingBackend } from "@envace/training";
@@ -102,7 +103,7 @@ export class TinkerServerCore {
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(readonly options: TinkerServerOptions) {
-    if (!options.backend === !options.createBackend) throw new Error("give exactly one of backend and createBackend");
+    if (!options.backend === !options.createBackend) throw new TinkerUsageError("give exactly one of backend and createBackend");
     this.futures = new FutureStore(options.futureTtlMs ?? 600_000);
     this.samplers = new Samplers(this.futures, options.createBackend);
     this.sweeper = setInterval(() => this.sweep(), 10_000);

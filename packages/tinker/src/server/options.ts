@@ -1,3 +1,4 @@
+import { EnvaceError, isRetryableStatus } from "@envace/errors";
 import type { Sampler } from "@envace/protocol";
 import type { TrainingBackend } from "@envace/training";
 
@@ -78,12 +79,14 @@ export interface TinkerServer {
 }
 
 /** A request refused before it was accepted: an HTTP status, a short code and a message naming the problem. */
-export class HttpError extends Error {
+export class HttpError extends EnvaceError {
+  override readonly isRetryable: boolean;
   constructor(
     readonly status: number,
-    readonly code: string,
+    override readonly code: string,
     message: string,
   ) {
     super(message);
+    this.isRetryable = isRetryableStatus(status);
   }
 }
