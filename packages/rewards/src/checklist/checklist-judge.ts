@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import { abortReason, ConcurrencyLimit } from "@envace/concurrency";
 import type { ChecklistItem, RewardVerdict, Task, UserMessage } from "@envace/protocol";
 import type OpenAI from "openai";
@@ -5,12 +6,17 @@ import { masked, type RewardFunction, scored } from "../reward.js";
 import { aggregateTurnItems, combineGates, type DependenceMode, episodeScore, type GateRule } from "./aggregate.js";
 import { splitAssistant } from "./assistant-parts.js";
 import { JudgeCallLog, type JudgeCallRecord } from "./call-log.js";
-import { type Dialogue, type DialogueSource, toDialogue, turnMessages } from "./dialogue.js";
+import { type Dialogue, DialogueError, type DialogueSource, toDialogue, turnMessages } from "./dialogue.js";
 import { callJudge, type JudgeCallResult, judgeRequestKey, type JudgeSampling } from "./judge-client.js";
 import { type ChecklistStepView, decodeToolCall, predicateFor, type ProgrammaticItems } from "./predicates.js";
 import { buildJudgePrompt, type JudgePromptInput, type RenderOptions } from "./prompt.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { VerdictCache, type VerdictStore } from "./verdict-cache.js";
+
+/** A task without the checklists the judge scores against. */
+export class ChecklistError extends EnvaceError {
+  override readonly code = "checklist";
+}
 
 export interface ChecklistJudgeOptions {
   /** Any OpenAI-compatible server (vLLM, SGLang, llama.cpp, OpenAI). Its own retries are switched off per call. */
@@ -181,7 +187,7 @@ export class ChecklistJudge {
     const index = turn ?? dialogue.turns.length - 1;
     const target = dialogue.turns[index];
     if (!target) throw new RangeError(`turn ${index} is not in the dialogue (${dialogue.turns.length} user turns)`);
-    if (!target.complete) throw new Error(`turn ${index} is not complete: the assistant has not replied to the user yet`);
+    if (!target.complete) throw new DialogueError(`turn ${index} is not complete: the assistant has not replied to the user yet`);
     const run = { task, trajectoryId: options.trajectoryId ?? trajectoryIdOf(source), signal: options.signal, stats: emptyStats() };
     return this.judgeDialogueTurn(dialogue, index, run);
   }
@@ -196,7 +202,7 @@ export class ChecklistJudge {
     const dialogue = this.dialogue(source);
     const index = dialogue.turns.length - 1;
     const turn = dialogue.turns[index];
-    if (!turn) throw new Error("the dialogue has no user turn");
+    if (!turn) throw new DialogueError("the dialogue has no user turn");
     if (!turn.complete) return { replay: false, reason: "turn_incomplete" };
     if (index >= checklists[0]!.length) return { replay: false, reason: "no_more_reference_turns" };
     const run = { task, trajectoryId: options.trajectoryId ?? trajectoryIdOf(source), signal: options.signal, stats: emptyStats() };
@@ -375,8 +381,8 @@ function emptyStats(): JudgeStats {
 
 function checklistsOf(task: Task) {
   const checklists = task.checklists;
-  if (!checklists || checklists.length === 0) throw new Error(`task "${task.id}" has no checklists to judge`);
-  if (checklists[0]!.length === 0) throw new Error(`task "${task.id}": its first checklist has no turns`);
+  if (!checklists || checklists.length === 0) throw new ChecklistError(`task "${task.id}" has no checklists to judge`);
+  if (checklists[0]!.length === 0) throw new ChecklistError(`task "${task.id}": its first checklist has no turns`);
   return checklists;
 }
 

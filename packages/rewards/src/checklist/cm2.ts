@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { Cm2Record, parseRecord, RecordError, type RecordSource, type Task } from "@envace/protocol";
+import { DialogueError } from "./dialogue.js";
 
 /**
  * Read CM2 checklist records from a file: a JSON array of records, JSON Lines (one record a
@@ -165,7 +166,7 @@ function lineAt(text: string, offset: number): number {
  */
 export function cm2ToTask(record: Cm2Record, metadata: Task["metadata"] = {}): Task {
   const firstUser = record.messages.findIndex((m) => m.role === "user");
-  if (firstUser === -1) throw new Error(`CM2 record "${record.uuid}" has no user message`);
+  if (firstUser === -1) throw new DialogueError(`CM2 record "${record.uuid}" has no user message`);
   return {
     id: record.uuid,
     messages: record.messages.slice(0, firstUser + 1),

@@ -1,6 +1,12 @@
+import { EnvaceError } from "@envace/errors";
 import type { AssistantMessage, Message, Step, Termination, ToolMessage, ToolOutcome, UserMessage } from "@envace/protocol";
 import { toWireToolCall } from "@envace/protocol";
 import { splitAssistant } from "./assistant-parts.js";
+
+/** A dialogue or CM2 record whose messages are out of order or lack the turn a call needs. */
+export class DialogueError extends EnvaceError {
+  override readonly code = "dialogue";
+}
 
 /**
  * The tool-error codes that mean a call itself was invalid (bad format, unknown tool, arguments
@@ -145,10 +151,10 @@ function build(messages: readonly Message[], isInvalid: (tool: ToolMessage) => b
       return;
     }
     if (message.role === "system") {
-      throw new Error(`messages[${position}]: a system message may only come before the first user message`);
+      throw new DialogueError(`messages[${position}]: a system message may only come before the first user message`);
     }
     const step = turn.steps.at(-1);
-    if (!step) throw new Error(`messages[${position}]: a tool message must follow the assistant message that called the tool`);
+    if (!step) throw new DialogueError(`messages[${position}]: a tool message must follow the assistant message that called the tool`);
     step.tools.push(message);
     if (isInvalid(message)) step.invalidCall = true;
   });

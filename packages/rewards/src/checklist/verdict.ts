@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import { z } from "zod";
 
 /** The judge's structured answer about one checklist item at one step. */
@@ -40,7 +41,8 @@ export const JUDGE_RESPONSE_FORMAT = {
 } as const;
 
 /** Why a judge reply could not be used. */
-export class VerdictParseError extends Error {
+export class VerdictParseError extends EnvaceError {
+  override readonly code = "verdict-parse";
   override readonly name = "VerdictParseError";
 }
 

@@ -1,5 +1,11 @@
+import { EnvaceError } from "@envace/errors";
 import type { Task, TerminationReason } from "@envace/protocol";
 import { masked, type RewardContext, type RewardFunction, scored } from "../reward.js";
+
+/** A reward configuration that names a component no evaluator computes. */
+export class RewardConfigError extends EnvaceError {
+  override readonly code = "reward-config";
+}
 
 export interface ProductRewardOptions {
   /**
@@ -28,7 +34,7 @@ export function productReward(components: Readonly<Record<string, RewardFunction
     const names = options.basis?.(task) ?? Object.keys(components);
     const unknown = names.filter((name) => !Object.hasOwn(components, name));
     if (unknown.length > 0) {
-      throw new Error(`task "${task.id}": reward basis names ${unknown.map((n) => `"${n}"`).join(", ")}, which no component computes`);
+      throw new RewardConfigError(`task "${task.id}": reward basis names ${unknown.map((n) => `"${n}"`).join(", ")}, which no component computes`);
     }
     const verdicts = await Promise.all(names.map((name) => components[name]!(trajectory, task, context)));
     const maskedReasons = verdicts.flatMap((v, i) => (v.status === "masked" ? [`${names[i]}: ${v.reason}`] : []));
