@@ -1,8 +1,6 @@
 import type { Generation, Message, WireToolCall } from "@envace/protocol";
-import { JsonDecodeError, jsonLoads } from "@envace/python-text";
+import { JsonDecodeError, jsonLoads, type PyDict, pyDumps } from "@envace/python-text";
 import { splitReasoning } from "@envace/trajectory";
-import { pyDumps } from "./python/json.js";
-import type { PyDict } from "./python/value.js";
 import type { Requestor, Tau2AssistantMessage, Tau2Message, Tau2ToolCall, Tau2UserMessage } from "./task.js";
 
 // How a τ² conversation looks to each participant, and how their generations become τ²

@@ -1,10 +1,7 @@
 import { createHash } from "node:crypto";
 import { parseRecord } from "@envace/protocol";
-import { jsonString, sortCodePoints } from "@envace/python-text";
+import { attributeError, dumpValue, jsonString, pyDeepCopy, type PyDict, type PyModel, type PyValue, sortCodePoints } from "@envace/python-text";
 import type { z } from "zod";
-import { attributeError } from "./python/errors.js";
-import { dumpValue } from "./python/json.js";
-import { pyDeepCopy, type PyDict, type PyModel, type PyValue } from "./python/value.js";
 
 /**
  * A τ² database root: named tables, each a dict of entities (orders, users, flights, …). Some

@@ -1,11 +1,8 @@
 import { InputError, type Environment, type JsonValue, type Task, type ToolCall, type ToolResult, type ToolSpec } from "@envace/protocol";
-import { jsonLoads } from "@envace/python-text";
+import { attributeError, errorCode, fromJson, isPyModel, jsonLoads, type PyDict, pyDumps, pyEquals, PyException, pyStr, pyTypeName, type PyValue, toJson, valueError } from "@envace/python-text";
 import { Database, type DbRoot } from "./database.js";
 import type { DomainSide } from "./domains/index.js";
 import type { Tau2Domain } from "./load.js";
-import { attributeError, errorCode, PyException, valueError } from "./python/errors.js";
-import { pyDumps } from "./python/json.js";
-import { fromJson, isPyModel, pyEquals, pyStr, pyTypeName, toJson, type PyDict, type PyValue } from "./python/value.js";
 import type { EnvAssertion, EnvFunctionCall, InitialState, Requestor, Tau2Message, Tau2Task, Tau2ToolCall } from "./task.js";
 
 /** The answer to one tool call exactly as upstream records it (`ToolMessage`). */

@@ -1,8 +1,8 @@
+import type { PyValue } from "@envace/python-text";
 import { beforeAll, describe, expect, it } from "vitest";
 import { actionMatches, communicated, isSuccess, Tau2Evaluator, type NlAssertionJudge } from "./evaluate.js";
 import { loadDomain, type Tau2Domain } from "./load.js";
 import { binomial, passHatK, passHatKs } from "./metrics.js";
-import type { PyValue } from "./python/value.js";
 import type { Action, Tau2Message, Tau2Task } from "./task.js";
 import { writeMockData } from "./testing/mock-fixture.js";
 

@@ -1,7 +1,6 @@
+import { pyEquals, PyException } from "@envace/python-text";
 import { Tau2Environment } from "./environment.js";
 import type { Tau2Domain } from "./load.js";
-import { PyException } from "./python/errors.js";
-import { pyEquals } from "./python/value.js";
 import type { Action, EnvAssertion, RewardType, Tau2Message, Tau2Task, Tau2ToolCall } from "./task.js";
 
 /**

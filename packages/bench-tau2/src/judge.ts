@@ -1,8 +1,8 @@
 import { ConcurrencyLimit } from "@envace/concurrency";
+import { pyDumps } from "@envace/python-text";
 import { callJudge, DEFAULT_RETRY, type JudgeSampling, type RetryPolicy } from "@envace/rewards";
 import OpenAI from "openai";
 import type { NlAssertionJudge, NlAssertionVerdict } from "./evaluate.js";
-import { pyDumps } from "./python/json.js";
 import type { Tau2Message } from "./task.js";
 
 export interface NlJudgeOptions {

@@ -2,11 +2,10 @@ import { existsSync, readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { InputError, parseRecord, RecordError } from "@envace/protocol";
-import { JsonDecodeError, jsonLoads } from "@envace/python-text";
+import { JsonDecodeError, jsonLoads, type PyValue } from "@envace/python-text";
 import { parse as parseToml, TomlDate, TomlError } from "smol-toml";
 import { freezeDatabase, type DbRoot } from "./database.js";
 import { DOMAINS, type DomainDefinition, type DomainSide, type PolicySource } from "./domains/index.js";
-import type { PyValue } from "./python/value.js";
 import { Tau2Task } from "./task.js";
 
 /** A domain with its data: policy, tasks and the databases every episode starts from. */

@@ -1,5 +1,5 @@
 import type { GenerateRequest, Generation, Policy, WireToolCall } from "@envace/protocol";
-import { pyDumps } from "./python/json.js";
+import { pyDumps } from "@envace/python-text";
 import type { Action, Requestor, Tau2Task } from "./task.js";
 
 /** The agent and the user of an oracle run: together they play a task's gold actions. */

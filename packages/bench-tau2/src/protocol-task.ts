@@ -1,8 +1,8 @@
 import type { JsonObject, Message, Task } from "@envace/protocol";
+import { toJson } from "@envace/python-text";
 import { agentSystemPrompt, agentView } from "./conversation.js";
 import { userToolSpecs } from "./environment.js";
 import type { Tau2Domain } from "./load.js";
-import { toJson } from "./python/value.js";
 import { renderScenario, type Tau2Task } from "./task.js";
 
 /**

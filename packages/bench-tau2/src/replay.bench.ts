@@ -3,9 +3,8 @@
 // `json.dumps(sort_keys=True)` per hash), measured in the same run.
 import { createHash } from "node:crypto";
 import { join } from "node:path";
+import { pyDeepCopy, pyDumps, type PyModel, type PyValue } from "@envace/python-text";
 import { loadDomain, loadUserGuidelines } from "./load.js";
-import { pyDumps } from "./python/json.js";
-import { pyDeepCopy, type PyModel, type PyValue } from "./python/value.js";
 import { runTau2 } from "./run.js";
 import { sharedData, skipNote } from "./testing/shared-data.js";
 

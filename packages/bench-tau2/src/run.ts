@@ -1,13 +1,13 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, RecordError, type Policy, type SamplingParamsInput } from "@envace/protocol";
+import { pyDumps } from "@envace/python-text";
 import { z } from "zod";
 import { Tau2Environment } from "./environment.js";
 import { isSuccess, Tau2Evaluator, type NlAssertionJudge, type Tau2RewardInfo } from "./evaluate.js";
 import type { Tau2Domain, UserGuidelines } from "./load.js";
 import { passHatKs } from "./metrics.js";
 import { oracle } from "./oracle.js";
-import { pyDumps } from "./python/json.js";
 import { simulate, type Tau2Simulation } from "./simulate.js";
 import { isSoloTask, soloOracle } from "./solo.js";
 import type { Tau2Message, Tau2Task } from "./task.js";

@@ -1,11 +1,11 @@
 import type { GenerateRequest, WireToolCall } from "@envace/protocol";
+import { pyDumps } from "@envace/python-text";
 import { ScriptedPolicy } from "@envace/trajectory";
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentSystemPrompt, DEFAULT_AGENT_INSTRUCTION, FIRST_AGENT_MESSAGE, parseTurn } from "./conversation.js";
 import { Tau2Environment } from "./environment.js";
 import { loadDomain, loadUserGuidelines, type Tau2Domain, type UserGuidelines } from "./load.js";
 import { toProtocolTask } from "./protocol-task.js";
-import { pyDumps } from "./python/json.js";
 import { simulate } from "./simulate.js";
 import type { Tau2Task } from "./task.js";
 import { writeMockData } from "./testing/mock-fixture.js";

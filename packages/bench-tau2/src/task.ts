@@ -1,6 +1,6 @@
+import type { PyDict, PyValue } from "@envace/python-text";
 import { z } from "zod";
 import { pyModel, pyOptional } from "./python/schema.js";
-import type { PyDict, PyValue } from "./python/value.js";
 
 // The upstream τ² task format (`tasks.json`) and message format (task histories, saved
 // simulations), validated over Python values so that tool arguments keep Python's ints,

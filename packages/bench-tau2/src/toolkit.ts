@@ -1,8 +1,7 @@
 import type { JsonObject, JsonValue, ToolSpec } from "@envace/protocol";
+import { attributeError, type PyDict, type PyValue, toJson, valueError } from "@envace/python-text";
 import type { Database, DbRoot } from "./database.js";
-import { attributeError, valueError } from "./python/errors.js";
 import { bindArguments, type PyParam } from "./python/signature.js";
-import { toJson, type PyDict, type PyValue } from "./python/value.js";
 
 /**
  * What a tool does, as upstream classifies it. Only `write` tools change the database, and

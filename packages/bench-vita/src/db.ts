@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import { pyDumps, type PyModel, type PyValue } from "@envace/bench-tau2";
-import { floatRepr } from "@envace/python-text";
+import { floatRepr, pyDumps, type PyModel, type PyValue } from "@envace/python-text";
 import { FieldError, Fields, readList } from "./fields.js";
 import {
   dumpOrder,

@@ -1,5 +1,4 @@
-import { pyEquals, pyStr, pyTypeName, valueError, type PyValue } from "@envace/bench-tau2";
-import { roundFloat } from "@envace/python-text";
+import { pyEquals, pyStr, pyTypeName, type PyValue, roundFloat, valueError } from "@envace/python-text";
 import type { VitaDb } from "./db.js";
 import { rerank } from "./fuzz.js";
 import { orderRepr, orderStr, productRepr, storeRepr, storeStr, type Order, type Store, type StoreProduct } from "./model.js";

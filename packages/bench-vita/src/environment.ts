@@ -1,5 +1,5 @@
-import { fromJson, type PyDict, type PyValue } from "@envace/bench-tau2";
 import type { Environment, JsonValue, Task, ToolCall, ToolResult, ToolSpec } from "@envace/protocol";
+import { fromJson, type PyDict, type PyValue } from "@envace/python-text";
 import type { VitaDb, VitaDomain } from "./db.js";
 import { DELIVERY_TOOLS } from "./delivery.js";
 import { INSTORE_TOOLS } from "./instore.js";

@@ -1,6 +1,6 @@
-import { fromJson, pyRepr, type PyDict } from "@envace/bench-tau2";
 import { backoffDelay, sleep, type Backoff } from "@envace/concurrency";
 import type { JsonObject } from "@envace/protocol";
+import { fromJson, type PyDict, pyRepr } from "@envace/python-text";
 import { z } from "zod";
 import { agentTime } from "./protocol-task.js";
 import type { VitaEvaluationCriteria, VitaTask } from "./task.js";

@@ -1,4 +1,4 @@
-import type { PyDict, PyValue } from "@envace/bench-tau2";
+import type { PyDict, PyValue } from "@envace/python-text";
 
 /*
  * Reading a task's `environment` as upstream's pydantic models validate it (lax mode): ints in

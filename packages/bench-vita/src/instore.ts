@@ -1,4 +1,4 @@
-import { pyStr, valueError, type PyValue } from "@envace/bench-tau2";
+import { pyStr, type PyValue, valueError } from "@envace/python-text";
 import type { VitaDb } from "./db.js";
 import { rerank } from "./fuzz.js";
 import { bookRepr, orderRepr, productRepr, reservationRepr, shopStr, type BookInfo, type Order, type ReservationInfo, type Shop, type ShopProduct } from "./model.js";

@@ -1,5 +1,4 @@
-import { pyRepr, pyStr, type PyModel, type PyValue } from "@envace/bench-tau2";
-import { floatRepr } from "@envace/python-text";
+import { floatRepr, type PyModel, pyRepr, pyStr, type PyValue } from "@envace/python-text";
 import { Fields, readDict, readStr, FieldError } from "./fields.js";
 
 /*

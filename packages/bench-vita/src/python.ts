@@ -1,4 +1,4 @@
-import { PyException, pyTypeName, truthy as pyTruthy, typeError, type PyValue } from "@envace/bench-tau2";
+import { PyException, pyTypeName, type PyValue, truthy as pyTruthy, typeError } from "@envace/python-text";
 
 /*
  * The few Python operations VitaBench's tools apply to the agent's raw arguments (they are never

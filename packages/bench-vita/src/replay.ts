@@ -1,6 +1,7 @@
 import { join } from "node:path";
-import { parsePyJsonText, readText, type PyValue } from "@envace/bench-tau2";
+import { parsePyJsonText, readText } from "@envace/bench-tau2";
 import { JsonObject, parseJsonLines, RecordError } from "@envace/protocol";
+import type { PyValue } from "@envace/python-text";
 import { JsonlAppender, readJsonlRecords } from "@envace/rewards";
 import { z } from "zod";
 import type { VitaDomain } from "./db.js";

@@ -1,8 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fromJson, pyRepr } from "@envace/bench-tau2";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { SamplingParams, type Environment, type Message, type Policy, type Task, type ToolCall, type ToolResult, type Trajectory } from "@envace/protocol";
+import { fromJson, pyRepr } from "@envace/python-text";
 import { rehearseThenCommit } from "@envace/rehearsal";
 import { JsonlAppender, readJsonlRecords } from "@envace/rewards";
 import { simulateUser, type UserTurnSource } from "@envace/trajectory";

@@ -1,8 +1,6 @@
 import type { JsonObject } from "@envace/protocol";
+import { iterate, pyTypeName, typeError, valueError } from "@envace/python-text";
 import { calculate } from "../python/arithmetic.js";
-import { typeError, valueError } from "../python/errors.js";
-import { iterate } from "../python/ops.js";
-import { pyTypeName } from "../python/value.js";
 import type { DbRoot } from "../database.js";
 import type { ToolDefinition, ToolParam } from "../toolkit.js";
 

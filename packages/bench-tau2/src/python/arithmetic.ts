@@ -1,5 +1,4 @@
-import { floatRepr, roundFloat } from "@envace/python-text";
-import { PyException, typeError } from "./errors.js";
+import { floatRepr, PyException, roundFloat, typeError } from "@envace/python-text";
 
 /**
  * The `calculate` tool's arithmetic: `str(round(float(eval(expression)), 2))` over digits,

@@ -1,5 +1,4 @@
-import { PyException } from "./errors.js";
-import { pyRepr, pyTypeName, type PyDict, type PyModel, type PyValue } from "./value.js";
+import { type PyDict, PyException, type PyModel, pyRepr, pyTypeName, type PyValue } from "@envace/python-text";
 
 /**
  * The pydantic version whose messages we reproduce: upstream τ² pins pydantic 2.12, and its

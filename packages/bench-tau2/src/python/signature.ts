@@ -1,5 +1,4 @@
-import { typeError } from "./errors.js";
-import type { PyDict, PyValue } from "./value.js";
+import { type PyDict, type PyValue, typeError } from "@envace/python-text";
 
 /** One parameter of a Python function; a parameter with a `default` is optional. */
 export interface PyParam {

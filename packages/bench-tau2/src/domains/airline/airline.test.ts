@@ -1,13 +1,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RecordError } from "@envace/protocol";
-import { jsonLoads } from "@envace/python-text";
+import { jsonLoads, type PyDict } from "@envace/python-text";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Tau2Environment } from "../../environment.js";
 import { Tau2Evaluator } from "../../evaluate.js";
 import { loadDomain, type Tau2Domain, type UserGuidelines } from "../../load.js";
 import { oracle } from "../../oracle.js";
-import type { PyDict } from "../../python/value.js";
 import { simulate } from "../../simulate.js";
 import { airlineDb, writeAirlineFolder } from "../../testing/airline-fixture.js";
 

@@ -1,9 +1,7 @@
 import type { JsonObject } from "@envace/protocol";
+import { add, attributeError, getKey, hasKey, isPyModel, iterate, keyError, len, lessThan, max, mul, pyDeepCopy, pyEquals, type PyModel, pyStr, pyTypeName, type PyValue, sub, valueError } from "@envace/python-text";
 import type { Database } from "../../database.js";
-import { attributeError, keyError, valueError } from "../../python/errors.js";
-import { add, getKey, hasKey, iterate, len, lessThan, max, mul, sub } from "../../python/ops.js";
 import { construct, float, int, list, literal, model, str, optional, type ModelSpec } from "../../python/pydantic.js";
-import { isPyModel, pyDeepCopy, pyEquals, pyStr, pyTypeName, type PyModel, type PyValue } from "../../python/value.js";
 import { Toolkit, type ToolDefinition } from "../../toolkit.js";
 import { calculateTool, INTEGER, param, STRING, transferToHumanAgents } from "../common.js";
 import type { CabinClass, Flight, FlightDateStatus, FlightDb, PaymentMethod, Reservation, User } from "./model.js";

@@ -1,8 +1,6 @@
+import { hasKey, len, pyEquals, type PyModel, pyStr, type PyValue, valueError } from "@envace/python-text";
 import type { Database, DbRoot } from "../../database.js";
-import { valueError } from "../../python/errors.js";
-import { hasKey, len } from "../../python/ops.js";
 import { construct, literal, optional, str, type ModelSpec } from "../../python/pydantic.js";
-import { pyEquals, pyStr, type PyModel, type PyValue } from "../../python/value.js";
 import { Toolkit, type ToolDefinition } from "../../toolkit.js";
 import { param, STRING, transferToHumanAgents } from "../common.js";
 

@@ -1,10 +1,6 @@
-import { roundFloat } from "@envace/python-text";
+import { abs, add, attributeError, count, getKey, hasKey, iterate, len, lessThan, type PyDict, pyDumps, pyEquals, PyException, type PyModel, pyStr, pyTypeName, type PyValue, roundFloat, sorted, sub, valueError } from "@envace/python-text";
 import type { Database } from "../../database.js";
-import { attributeError, PyException, valueError } from "../../python/errors.js";
-import { pyDumps } from "../../python/json.js";
-import { abs, add, count, getKey, hasKey, iterate, len, lessThan, sorted, sub } from "../../python/ops.js";
 import { construct, str } from "../../python/pydantic.js";
-import { pyEquals, pyStr, pyTypeName, type PyDict, type PyModel, type PyValue } from "../../python/value.js";
 import { Toolkit, type ToolDefinition } from "../../toolkit.js";
 import { calculateTool, param, STRING, STRING_LIST, transferToHumanAgents } from "../common.js";
 import type { Order, OrderPayment, PaymentMethod, Product, RetailDb, User, Variant } from "./model.js";

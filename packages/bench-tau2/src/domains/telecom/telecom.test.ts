@@ -1,10 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { jsonLoads } from "@envace/python-text";
+import { jsonLoads, type PyDict } from "@envace/python-text";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Tau2Environment } from "../../environment.js";
 import { loadDomain, type Tau2Domain } from "../../load.js";
-import type { PyDict } from "../../python/value.js";
 import type { Requestor } from "../../task.js";
 import { sharedData, skipNote } from "../../testing/shared-data.js";
 

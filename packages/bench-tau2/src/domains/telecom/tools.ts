@@ -1,9 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { formatFixed } from "@envace/python-text";
+import { abs, add, attributeError, formatFixed, mul, type PyDict, pyEquals, pyStr, pyTypeName, type PyValue, sub, truthy, typeError, valueError } from "@envace/python-text";
 import type { Database, DbRoot } from "../../database.js";
-import { attributeError, typeError, valueError } from "../../python/errors.js";
-import { abs, add, mul, sub, truthy } from "../../python/ops.js";
-import { pyEquals, pyStr, pyTypeName, type PyDict, type PyValue } from "../../python/value.js";
 import { Toolkit, type EnvFunction, type ToolDefinition } from "../../toolkit.js";
 import { INTEGER, param, STRING, transferToHumanAgents } from "../common.js";
 import type { Bill, Customer, Line, Plan, TelecomDb } from "./model.js";

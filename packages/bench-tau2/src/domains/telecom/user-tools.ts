@@ -1,9 +1,6 @@
-import { floatRepr, strRepr } from "@envace/python-text";
+import { attributeError, floatRepr, getKey, greaterThan, pyEquals, pyRepr, pyStr, pyTypeName, type PyValue, strRepr, valueError } from "@envace/python-text";
 import type { Database, DbRoot } from "../../database.js";
-import { attributeError, valueError } from "../../python/errors.js";
-import { getKey, greaterThan } from "../../python/ops.js";
 import { bool, construct, int, optional, str, strEnum, type ModelSpec } from "../../python/pydantic.js";
-import { pyEquals, pyRepr, pyStr, pyTypeName, type PyValue } from "../../python/value.js";
 import type { EnvFunction, ToolDefinition, ToolKind } from "../../toolkit.js";
 import { Toolkit } from "../../toolkit.js";
 import { param, STRING } from "../common.js";

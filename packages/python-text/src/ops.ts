@@ -1,8 +1,8 @@
-import { compareCodePoints } from "@envace/python-text";
 import { attributeError, typeError } from "./errors.js";
+import { compareCodePoints } from "./string.js";
 import { pyEquals, pyTypeName, type PyDict, type PyValue } from "./value.js";
 
-// The few Python operations τ²'s tools apply to arguments the agent wrote, with the errors
+// The Python operations benchmark tools apply to arguments the agent wrote, with the errors
 // Python raises when the agent wrote the wrong type.
 
 /** `for item in value`: lists, strings (characters) and dicts (keys) iterate; others raise. */
@@ -149,18 +149,6 @@ export function sorted(value: PyValue): PyValue[] {
 export function abs(value: Number): Number {
   if (typeof value === "bigint") return value < 0n ? -value : value;
   return Math.abs(value);
-}
-
-/** Truth value (`if x:`) of a Python value. */
-export function truthy(value: PyValue): boolean {
-  if (value === null || value === false) return false;
-  if (value === true) return true;
-  if (typeof value === "string") return value.length > 0;
-  if (typeof value === "bigint") return value !== 0n;
-  if (typeof value === "number") return value !== 0;
-  if (Array.isArray(value)) return value.length > 0;
-  if (value instanceof Map) return value.size > 0;
-  return true;
 }
 
 /** A dict argument as a `Map`, or undefined when it is not a dict. */

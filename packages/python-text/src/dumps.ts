@@ -1,8 +1,9 @@
-import { jsonFloat, jsonString, jsonStringUnicode, sortCodePoints } from "@envace/python-text";
+import { jsonFloat, jsonString, jsonStringUnicode } from "./json.js";
+import { sortCodePoints } from "./string.js";
 import type { PyValue } from "./value.js";
 
-// Python's `json.loads` is `jsonLoads` from `@envace/python-text`, whose default model (ints as
-// `bigint`, floats as `number`, dicts as `Map`s) is this package's `PyValue`.
+// `json.loads` is `jsonLoads`, whose default model (ints as `bigint`, floats as `number`, dicts
+// as `Map`s) is a part of `PyValue`.
 
 export interface PyDumpsOptions {
   /** `sort_keys=True`. */

@@ -1,8 +1,8 @@
-import type { JsonValue } from "@envace/protocol";
-import { floatRepr, strRepr } from "@envace/python-text";
+import { floatRepr } from "./float.js";
+import { strRepr } from "./string.js";
 
 /**
- * A value as τ²'s Python code sees it. The difference from JSON matters for exact output:
+ * A Python value as the benchmarks' Python code sees it. The difference from JSON matters for exact output:
  * Python's `int` is a `bigint` here and its `float` a `number` (so `1.0` stays a float), a
  * `dict` is a `Map` (insertion order, even for keys that look like numbers), a `list` is an
  * array, and a pydantic model is a plain object whose keys are in field-declaration order.
@@ -13,6 +13,9 @@ export type PyDict = Map<string, PyValue>;
 export interface PyModel {
   [field: string]: PyValue;
 }
+
+/** Plain JSON as `JSON.parse` returns it and the role protocol carries it. */
+export type JsonData = null | boolean | number | string | JsonData[] | { [key: string]: JsonData };
 
 export function isPyDict(value: unknown): value is PyDict {
   return value instanceof Map;
@@ -71,7 +74,7 @@ export function pyStr(value: PyValue): string {
  * A decoded JSON value (as the role protocol carries tool arguments) as Python would have read
  * it. JavaScript does not keep `2.0` apart from `2`, so integral numbers become ints.
  */
-export function fromJson(value: JsonValue): PyValue {
+export function fromJson(value: JsonData): PyValue {
   if (typeof value === "number") return Number.isInteger(value) ? BigInt(value) : value;
   if (Array.isArray(value)) return value.map(fromJson);
   if (value !== null && typeof value === "object") {
@@ -83,16 +86,16 @@ export function fromJson(value: JsonValue): PyValue {
 }
 
 /** A Python value as plain JSON for snapshots and logs (ints beyond 2^53 lose precision). */
-export function toJson(value: PyValue): JsonValue {
+export function toJson(value: PyValue): JsonData {
   if (typeof value === "bigint") return Number(value);
   if (Array.isArray(value)) return value.map(toJson);
   if (value instanceof Map) {
-    const out: Record<string, JsonValue> = {};
+    const out: Record<string, JsonData> = {};
     for (const [key, item] of value) out[key] = toJson(item);
     return out;
   }
   if (value !== null && typeof value === "object") {
-    const out: Record<string, JsonValue> = {};
+    const out: Record<string, JsonData> = {};
     for (const [key, item] of Object.entries(value)) out[key] = toJson(item);
     return out;
   }
@@ -128,6 +131,18 @@ export function pyEquals(a: PyValue, b: PyValue): boolean {
     const other = right.get(key);
     if (other === undefined || !pyEquals(item, other)) return false;
   }
+  return true;
+}
+
+/** Truth value (`if x:`) of a Python value. */
+export function truthy(value: PyValue): boolean {
+  if (value === null || value === false) return false;
+  if (value === true) return true;
+  if (typeof value === "string") return value.length > 0;
+  if (typeof value === "bigint") return value !== 0n;
+  if (typeof value === "number") return value !== 0;
+  if (Array.isArray(value)) return value.length > 0;
+  if (value instanceof Map) return value.size > 0;
   return true;
 }
 

@@ -1,8 +1,8 @@
 import { pyRepr, type PyValue } from "./value.js";
 
 /**
- * A Python exception raised inside a tool. `text` is `str(exception)`, which is what the
- * agent reads after `Error: `.
+ * A Python exception raised by code that models Python (a benchmark's tools, its checker).
+ * `text` is `str(exception)`, which is what an agent reads after `Error: `.
  */
 export class PyException extends Error {
   override readonly name = "PyException";
