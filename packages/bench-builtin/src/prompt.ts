@@ -15,3 +15,13 @@ export const SYSTEM_PROMPT =
  */
 export const SYSTEM_PROMPT_SHORT =
   "You are a shop agent. Look things up before you change anything; if a change would fail, do not try it: tell the user why.";
+
+/**
+ * The compact Rehearse-role prompt the embedded default trains with (`RehearsePromptOptions` of
+ * `@envace/trajectory`): one line of instructions and the call, no tool schemas, examples or
+ * latest Act turn; the tiny model learns tool behaviour from its warm start. An evaluation, or a
+ * server in front of such a model, must prompt the Rehearse role the same way.
+ */
+export const BUILTIN_REHEARSE_PROMPT = {
+  sections: { instructions: "You are the shop's tools. Answer the call.", tools: false, examples: false, latestAct: false },
+} as const;

@@ -4,13 +4,12 @@
 import { existsSync } from "node:fs";
 import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { BuiltinEnvironment, DOMAIN_VERSION, generateTasks, outcomeReward, SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT, WRITE_TOOLS } from "@envace/bench-builtin";
+import { BUILTIN_REHEARSE_PROMPT, BuiltinEnvironment, DOMAIN_VERSION, generateTasks, outcomeReward, SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT, WRITE_TOOLS } from "@envace/bench-builtin";
 import { parseJsonLines, RecordError } from "@envace/protocol";
 import { formatRehearsalSetting, parseRehearsalSetting } from "@envace/rehearsal";
 import { evaluate, EvaluationEntry, summarizeEntries, type EvaluationSummary } from "../evaluate.js";
 import { UsageError } from "../faults.js";
 import { ProgressBar } from "../run/progress.js";
-import { BUILTIN_REHEARSE_PROMPT } from "../setup/domain.js";
 import { loadModel, modelSpec } from "./policy.js";
 
 /** The options of `envace eval builtin`, as cli.ts declares them. */

@@ -1,5 +1,6 @@
 import type { Environment, Task } from "@envace/protocol";
 import {
+  BUILTIN_REHEARSE_PROMPT,
   BuiltinEnvironment,
   SYSTEM_PROMPT_SHORT,
   WRITE_TOOLS,
@@ -43,11 +44,6 @@ export interface Domain {
   /** Releases what the domain holds (a judge's connections and files). */
   close?(): Promise<void>;
 }
-
-/** The Rehearse prompt of the embedded default: the tiny model learns tool behaviour from its warm start. */
-export const BUILTIN_REHEARSE_PROMPT: RehearsePromptOptions = {
-  sections: { instructions: "You are the shop's tools. Answer the call.", tools: false, examples: false, latestAct: false },
-};
 
 const BUILTIN_REWARDS: Record<TrainConfig["reward"]["type"], () => RewardFunction> = {
   verifiable: () => outcomeReward,
