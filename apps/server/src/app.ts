@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { ConcurrencyLimit } from "@envace/concurrency";
-import { canStream, ModelServerError, type StreamingPolicy } from "@envace/models";
+import { HttpError } from "@envace/http";
+import { canStream, type StreamingPolicy } from "@envace/models";
 import type { Policy, Tokenizer } from "@envace/protocol";
 import type { RehearsalMemory } from "@envace/rehearsal";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
@@ -87,7 +88,7 @@ export function buildApp(options: AppOptions): App {
 
   fastify.setErrorHandler(async (error, request, reply) => {
     const api = toApiError(error);
-    if (error instanceof ModelServerError) metrics.upstreamErrors.inc({ kind: error.failure });
+    if (error instanceof HttpError) metrics.upstreamErrors.inc({ kind: error.code });
     if (api.status >= 500) request.log.error({ err: error }, "request failed");
     return reply.code(api.status).headers(api.headers).send(api.body);
   });
@@ -167,7 +168,7 @@ export function buildApp(options: AppOptions): App {
     try {
       await run();
     } catch (error) {
-      if (error instanceof ModelServerError) metrics.upstreamErrors.inc({ kind: error.failure });
+      if (error instanceof HttpError) metrics.upstreamErrors.inc({ kind: error.code });
       const api = toApiError(error);
       if (!sse.started && !reply.raw.destroyed) {
         reply.raw.writeHead(api.status, { "content-type": "application/json; charset=utf-8", ...api.headers });

@@ -1,5 +1,5 @@
 import { ContextLengthError } from "@envace/protocol";
-import { ModelServerError } from "@envace/models";
+import { HttpError } from "@envace/http";
 
 /** The `type` of an OpenAI error body. */
 export type ApiErrorType = "invalid_request_error" | "authentication_error" | "not_found_error" | "rate_limit_error" | "server_error" | "upstream_error";
@@ -42,8 +42,8 @@ export function badField(param: string, message: string, code = "invalid_value")
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof ModelServerError) {
-    return error.failure === "timeout"
+  if (error instanceof HttpError) {
+    return error.code === "timeout"
       ? new ApiError(504, `the model server did not answer in time: ${error.message}`, "upstream_error", null, "upstream_timeout")
       : new ApiError(502, `the model server failed: ${error.message}`, "upstream_error", null, "upstream_error");
   }

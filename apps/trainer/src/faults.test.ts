@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { ModelServerError } from "@envace/models";
+import { HttpError } from "@envace/http";
 import { RecordError } from "@envace/protocol";
 import { TinkerTimeoutError } from "@envace/tinker";
 import { describe, expect, it } from "vitest";
@@ -20,7 +20,7 @@ describe("describeFault", () => {
   it.each([
     ["a config error", new ConfigError("run.yaml:3: rollout.rollouts_per_task: Invalid input"), "run.yaml:3: rollout.rollouts_per_task: Invalid input"],
     ["a bad record", new RecordError({ file: "train.jsonl", line: 4 }, [{ path: "messages", message: "Required" }]), "train.jsonl:4: messages: Required"],
-    ["a server that does not answer", new ModelServerError("connection", "http://127.0.0.1:9/v1/models", "connection failed (fetch failed)"), "http://127.0.0.1:9/v1/models: connection failed (fetch failed)"],
+    ["a server that does not answer", new HttpError("connection", "http://127.0.0.1:9/v1/models", "connection failed (fetch failed)"), "http://127.0.0.1:9/v1/models: connection failed (fetch failed)"],
     ["Tinker giving up", new TinkerTimeoutError("http://127.0.0.1:9/api/v1/client/config: gave up after 3 attempts"), "http://127.0.0.1:9/api/v1/client/config: gave up after 3 attempts"],
     ["a missing file", thrownBy(() => readFileSync("/nonexistent/envace.yaml")), "ENOENT: no such file or directory, open '/nonexistent/envace.yaml'"],
     ["a refused fetch", new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }) }), "fetch failed (ECONNREFUSED)"],

@@ -1,5 +1,5 @@
 import { retryAfterMs } from "@envace/concurrency";
-import { InputError } from "@envace/protocol";
+import { EnvaceError, isRetryableStatus } from "@envace/errors";
 
 /** Why an HTTP exchange failed: a stable code to branch on, count in metrics and log. */
 export type HttpErrorCode =
@@ -23,20 +23,19 @@ export interface HttpErrorOptions {
 
 /**
  * A server that cannot be reached or used at the address given. The message names the URL (and
- * the status, for an error status), so a command prints it alone.
+ * the status, for an error status), so a command can print it alone.
  */
-export class HttpError extends InputError {
-  override readonly name: string = "HttpError";
+export class HttpError extends EnvaceError {
   readonly status: number | undefined;
   /** Delay the server asked for (`retry-after-ms` / `retry-after`), in milliseconds. */
   readonly retryAfterMs: number | undefined;
   /** The server's `x-should-retry: false`: asking again cannot help, whatever the status. */
   readonly serverRefusesRetry: boolean;
   /** Whether another attempt may succeed, under the default status policy (`isRetryableStatus`). */
-  readonly isRetryable: boolean;
+  override readonly isRetryable: boolean;
 
   constructor(
-    readonly code: HttpErrorCode,
+    override readonly code: HttpErrorCode,
     /** The endpoint, e.g. `http://localhost:8000/v1/chat/completions`. */
     readonly url: string,
     /** What went wrong, without the URL. */
@@ -50,11 +49,6 @@ export class HttpError extends InputError {
     this.serverRefusesRetry = options.headers?.get("x-should-retry") === "false";
     this.isRetryable = shouldRetry(this);
   }
-}
-
-/** 408 (timeout), 409 (conflict), 429 (throttled) and 5xx are worth another try; other statuses are final. */
-export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
 /**

@@ -1,4 +1,4 @@
-export { HttpError, isRetryableStatus, shouldRetry, type HttpErrorCode, type HttpErrorOptions } from "./errors.js";
+export { HttpError, shouldRetry, type HttpErrorCode, type HttpErrorOptions } from "./errors.js";
 export {
   describeCause,
   errorDetail,

@@ -1,5 +1,6 @@
 import { abortReason, backoffDelay, sleep, type Backoff } from "@envace/concurrency";
-import { HttpError, isRetryableStatus, shouldRetry } from "./errors.js";
+import { isRetryableStatus } from "@envace/errors";
+import { HttpError, shouldRetry } from "./errors.js";
 
 /**
  * When a failed request is tried again: capped exponential backoff (a longer `retry-after` from the

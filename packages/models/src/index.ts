@@ -1,6 +1,3 @@
-export { ModelServerError, TokenDataUnavailableError, type ModelServerFailure } from "./http/errors.js";
-export { defaultRetryOptions, type RetryEvent, type RetryOptions } from "./http/retry.js";
-
 export {
   capabilitiesOf,
   detectServer,
@@ -12,6 +9,7 @@ export {
 } from "./openai/capabilities.js";
 export { OpenAIChatPolicy, type OpenAIChatPolicyOptions } from "./openai/chat-policy.js";
 export { canStream, streamChat, type GenerationDelta, type StreamingPolicy } from "./openai/chat-stream.js";
+export { TokenDataUnavailableError } from "./openai/errors.js";
 export { ServerConnection, type ServerConnectionOptions } from "./openai/client.js";
 export { ServerTokenSampler, type ServerTokenSamplerOptions } from "./openai/token-sampler.js";
 export type { TokenDataMode } from "./openai/wire.js";

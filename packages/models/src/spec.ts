@@ -1,6 +1,6 @@
 import { InputError, type Policy, type Sampler, type Tokenizer } from "@envace/protocol";
 import { loadHuggingFaceTokenizer, SamplerPolicy } from "@envace/trajectory";
-import type { RetryEvent } from "./http/retry.js";
+import type { RetryEvent } from "@envace/http";
 import { ServerKind } from "./openai/capabilities.js";
 import { OpenAIChatPolicy } from "./openai/chat-policy.js";
 import { ServerConnection } from "./openai/client.js";

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { ModelServerError } from "../http/errors.js";
-import { requestJson, type HttpOptions } from "../http/request.js";
+import { HttpError, requestJson, type HttpSettings } from "@envace/http";
 
 /** The OpenAI-compatible servers this package knows the token-level extensions of. */
 export const ServerKind = z.enum(["vllm", "sglang", "llama.cpp", "openai", "unknown"]);
@@ -90,12 +89,12 @@ export interface DetectedServer {
  * `/get_model_info`) on the origin. Connection failures propagate; a server that answers none
  * of the probes is `unknown`.
  */
-export async function detectServer(baseURL: string, options: HttpOptions): Promise<DetectedServer> {
+export async function detectServer(baseURL: string, options: HttpSettings): Promise<DetectedServer> {
   const base = baseURL.replace(/\/+$/, "");
   const origin = base.replace(/\/v1$/, "");
   let models: string[] = [];
   try {
-    const list = ModelList.safeParse(await requestJson("GET", `${base}/models`, undefined, options));
+    const list = ModelList.safeParse(await requestJson({ url: `${base}/models`, ...options }));
     if (list.success) {
       models = list.data.data.map((m) => m.id);
       for (const model of list.data.data) {
@@ -104,7 +103,7 @@ export async function detectServer(baseURL: string, options: HttpOptions): Promi
       }
     }
   } catch (error) {
-    if (!(error instanceof ModelServerError) || error.failure !== "status") throw error;
+    if (!(error instanceof HttpError) || error.code !== "status") throw error;
   }
   const probes: [string, ServerKind, (body: unknown) => boolean][] = [
     ["/props", "llama.cpp", (b) => isObject(b) && "default_generation_settings" in b],
@@ -113,9 +112,9 @@ export async function detectServer(baseURL: string, options: HttpOptions): Promi
   ];
   for (const [path, kind, matches] of probes) {
     try {
-      if (matches(await requestJson("GET", `${origin}${path}`, undefined, options))) return { capabilities: capabilitiesOf(kind), models };
+      if (matches(await requestJson({ url: `${origin}${path}`, ...options }))) return { capabilities: capabilitiesOf(kind), models };
     } catch (error) {
-      if (!(error instanceof ModelServerError) || error.failure === "connection" || error.failure === "timeout") throw error;
+      if (!(error instanceof HttpError) || error.code === "connection" || error.code === "timeout") throw error;
     }
   }
   return { capabilities: capabilitiesOf("unknown"), models };

@@ -1,9 +1,10 @@
+import { parseReply } from "@envace/http";
 import { GenerateRequest, parseRecord, type GenerateRequestInput, type Generation } from "@envace/protocol";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
-import { ModelServerError, TokenDataUnavailableError } from "../http/errors.js";
 import { trainingGaps, type ServerCapabilities } from "./capabilities.js";
 import { streamChat, type GenerationDelta, type StreamingPolicy } from "./chat-stream.js";
 import { ServerConnection, type ServerConnectionOptions } from "./client.js";
+import { TokenDataUnavailableError } from "./errors.js";
 import { ChatResponse, chatChoiceToGeneration, chatRequestBody, missingTokenData, type TokenDataMode } from "./wire.js";
 
 export interface OpenAIChatPolicyOptions extends ServerConnectionOptions {
@@ -64,12 +65,8 @@ export class OpenAIChatPolicy implements StreamingPolicy {
       (s) => this.connection.client.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal: s ?? null }),
       signal,
     );
-    const parsed = ChatResponse.safeParse(raw);
-    if (!parsed.success) {
-      const fields = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-      throw new ModelServerError("shape", url, `not a chat completion (${fields})`);
-    }
-    const generations = parsed.data.choices.map((_, i) => chatChoiceToGeneration(parsed.data, i, request.role));
+    const completion = parseReply(ChatResponse, raw, url);
+    const generations = completion.choices.map((_, i) => chatChoiceToGeneration(completion, i, request.role));
     if (tokenData === "require") {
       for (const generation of generations) {
         const missing = missingTokenData(generation);

@@ -1,6 +1,6 @@
 import { reply, startScriptedServer, tokensOf, type ScriptedServer } from "@envace/scripted-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ModelServerError } from "../http/errors.js";
+import { HttpError } from "@envace/http";
 import { OpenAIChatPolicy } from "./chat-policy.js";
 import { canStream, type GenerationDelta } from "./chat-stream.js";
 
@@ -48,6 +48,6 @@ describe("streaming chat generations", () => {
     await expect(pending).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(2000);
     server.setScript([reply.error(400, "bad request")]);
-    await expect(policy.generateStream(request, () => undefined)).rejects.toThrow(ModelServerError);
+    await expect(policy.generateStream(request, () => undefined)).rejects.toThrow(HttpError);
   });
 });

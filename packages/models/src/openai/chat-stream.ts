@@ -1,6 +1,6 @@
 import { GenerateRequest, parseRecord, type GenerateRequestInput, type Generation, type Policy, type WireToolCall } from "@envace/protocol";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
-import { fromOpenAIError } from "../http/request.js";
+import { fromOpenAIError } from "./errors.js";
 import type { ServerConnection } from "./client.js";
 import { chatRequestBody, toFinishReason } from "./wire.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ModelServerError } from "../http/errors.js";
+import { HttpError } from "@envace/http";
 import { ServerConnection } from "./client.js";
 
 /** A `fetch` that records the URLs asked for and answers with `answer`. */
@@ -19,9 +19,9 @@ describe("ServerConnection.reach", () => {
     const { fetch, urls } = fakeFetch(refused);
     const connection = new ServerConnection({ baseURL: "http://127.0.0.1:9/v1/", fetch, retry: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 1 } });
     const error = await connection.reach().then(() => undefined, (e: unknown) => e);
-    expect(error).toBeInstanceOf(ModelServerError);
-    expect((error as ModelServerError).failure).toBe("connection");
-    expect((error as ModelServerError).message).toBe("http://127.0.0.1:9/v1/models: connection failed (fetch failed: connect ECONNREFUSED 127.0.0.1:9)");
+    expect(error).toBeInstanceOf(HttpError);
+    expect((error as HttpError).code).toBe("connection");
+    expect((error as HttpError).message).toBe("http://127.0.0.1:9/v1/models: connection failed (fetch failed: connect ECONNREFUSED 127.0.0.1:9)");
     expect(urls).toEqual(["http://127.0.0.1:9/v1/models", "http://127.0.0.1:9/v1/models", "http://127.0.0.1:9/v1/models"]);
   });
 

@@ -1,9 +1,8 @@
 import { abortReason, ConcurrencyLimit } from "@envace/concurrency";
 import OpenAI from "openai";
-import { ModelServerError, TokenDataUnavailableError } from "../http/errors.js";
-import { fromOpenAIError, requestJson } from "../http/request.js";
-import { defaultRetryOptions, withRetry, type RetryEvent, type RetryOptions } from "../http/retry.js";
+import { defaultRetryOptions, HttpError, requestJson, withRetry, type RetryEvent, type RetryOptions } from "@envace/http";
 import { capabilitiesOf, detectServer, type DetectedServer, type ServerCapabilities, type ServerKind } from "./capabilities.js";
+import { fromOpenAIError, TokenDataUnavailableError } from "./errors.js";
 
 /** Connection settings shared by every OpenAI-compatible policy and sampler. */
 export interface ServerConnectionOptions {
@@ -90,15 +89,15 @@ export class ServerConnection {
     const options = { timeoutMs: Math.min(this.timeoutMs, 30_000), headers: this.headers, ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}), ...(signal ? { signal } : {}) };
     await this.requestRaw(async () => {
       try {
-        await requestJson("GET", `${this.baseURL}/models`, undefined, options);
+        await requestJson({ url: `${this.baseURL}/models`, ...options });
       } catch (error) {
         // An answer, however unwelcome, is a server there: only silence is retried and thrown.
-        if (!(error instanceof ModelServerError) || error.failure === "connection" || error.failure === "timeout") throw error;
+        if (!(error instanceof HttpError) || error.code === "connection" || error.code === "timeout") throw error;
       }
     }, signal);
   }
 
-  /** Run `call` under the concurrency cap with retries; `openai` client errors become `ModelServerError`s. */
+  /** Run `call` under the concurrency cap with retries; `openai` client errors become `HttpError`s. */
   request<T>(path: string, call: (signal: AbortSignal | undefined) => Promise<T>, signal?: AbortSignal): Promise<T> {
     const url = `${this.baseURL}${path}`;
     return this.limiter.run(
@@ -119,7 +118,7 @@ export class ServerConnection {
     );
   }
 
-  /** Like `request`, for calls that already throw `ModelServerError`s (plain HTTP routes). */
+  /** Like `request`, for calls that already throw `HttpError`s (plain HTTP routes). */
   requestRaw<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     return this.limiter.run(() => withRetry(call, this.retry, signal, this.#options.onRetry), signal);
   }
@@ -134,5 +133,3 @@ export function requireTokenRoute(capabilities: ServerCapabilities, baseURL: str
   }
   return capabilities.tokenRoute;
 }
-
-export { ModelServerError };

@@ -1,7 +1,8 @@
 import type { GenerateRequestInput } from "@envace/protocol";
 import { reply, startScriptedServer, tokensOf, type ScriptedServer } from "@envace/scripted-server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ModelServerError, TokenDataUnavailableError } from "../http/errors.js";
+import { HttpError } from "@envace/http";
+import { TokenDataUnavailableError } from "./errors.js";
 import { capabilitiesOf, detectServer, trainingGaps } from "./capabilities.js";
 import { OpenAIChatPolicy } from "./chat-policy.js";
 import { ServerTokenSampler } from "./token-sampler.js";
@@ -247,7 +248,7 @@ describe("failures", () => {
       server: "vllm",
       timeoutMs: 150,
       retry: { ...fastRetry, maxRetries: 6 },
-      onRetry: (event) => retried.push(event.error.failure),
+      onRetry: (event) => retried.push(event.error.code),
     });
     const generation = await policy.generate(request());
     expect(generation.text).toBe("finally");
@@ -258,9 +259,9 @@ describe("failures", () => {
   it("gives up after the last retry with an error naming the endpoint and status", async () => {
     vllm.setScript(() => reply.error(503, "overloaded"));
     const policy = new OpenAIChatPolicy({ baseURL: vllm.baseURL, model: "qwen3", server: "vllm", retry: { ...fastRetry, maxRetries: 2 } });
-    const error = (await policy.generate(request()).catch((e: unknown) => e)) as ModelServerError;
-    expect(error).toBeInstanceOf(ModelServerError);
-    expect(error).toMatchObject({ failure: "status", status: 503 });
+    const error = (await policy.generate(request()).catch((e: unknown) => e)) as HttpError;
+    expect(error).toBeInstanceOf(HttpError);
+    expect(error).toMatchObject({ code: "status", status: 503 });
     expect(error.message).toContain(`${vllm.baseURL}/chat/completions: HTTP 503`);
     expect(chatBodies(vllm)).toHaveLength(3);
   });
@@ -268,14 +269,14 @@ describe("failures", () => {
   it("does not retry a request the server rejects", async () => {
     vllm.enqueue(reply.error(400, "bad tools"), reply.text("unused"));
     const policy = new OpenAIChatPolicy({ baseURL: vllm.baseURL, model: "qwen3", server: "vllm", retry: fastRetry });
-    await expect(policy.generate(request())).rejects.toMatchObject({ failure: "status", status: 400 });
+    await expect(policy.generate(request())).rejects.toMatchObject({ code: "status", status: 400 });
     expect(vllm.pending).toBe(1);
   });
 
   it("reports a body of the wrong shape without retrying", async () => {
     vllm.enqueue(reply.json({ result: "not a completion" }), reply.text("unused"));
     const policy = new OpenAIChatPolicy({ baseURL: vllm.baseURL, model: "qwen3", server: "vllm", retry: fastRetry });
-    await expect(policy.generate(request())).rejects.toMatchObject({ failure: "shape", message: expect.stringContaining("choices") as string });
+    await expect(policy.generate(request())).rejects.toMatchObject({ code: "shape", message: expect.stringContaining("choices") as string });
     expect(vllm.pending).toBe(1);
   });
 

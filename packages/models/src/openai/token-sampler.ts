@@ -1,10 +1,10 @@
+import { parseReply, requestJson } from "@envace/http";
 import type { SampledTokens, Sampler, SamplingParams, SamplingParamsInput } from "@envace/protocol";
 import type { CompletionCreateParamsNonStreaming } from "openai/resources/completions";
 import { z } from "zod";
-import { ModelServerError, TokenDataUnavailableError } from "../http/errors.js";
-import { requestJson } from "../http/request.js";
 import type { ServerCapabilities } from "./capabilities.js";
 import { requireTokenRoute, ServerConnection, type ServerConnectionOptions } from "./client.js";
+import { TokenDataUnavailableError } from "./errors.js";
 import { parseSampling } from "../sampling-params.js";
 import { idsFromLabels, samplingFields } from "./wire.js";
 
@@ -65,7 +65,7 @@ export class ServerTokenSampler implements Sampler {
       (s) => this.connection.client.completions.create(body as unknown as CompletionCreateParamsNonStreaming, { signal: s ?? null }),
       signal,
     );
-    const choice = parseShape(CompletionResponse, raw, url).choices[0]!;
+    const choice = parseReply(CompletionResponse, raw, url).choices[0]!;
     const labels = choice.logprobs?.tokens ?? undefined;
     const tokens = choice.token_ids ?? (labels ? idsFromLabels(labels) : undefined);
     const logprobs = choice.logprobs?.token_logprobs;
@@ -90,7 +90,7 @@ export class ServerTokenSampler implements Sampler {
     };
     const url = `${this.connection.origin}/generate`;
     const raw = await this.#post(url, body, signal);
-    const meta = parseShape(SGLangResponse, raw, url).meta_info;
+    const meta = parseReply(SGLangResponse, raw, url).meta_info;
     const entries = meta.output_token_logprobs;
     if (!entries) {
       throw new TokenDataUnavailableError(`${url}: the SGLang server returned no meta_info.output_token_logprobs; training needs them (return_logprob).`);
@@ -113,7 +113,7 @@ export class ServerTokenSampler implements Sampler {
     };
     const url = `${this.connection.origin}/completion`;
     const raw = await this.#post(url, body, signal);
-    const response = parseShape(LlamaCppResponse, raw, url);
+    const response = parseReply(LlamaCppResponse, raw, url);
     const probs = response.completion_probabilities;
     const tokens = response.tokens && response.tokens.length > 0 ? response.tokens : probs?.map((p) => p.id);
     const complete = tokens !== undefined && probs?.length === tokens.length && probs.every((p) => p.logprob !== undefined && p.id !== undefined);
@@ -131,7 +131,9 @@ export class ServerTokenSampler implements Sampler {
     const fetchFn = this.#options.fetch;
     return this.connection.requestRaw(
       () =>
-        requestJson("POST", url, body, {
+        requestJson({
+          url,
+          body,
           timeoutMs: this.connection.timeoutMs,
           headers: this.connection.headers,
           ...(fetchFn ? { fetch: fetchFn } : {}),
@@ -146,13 +148,6 @@ function finish(reason: string | null | undefined): SampledTokens["finishReason"
   if (reason === "length") return "length";
   if (reason === "abort") return "abort";
   return "stop";
-}
-
-function parseShape<S extends z.ZodType>(schema: S, raw: unknown, url: string): z.output<S> {
-  const parsed = schema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const fields = parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ");
-  throw new ModelServerError("shape", url, `unexpected response (${fields})`);
 }
 
 const TokenIds = z.array(z.number().int().nonnegative());
