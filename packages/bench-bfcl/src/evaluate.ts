@@ -1,9 +1,9 @@
 import { existsSync, statSync } from "node:fs";
-import { mkdir, open, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { InputError, RecordError } from "@envace/protocol";
-import { endsWithNewline, readJsonlRecords } from "@envace/rewards";
+import { JsonLinesFile, writeFileAtomically, type JsonLinesFileOptions } from "@envace/records";
 import type { Policy, SamplingParamsInput } from "@envace/protocol";
 import { categoryOfId, isAgentic, questionFileName } from "./categories.js";
 import type { AstCheckOptions } from "./checker/ast.js";
@@ -17,6 +17,7 @@ import { checkMultiTurn, oracleMultiTurnCalls } from "./multi-turn/checker.js";
 import type { MultiTurnCalls } from "./multi-turn/checker.js";
 import { defaultLongContextSource, loadLongContextFiller } from "./multi-turn/long-context.js";
 import { oracleCalls } from "./oracle.js";
+import { parsePyJson } from "./py/json.js";
 import { jsonDumps } from "./py/repr.js";
 import { PyDict } from "./py/value.js";
 import type { Py } from "./py/value.js";
@@ -78,27 +79,23 @@ export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalRe
   await mkdir(options.outDir, { recursive: true });
   const entriesFile = join(options.outDir, "entries.jsonl");
   const resultsFile = join(options.outDir, "results.jsonl");
-  const done = options.resume ? await readVerdicts(entriesFile) : new Map<string, EntryVerdict>();
-  const mode = options.resume ? "a" : "w";
-  const entriesOut = await openOutput(entriesFile, mode);
-  const resultsOut = options.source.kind === "policy" ? await openOutput(resultsFile, mode) : undefined;
-  try {
-    const { scores, skipped } = await runCategories(options, saved, done, entriesOut, resultsOut);
-    // Saved results can still miss every entry `limit` keeps: no score, so no summary.
-    if (scores.length === 0) throw new InputError(`nothing scored: ${skipped.map((s) => `${s.category} (${s.reason})`).join(", ")}`);
-    const sizes: Record<string, number> = {};
-    for (const category of ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]) {
-      if (!scores.some((s) => s.category === category) && hasCategory(options.dataDir, category)) sizes[category] = await countEntries(options.dataDir, category);
-    }
-    const summary = summarize(scores, sizes);
-    const summaryFile = join(options.outDir, "summary.json");
-    await writeFile(summaryFile, `${JSON.stringify({ ...summary, skipped }, null, 2)}\n`);
-    await writeFile(join(options.outDir, "summary.md"), `${summaryTable(summary)}\n`);
-    return { summary, scores, skipped, entriesFile, summaryFile };
-  } finally {
-    await entriesOut.close();
-    await resultsOut?.close();
+  const resume = options.resume === true;
+  const entriesOut = openOutput(entriesFile, SavedVerdict, resume, { serialize: entryLine });
+  const done = new Map(entriesOut.records.map((r) => [r.id, { id: r.id, category: "", valid: r.valid, error: r.error ?? null }]));
+  // results.jsonl holds Python's json.dumps text, which may carry NaN.
+  const resultsOut = options.source.kind === "policy" ? openOutput(resultsFile, z.unknown(), resume, { parse: parsePyJson, serialize: jsonDumps }) : undefined;
+  const { scores, skipped } = await runCategories(options, saved, done, entriesOut, resultsOut);
+  // Saved results can still miss every entry `limit` keeps: no score, so no summary.
+  if (scores.length === 0) throw new InputError(`nothing scored: ${skipped.map((s) => `${s.category} (${s.reason})`).join(", ")}`);
+  const sizes: Record<string, number> = {};
+  for (const category of ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]) {
+    if (!scores.some((s) => s.category === category) && hasCategory(options.dataDir, category)) sizes[category] = await countEntries(options.dataDir, category);
   }
+  const summary = summarize(scores, sizes);
+  const summaryFile = join(options.outDir, "summary.json");
+  await writeFile(summaryFile, `${JSON.stringify({ ...summary, skipped }, null, 2)}\n`);
+  await writeFile(join(options.outDir, "summary.md"), `${summaryTable(summary)}\n`);
+  return { summary, scores, skipped, entriesFile, summaryFile };
 }
 
 /**
@@ -125,22 +122,18 @@ function checkRunnable(options: BfclEvalOptions, saved: ReadonlyMap<string, Py> 
   }
 }
 
-type FileHandle = Awaited<ReturnType<typeof open>>;
-
-/** Open an output file; when appending after an interruption, end a line left unfinished first. */
-async function openOutput(file: string, mode: "a" | "w"): Promise<FileHandle> {
-  const torn = mode === "a" && !(await endsWithNewline(file));
-  const handle = await open(file, mode);
-  if (torn) await handle.write("\n");
-  return handle;
+/** Open an output file: resuming keeps its records (a line torn by an interruption is cut off), else it starts empty. */
+function openOutput<S extends z.ZodType, W>(file: string, schema: S, resume: boolean, options: JsonLinesFileOptions<W>): JsonLinesFile<z.output<S>, W> {
+  if (!resume) writeFileAtomically(file, "");
+  return JsonLinesFile.open(file, schema, options);
 }
 
 async function runCategories(
   options: BfclEvalOptions,
   saved: ReadonlyMap<string, Py> | undefined,
   done: ReadonlyMap<string, EntryVerdict>,
-  entriesOut: FileHandle,
-  resultsOut: FileHandle | undefined,
+  entriesOut: JsonLinesFile<SavedVerdictLine, EntryVerdict>,
+  resultsOut: JsonLinesFile<unknown, Py> | undefined,
 ): Promise<{ scores: CategoryScore[]; skipped: { category: string; reason: string }[] }> {
   const skipped: { category: string; reason: string }[] = [];
   const scores: CategoryScore[] = [];
@@ -163,9 +156,9 @@ async function runCategories(
     if (entries.some((e) => e.kind === "multi_turn" && e.longContext) && filler === undefined) filler = await longContextFiller(options);
     const previous = entries.map((entry) => done.get(entry.id)).filter((v): v is EntryVerdict => v !== undefined);
     const pending = entries.filter((entry) => !done.has(entry.id));
-    const verdicts = await scoreAll(pending, options, saved, filler, async (scored, count) => {
-      await entriesOut.write(`${entryLine(scored.verdict)}\n`);
-      if (resultsOut) await resultsOut.write(`${jsonDumps(PyDict.of({ id: scored.verdict.id, result: scored.raw ?? null }))}\n`);
+    const verdicts = await scoreAll(pending, options, saved, filler, (scored, count) => {
+      entriesOut.append(scored.verdict);
+      resultsOut?.append(PyDict.of({ id: scored.verdict.id, result: scored.raw ?? null }));
       options.onEntry?.(scored.verdict, category, previous.length + count, entries.length);
     });
     scores.push(categoryScore(category, [...previous, ...verdicts.map((v) => v.verdict)]));
@@ -186,12 +179,7 @@ async function longContextFiller(options: BfclEvalOptions): Promise<LongContextF
 
 /** What `entries.jsonl` keeps of a verdict (see `entryLine`). */
 const SavedVerdict = z.object({ id: z.string(), valid: z.boolean(), error: z.string().nullable().optional() });
-
-/** Verdicts already written to a run directory; a line cut short by an interruption is ignored. */
-async function readVerdicts(file: string): Promise<Map<string, EntryVerdict>> {
-  const { records } = await readJsonlRecords(file, SavedVerdict);
-  return new Map(records.map((r) => [r.id, { id: r.id, category: "", valid: r.valid, error: r.error ?? null }]));
-}
+type SavedVerdictLine = z.output<typeof SavedVerdict>;
 
 function entryLine(verdict: EntryVerdict): string {
   return JSON.stringify({ id: verdict.id, valid: verdict.valid, error: verdict.error, ...(verdict.turns ? { turns: verdict.turns } : {}) });
@@ -209,33 +197,30 @@ async function scoreAll(
   options: BfclEvalOptions,
   saved: ReadonlyMap<string, Py> | undefined,
   filler: LongContextFiller | undefined,
-  report: (scored: Scored, done: number) => Promise<void>,
+  report: (scored: Scored, done: number) => void,
 ): Promise<Scored[]> {
   const concurrency = options.source.kind === "policy" ? Math.max(1, options.source.concurrency ?? 8) : 1;
   const results: (Scored | undefined)[] = new Array<Scored | undefined>(entries.length);
   let next = 0;
   let reported = 0;
-  let flushing = Promise.resolve();
-  const flush = (): Promise<void> => {
-    flushing = flushing.then(async () => {
-      while (reported < entries.length && results[reported] !== undefined) {
-        const scored = results[reported]!;
-        reported++;
-        await report(scored, reported);
-      }
-    });
-    return flushing;
+  // Reports run synchronously, so entries leave in entry order whichever worker finishes first.
+  const flush = (): void => {
+    while (reported < entries.length && results[reported] !== undefined) {
+      const scored = results[reported]!;
+      reported++;
+      report(scored, reported);
+    }
   };
   const worker = async (): Promise<void> => {
     while (next < entries.length) {
       const index = next++;
       if (options.signal?.aborted) throw options.signal.reason;
       results[index] = await scoreEntry(entries[index]!, options, saved, filler);
-      await flush();
+      flush();
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, entries.length) }, worker));
-  await flush();
+  flush();
   return results as Scored[];
 }
 

@@ -1,5 +1,6 @@
 import type { Checklist, ChecklistItem, JsonObject, RewardVerdict, Task } from "@envace/protocol";
-import { aggregateTurnItems, canonicalJson, type DialogueSource, type RewardFunction } from "@envace/rewards";
+import { canonicalJson } from "@envace/records";
+import { aggregateTurnItems, type DialogueSource, type RewardFunction } from "@envace/rewards";
 import { executionResultText, toolCallText } from "./format.js";
 import { runGold, type GoldRun } from "./gold.js";
 import { builtinMeta } from "./meta.js";

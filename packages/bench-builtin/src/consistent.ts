@@ -1,5 +1,6 @@
 import type { JsonObject, RewardVerdict, Task, ToolResult, Trajectory } from "@envace/protocol";
-import { canonicalJson, type RewardFunction } from "@envace/rewards";
+import { canonicalJson } from "@envace/records";
+import type { RewardFunction } from "@envace/rewards";
 import { solveRequest, type Solution } from "./families.js";
 import { builtinMeta } from "./meta.js";
 import { WRITE_TOOLS, type ErrorCode, type ShopResult, type ToolName } from "./tools.js";

@@ -1,6 +1,6 @@
 import { RecordError, Task } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "@envace/rewards";
+import { canonicalJson } from "@envace/records";
 import { fnv1a32 } from "./hash.js";
 import { GenerateOptions, generateTasks, worldSplit } from "./generate.js";
 import { builtinMeta, type BuiltinMeta } from "./meta.js";

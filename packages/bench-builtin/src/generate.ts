@@ -1,6 +1,6 @@
 import { parseRecord, type Task } from "@envace/protocol";
 import { z } from "zod";
-import { canonicalJson } from "@envace/rewards";
+import { canonicalJson } from "@envace/records";
 import { fnv1a32 } from "./hash.js";
 import { checklistOf } from "./checklist.js";
 import { buildRequest, familyOutcomes, instructionVariants } from "./families.js";

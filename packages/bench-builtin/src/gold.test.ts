@@ -1,6 +1,6 @@
 import { Checklist, Cm2Record, Trajectory, type Task } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "@envace/rewards";
+import { canonicalJson } from "@envace/records";
 import { checklistPredicates, checklistRules, scoreChecklist } from "./checklist.js";
 import { toCm2Record } from "./cm2.js";
 import { BuiltinEnvironment } from "./environment.js";

@@ -1,5 +1,6 @@
 import type { JsonValue, RewardVerdict, Task } from "@envace/protocol";
-import { canonicalJson, type DialogueSource, type RewardFunction } from "@envace/rewards";
+import { canonicalJson } from "@envace/records";
+import type { DialogueSource, RewardFunction } from "@envace/rewards";
 import { builtinMeta } from "./meta.js";
 import { Shop } from "./tools.js";
 import { mentions, transcriptOf, type Transcript } from "./transcript.js";

@@ -2,9 +2,9 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ConcurrencyLimit } from "@envace/concurrency";
-import { InputError, parseJsonLines, type Environment, type Policy, type SamplingParamsInput } from "@envace/protocol";
+import { InputError, type Environment, type Policy, type SamplingParamsInput } from "@envace/protocol";
+import { JsonLinesFile, parseJsonLines, readJsonLines } from "@envace/records";
 import type { RehearsalSettingInput } from "@envace/rehearsal";
-import { JsonlAppender } from "@envace/rewards";
 import { z } from "zod";
 import { inferSample, type TurnRecord } from "./inference.js";
 import { scoreSample, summarize, type FinMcpSummary, type SampleScore, type ScoredSample } from "./metrics.js";
@@ -95,15 +95,12 @@ export interface RunFinMcpOptions {
 /** Run every sample through the model and its tool server, then score the run. */
 export async function runFinMcp(options: RunFinMcpOptions): Promise<{ entries: FinMcpEntry[]; summary: FinMcpSummary }> {
   const entriesFile = join(options.out, "entries.jsonl");
-  let previous: FinMcpPrediction[] = [];
-  if (existsSync(entriesFile)) {
-    if (options.resume !== true) throw new InputError(`${entriesFile} already holds a run: resume it (--resume) or choose another --out`);
-    previous = await readRunEntries(entriesFile);
-  }
+  if (existsSync(entriesFile) && options.resume !== true) throw new InputError(`${entriesFile} already holds a run: resume it (--resume) or choose another --out`);
   await mkdir(options.out, { recursive: true });
-  const done = new Set(previous.map((p) => p.id));
+  // A line cut short by a killed run is dropped (with a warning), so its sample runs again.
+  const file = JsonLinesFile.open(entriesFile, FinMcpPrediction);
+  const done = new Set(file.records.map((p) => p.id));
   const todo = options.samples.filter((s) => !done.has(s.id));
-  const appender = new JsonlAppender(entriesFile);
   const limit = new ConcurrencyLimit(options.concurrency ?? 4);
   const entries: FinMcpEntry[] = [];
 
@@ -112,37 +109,18 @@ export async function runFinMcp(options: RunFinMcpOptions): Promise<{ entries: F
       limit.run(async () => {
         const entry = await runOne(sample, options);
         entries.push(entry);
-        await appender.append(entry);
+        file.append(entry);
         options.onEntry?.(entry, done.size + entries.length, options.samples.length);
       }, options.signal),
     ),
   );
-  await appender.flush();
   // The summary covers this invocation's samples (a resumed run may have used more).
   const ids = new Set(options.samples.map((s) => s.id));
-  const recorded = (await readRunEntries(entriesFile)).filter((p) => ids.has(p.id));
+  const recorded = readJsonLines(entriesFile, FinMcpPrediction).filter((p) => ids.has(p.id));
   const { summary } = scorePredictions(options.samples, recorded, entriesFile);
   await writeFile(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   const order = new Map(options.samples.map((s, i) => [s.id, i]));
   return { entries: entries.sort((a, b) => order.get(a.id)! - order.get(b.id)!), summary };
-}
-
-/**
- * The entries of a run directory. A line that is not JSON can only be a write cut short by a
- * killed run (each entry is appended whole, and the next append starts a fresh line): it is
- * skipped, so its sample runs again on resume. A line that is JSON but not an entry is an error.
- */
-async function readRunEntries(file: string): Promise<FinMcpPrediction[]> {
-  const lines = (await readFile(file, "utf8")).split("\n");
-  const whole = lines.map((line) => {
-    try {
-      JSON.parse(line);
-      return line;
-    } catch {
-      return "";
-    }
-  });
-  return parseJsonLines(FinMcpPrediction, whole.join("\n"), file);
 }
 
 async function runOne(sample: FinMcpSample, options: RunFinMcpOptions): Promise<FinMcpEntry> {

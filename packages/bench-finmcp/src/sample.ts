@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { InputError, JsonValue, parseJsonLines, parseRecord, ToolSpec, type Message, type WireToolCall } from "@envace/protocol";
+import { InputError, JsonValue, parseRecord, ToolSpec, type Message, type WireToolCall } from "@envace/protocol";
+import { parseJsonLines } from "@envace/records";
 import { z } from "zod";
 
 /** The three task types of FinMCP-Bench. */

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { parsePyJsonText, readText } from "@envace/bench-tau2";
-import { JsonObject, parseJsonLines, RecordError } from "@envace/protocol";
+import { JsonObject, RecordError } from "@envace/protocol";
 import type { PyValue } from "@envace/python-text";
-import { JsonlAppender, readJsonlRecords } from "@envace/rewards";
+import { JsonLinesFile, parseJsonLines } from "@envace/records";
 import { z } from "zod";
 import type { VitaDomain } from "./db.js";
 import { replayCalls } from "./environment.js";
@@ -78,9 +78,9 @@ export async function replayFile(options: ReplayOptions): Promise<ReplaySummary>
     if (!byId.has(request.id)) throw new RecordError({ file: options.replay, line: request.line }, [{ path: "id", message: `no task "${request.id}" in ${tasksFile}` }]);
   }
   const entriesFile = join(options.out, "entries.jsonl");
-  const done = new Set((await readJsonlRecords(entriesFile, ReplayEntry)).records.map((entry) => entry.id));
+  const file = JsonLinesFile.open(entriesFile, ReplayEntry);
+  const done = new Set(file.records.map((entry) => entry.id));
   const kept = requests.filter((request) => done.has(request.id)).length;
-  const appender = new JsonlAppender(entriesFile);
   let calls = 0;
   let errors = 0;
   for (const request of requests) {
@@ -88,7 +88,7 @@ export async function replayFile(options: ReplayOptions): Promise<ReplaySummary>
     const result = replayCalls(byId.get(request.id)!, request.calls);
     calls += result.calls.length;
     errors += result.calls.filter((call) => call.error).length;
-    await appender.append({
+    file.append({
       id: request.id,
       calls: result.calls.map(({ content, error }) => ({ content, error })),
       initial_db_hash: result.initialHash,
@@ -96,6 +96,5 @@ export async function replayFile(options: ReplayOptions): Promise<ReplaySummary>
     } satisfies ReplayEntry);
     done.add(request.id);
   }
-  await appender.flush();
   return { tasks: requests.length, calls, errors, kept, entries: entriesFile };
 }

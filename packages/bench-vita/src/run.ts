@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { SamplingParams, type Environment, type Message, type Policy, type Task, type ToolCall, type ToolResult, type Trajectory } from "@envace/protocol";
 import { fromJson, pyRepr } from "@envace/python-text";
+import { JsonLinesFile } from "@envace/records";
 import { rehearseThenCommit } from "@envace/rehearsal";
-import { JsonlAppender, readJsonlRecords } from "@envace/rewards";
 import { simulateUser, type UserTurnSource } from "@envace/trajectory";
 import OpenAI from "openai";
 import { z } from "zod";
@@ -195,9 +195,9 @@ async function runTrial(options: RunVitaOptions, task: VitaTask, trial: number):
  */
 export async function runVita(options: RunVitaOptions): Promise<VitaSummary> {
   const entriesFile = join(options.out, "entries.jsonl");
-  const done = (await readJsonlRecords(entriesFile, VitaRunEntry)).records;
+  const file = JsonLinesFile.open(entriesFile, VitaRunEntry);
+  const done = file.records;
   const have = new Set(done.map((e) => `${e.id}#${e.trial}`));
-  const appender = new JsonlAppender(entriesFile);
   const limit = new ConcurrencyLimit(options.concurrency ?? 4);
   const fresh: VitaRunEntry[] = [];
   const jobs: Promise<void>[] = [];
@@ -207,7 +207,7 @@ export async function runVita(options: RunVitaOptions): Promise<VitaSummary> {
       jobs.push(
         limit.run(async () => {
           const entry = await runTrial(options, task, trial);
-          await appender.append(entry);
+          file.append(entry);
           fresh.push(entry);
           options.onEntry?.(entry);
         }),
@@ -215,7 +215,6 @@ export async function runVita(options: RunVitaOptions): Promise<VitaSummary> {
     }
   }
   await Promise.all(jobs);
-  await appender.flush();
   const wanted = new Set(options.tasks.map((t) => t.id));
   const all = [...done, ...fresh].filter((e) => wanted.has(e.id) && e.trial < options.trials);
   const scored = all.filter((e) => e.reward !== null);

@@ -1,6 +1,4 @@
 export * from "./reward.js";
-export * from "./canonical.js";
-export * from "./jsonl-file.js";
 
 export * from "./checklist/aggregate.js";
 export * from "./checklist/assistant-parts.js";

@@ -1,5 +1,6 @@
 import { Cm2Record, formatPath, type RecordError } from "@envace/protocol";
-import { canonicalJson, checkCm2Record } from "@envace/rewards";
+import { canonicalJson } from "@envace/records";
+import { checkCm2Record } from "@envace/rewards";
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema, type AsyncBuffer, type FileMetaData } from "hyparquet";
 import { fileError, RowError, throwIfAny } from "./errors.js";
 import type { FieldProblem } from "./gold.js";

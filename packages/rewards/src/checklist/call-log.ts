@@ -1,6 +1,6 @@
 import { join } from "node:path";
+import { JsonLinesFile, readJsonLines, type TornLine } from "@envace/records";
 import { z } from "zod";
-import { JsonlAppender, readJsonlRecords } from "../jsonl-file.js";
 import { JudgeVerdict } from "./verdict.js";
 
 /** One verdict lookup: a call to the judge, or a hit in the verdict cache. */
@@ -33,27 +33,31 @@ export function judgeCallLogPath(runDir: string): string {
 
 /** An append-only JSON Lines record of every verdict lookup. */
 export class JudgeCallLog {
-  private readonly file: JsonlAppender;
+  private file: JsonLinesFile<JudgeCallRecord> | undefined;
 
-  constructor(readonly path: string) {
-    this.file = new JsonlAppender(path);
-  }
+  constructor(readonly path: string) {}
 
   static inRunDir(runDir: string): JudgeCallLog {
     return new JudgeCallLog(judgeCallLogPath(runDir));
   }
 
+  /** Resolves once the record is written (appends are synchronous; the promise keeps callers' `await`s meaningful). */
   append(record: JudgeCallRecord): Promise<void> {
-    return this.file.append(record);
+    // Opened at the first append, so a run that never judges leaves no file behind.
+    this.file ??= JsonLinesFile.open(this.path, JudgeCallRecord);
+    this.file.append(record);
+    return Promise.resolve();
   }
 
+  /** Every append has been written by the time it resolves; kept for callers that flush before reading. */
   flush(): Promise<void> {
-    return this.file.flush();
+    return Promise.resolve();
   }
 
-  /** Read a call log back (for reports); unreadable lines are skipped and counted. */
-  static async read(path: string): Promise<{ records: JudgeCallRecord[]; skipped: number }> {
-    const { records, skipped } = await readJsonlRecords(path, JudgeCallRecord);
-    return { records, skipped: skipped.length };
+  /** Read a call log back (for reports); `skipped` counts a last line cut short by a crash (0 or 1). */
+  static read(path: string): Promise<{ records: JudgeCallRecord[]; skipped: number }> {
+    const torn: TornLine[] = [];
+    const records = readJsonLines(path, JudgeCallRecord, { onTornLine: (line) => torn.push(line) });
+    return Promise.resolve({ records, skipped: torn.length });
   }
 }

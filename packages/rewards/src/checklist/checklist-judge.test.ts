@@ -384,9 +384,11 @@ describe("the verdict cache and the call record", () => {
     const result = await judge({ runDir: dir }).judgeTurn(flight.messages, cm2ToTask(flight), 0);
     expect(result.status).toBe("judged");
     expect(verdicts.calls.length - before).toBe(1);
+    // The torn line is cut off the file, and the verdict asked again takes its place.
     const after = (await readFile(path, "utf8")).split("\n");
     expect(after.slice(0, lines.length - 1)).toEqual(lines.slice(0, -1));
-    expect(after[lines.length]).toMatch(/^\{"key":/);
+    expect(after[lines.length - 1]).toMatch(/^\{"key":.*\}$/);
+    expect(after.slice(lines.length)).toEqual([""]);
   });
 });
 

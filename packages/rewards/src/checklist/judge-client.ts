@@ -1,7 +1,7 @@
 import { abortReason, backoffDelay, retryAfterMs, sleep } from "@envace/concurrency";
 import type OpenAI from "openai";
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
-import { canonicalJson, sha256Hex } from "../canonical.js";
+import { canonicalJson, sha256Hex } from "@envace/records";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { JUDGE_RESPONSE_FORMAT, type JudgeVerdict, parseVerdict, VerdictParseError } from "./verdict.js";
 

@@ -46,12 +46,20 @@ describe("VerdictCache", () => {
     expect((await readFile(verdictCachePath(runDir), "utf8")).trimEnd().split("\n")).toHaveLength(1);
   });
 
-  it("reports lines it could not read and keeps the rest", async () => {
-    const path = join(dir, "mixed.jsonl");
-    await writeFile(path, `${JSON.stringify({ key: "a", verdict: yes })}\n{"key":"b","verdict":{"answer":"maybe"}}\n{"key":"c","ver`);
+  it("drops a last line cut short by a crash, reporting it, and re-judges its item", async () => {
+    const path = join(dir, "torn.jsonl");
+    await writeFile(path, `${JSON.stringify({ key: "a", verdict: yes })}\n{"key":"c","ver`);
     const cache = new VerdictCache(path);
     expect(await cache.get("a")).toEqual(yes);
-    expect(await cache.get("b")).toBeUndefined();
-    expect((await cache.skipped()).map((s) => s.line)).toEqual([2, 3]);
+    expect(await cache.get("c")).toBeUndefined();
+    expect((await cache.skipped()).map((s) => s.line)).toEqual([2]);
+    await cache.set("c", no);
+    expect(await readFile(path, "utf8")).toBe(`${JSON.stringify({ key: "a", verdict: yes })}\n${JSON.stringify({ key: "c", verdict: no })}\n`);
+  });
+
+  it("refuses a line that is not a verdict, naming its line and field", async () => {
+    const path = join(dir, "bad.jsonl");
+    await writeFile(path, `{"key":"b","verdict":{"answer":"maybe"}}\n${JSON.stringify({ key: "a", verdict: yes })}\n`);
+    await expect(new VerdictCache(path).get("a")).rejects.toThrow(/bad\.jsonl:1: verdict\./);
   });
 });

@@ -1,6 +1,6 @@
 import { join } from "node:path";
+import { JsonLinesFile, type TornLine } from "@envace/records";
 import { z } from "zod";
-import { JsonlAppender, readJsonlRecords, type SkippedLine } from "../jsonl-file.js";
 import { JudgeVerdict } from "./verdict.js";
 
 /** Where judge verdicts are kept, by content address. Implement it to share a cache across machines. */
@@ -23,13 +23,11 @@ export function verdictCachePath(runDir: string): string {
  */
 export class VerdictCache implements VerdictStore {
   private readonly entries = new Map<string, JudgeVerdict>();
-  private readonly file: JsonlAppender | undefined;
+  private file: JsonLinesFile<z.output<typeof CacheLine>> | undefined;
   private loading: Promise<void> | undefined;
-  private skippedLines: SkippedLine[] = [];
+  private readonly tornLines: TornLine[] = [];
 
-  constructor(readonly path?: string) {
-    this.file = path === undefined ? undefined : new JsonlAppender(path);
-  }
+  constructor(readonly path?: string) {}
 
   /** A cache in the run directory's `judge/verdicts.jsonl`. */
   static inRunDir(runDir: string): VerdictCache {
@@ -45,7 +43,7 @@ export class VerdictCache implements VerdictStore {
     await this.load();
     if (this.entries.has(key)) return;
     this.entries.set(key, verdict);
-    await this.file?.append({ key, verdict });
+    this.file?.append({ key, verdict });
   }
 
   /** Verdicts held. */
@@ -54,19 +52,21 @@ export class VerdictCache implements VerdictStore {
     return this.entries.size;
   }
 
-  /** Lines of the file that could not be read (a line torn by a crash, say); they are re-judged. */
-  async skipped(): Promise<readonly SkippedLine[]> {
+  /** The last line of the file when a crash cut it short: dropped from the file, and its item is re-judged. */
+  async skipped(): Promise<readonly TornLine[]> {
     await this.load();
-    return this.skippedLines;
+    return this.tornLines;
   }
 
   private load(): Promise<void> {
-    this.loading ??= (async () => {
-      if (this.path === undefined) return;
-      const { records, skipped } = await readJsonlRecords(this.path, CacheLine);
-      for (const { key, verdict } of records) this.entries.set(key, verdict);
-      this.skippedLines = skipped;
-    })();
+    // A bad file rejects every lookup with its error, as the executor's throw rejects the promise.
+    this.loading ??= new Promise((resolve) => {
+      if (this.path !== undefined) {
+        this.file = JsonLinesFile.open(this.path, CacheLine, { onTornLine: (torn) => this.tornLines.push(torn) });
+        for (const { key, verdict } of this.file.records) this.entries.set(key, verdict);
+      }
+      resolve();
+    });
     return this.loading;
   }
 }

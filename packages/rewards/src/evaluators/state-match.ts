@@ -1,5 +1,5 @@
 import type { JsonValue, Task } from "@envace/protocol";
-import { contentHash } from "../canonical.js";
+import { contentHash } from "@envace/records";
 import { type RewardFunction, scored } from "../reward.js";
 
 /**
