@@ -67,7 +67,7 @@ describe("train", () => {
 
   it("with kl_coef > 0 scores a frozen reference: the KL to it starts at exactly 0, then grows; the sampler's drift is logged apart", async () => {
     const dir = runDir();
-    const config = parseConfig(`${MICRO_CONFIG}\nactor: { kl_coef: 0.001, lr: 0.01 }\n`.replace("total_steps: 2", "total_steps: 3"), "kl.yaml");
+    const config = parseConfig(MICRO_CONFIG.replace("actor: { lr: 0.0001 }", "actor: { kl_coef: 0.001, lr: 0.01 }").replace("total_steps: 2", "total_steps: 3"), "kl.yaml");
     await train(config, dir, { log: quiet });
     const steps = readMetrics(join(dir, "metrics.jsonl")).records.filter((r) => r.kind === "train");
     expect(steps.map((r) => r.step)).toEqual([1, 2, 3]);
@@ -95,7 +95,7 @@ describe("train", () => {
     await train(parseConfig(MICRO_CONFIG, "micro.yaml"), first, { log: quiet });
     const warm = join(first, "checkpoints", "sft");
     const second = runDir();
-    const config = parseConfig(`${MICRO_CONFIG}\nmode: grpo\nenvironment: simulator\ninit_from: ${warm}\n`.replace("sft: {", "sft: { enabled: false,"), "b.yaml");
+    const config = parseConfig(`${MICRO_CONFIG}\nmode: grpo\nenvironment: simulator\n`.replace("init_from: null", `init_from: ${warm}`).replace("enabled: true", "enabled: false"), "b.yaml");
     await train(config, second, { log: quiet });
     const weights = (dir: string): Buffer => readFileSync(join(dir, "checkpoints", "sft", "model.safetensors"));
     expect(weights(second).equals(weights(first))).toBe(true);

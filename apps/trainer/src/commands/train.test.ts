@@ -80,7 +80,7 @@ describe("envace train", () => {
     model.close();
     const url = await closedPort();
     const config = join(dir, "tinker.yaml");
-    writeFileSync(config, `model: { type: hf, path: ${JSON.stringify(folder)}, context_tokens: 512 }\nbackend: { type: tinker, base_url: "${url}", base_model: tiny, retry_deadline_s: 1 }\n`);
+    writeFileSync(config, `init_from: null\nmodel: { type: hf, path: ${JSON.stringify(folder)}, context_tokens: 512 }\nbackend: { type: tinker, base_url: "${url}", base_model: tiny, retry_deadline_s: 1 }\n`);
     const out = join(dir, "run");
     mkdirSync(out);
     writeFileSync(join(out, "notes.txt"), "keep me");

@@ -8,6 +8,15 @@ describe("parseConfig", () => {
     expect(config.rollout.rollouts_per_task).toBe(4);
     expect(config.actor).toMatchObject({ clip_ratio_low: 0.2, clip_ratio_c: 3, kl_coef: 0, loss_agg_mode: "seq-mean-token-mean" });
     expect(config.model.type).toBe("tiny");
+    expect(config.init_from).toBe("embedded:base");
+  });
+
+  it("starts a fresh model with init_from: null, and refuses a shipped tiny base for a Hugging Face model", () => {
+    expect(parseConfig("init_from: null\n", "c.yaml").init_from).toBeUndefined();
+    expect(parseConfig("init_from: runs/a/checkpoints/sft\n", "c.yaml").init_from).toBe("runs/a/checkpoints/sft");
+    const hf = "model: { type: hf, path: m }\nbackend: { type: tinker, base_url: http://127.0.0.1:1/, base_model: m }\n";
+    expect(() => parseConfig(hf, "c.yaml")).toThrow("c.yaml: init_from: embedded:base holds the built-in tiny model; with model type hf use init_from: null or a checkpoint of that model");
+    expect(parseConfig(`${hf}init_from: null\n`, "c.yaml").init_from).toBeUndefined();
   });
 
   it("names the key and its line when a value has the wrong type", () => {
@@ -28,7 +37,7 @@ describe("parseConfig", () => {
 
   it("refuses at load a Tinker loss strategy that cannot express the actor's loss, naming both keys", () => {
     const tinker = (extra: string) =>
-      `model: { type: hf, path: m }\nbackend:\n  type: tinker\n  base_url: http://127.0.0.1:1/\n  base_model: m\n${extra}`;
+      `model: { type: hf, path: m }\nbackend:\n  type: tinker\n  base_url: http://127.0.0.1:1/\n  base_model: m\n${extra}init_from: null\n`;
     // Before, the default (native, with the default dual clip) loaded and failed at the first GRPO step.
     expect(parseConfig(tinker(""), "t.yaml").backend).toMatchObject({ loss_strategy: "surrogate" });
     expect(() => parseConfig(tinker("  loss_strategy: native\n"), "t.yaml")).toThrow(
@@ -42,14 +51,25 @@ describe("parseConfig", () => {
     expect(() => parseConfig("rollout: { top_p: 0.9 }\n", "r.yaml")).toThrow(/^r\.yaml:1: rollout\.top_p: training rollouts must sample the whole distribution/);
     expect(() => parseConfig("rollout: { temperature: 0 }\n", "r.yaml")).toThrow(/rollout\.temperature/);
     expect(parseConfig("rollout: { temperature: 0.7 }\neval: { top_p: 0.9 }\n", "r.yaml").rollout.temperature).toBe(0.7);
-    const tinker = "model: { type: hf, path: m }\nbackend: { type: tinker, base_url: http://127.0.0.1:1/, base_model: m }\nrollout: { temperature: 0.7 }\n";
+    const tinker = "init_from: null\nmodel: { type: hf, path: m }\nbackend: { type: tinker, base_url: http://127.0.0.1:1/, base_model: m }\nrollout: { temperature: 0.7 }\n";
     expect(() => parseConfig(tinker, "t.yaml")).toThrow(/rollout\.temperature: a Tinker backend scores the model at temperature 1 only/);
   });
 
-  it("refuses the consistent reward outside the built-in domain, whose solver it needs", () => {
-    expect(() => parseConfig("data: { source: cm2, path: x.jsonl }\nreward: { type: consistent }\n", "c.yaml")).toThrow(
-      "c.yaml:2: reward.type: reward type consistent needs the built-in domain's solver; data source cm2 has none",
+  it("refuses at load what CM2 data cannot do: a real environment, a reward other than the checklist judge", () => {
+    const cm2 = "data: { source: cm2, path: x.jsonl }\n";
+    for (const type of ["consistent", "verifiable"]) {
+      expect(() => parseConfig(`${cm2}reward: { type: ${type} }\n`, "c.yaml")).toThrow(
+        `c.yaml:2: reward.type: reward type ${type} needs the built-in domain's outcome check; data source cm2 has none: use reward.type: checklist with a reward.judge`,
+      );
+    }
+    // Left out, the reward is the default's (consistent): refused alike, naming the section's key.
+    expect(() => parseConfig(cm2, "c.yaml")).toThrow(/^c\.yaml: reward\.type: reward type consistent needs/);
+    const judged = `${cm2}reward: { type: checklist, judge: { base_url: "http://127.0.0.1:1/v1", model: j } }\n`;
+    expect(() => parseConfig(`${judged}mode: grpo\nenvironment: real\n`, "c.yaml")).toThrow(
+      "c.yaml:4: environment: environment: real: data source cm2 has no real environment (its records hold reference dialogues, not tools that run); use mode envace, or grpo with environment: simulator",
     );
+    expect(() => parseConfig("data: { source: verl }\nreward: { type: checklist }\n", "c.yaml")).toThrow(/data\.path: data source verl needs a path\n.*reward\.judge: a checklist reward needs a judge/);
+    expect(parseConfig(judged, "c.yaml").reward).toMatchObject({ type: "checklist" });
     expect(parseConfig("reward: { type: consistent }\n", "c.yaml").reward.type).toBe("consistent");
   });
 
@@ -58,6 +78,16 @@ describe("parseConfig", () => {
     expect(() => parseConfig("mode: grpo\nenvironment: real\nreward: { type: consistent, rehearse_type: verifiable }\n", "c.yaml")).toThrow(`c.yaml:3: reward.rehearse_type: ${message}`);
     expect(() => parseConfig("algorithm: { role_wise: false }\nreward: { type: consistent, rehearse_type: verifiable }\n", "c.yaml")).toThrow(message);
     expect(parseConfig("reward: { type: consistent, rehearse_type: verifiable }\n", "c.yaml").reward.rehearse_type).toBe("verifiable");
+  });
+
+  it("gives Rehearse rows the verifiable reward by default only where they train role-wise on the consistent one", () => {
+    const rehearse = (text: string) => parseConfig(text, "c.yaml").reward.rehearse_type;
+    expect(rehearse("")).toBe("verifiable");
+    expect(rehearse("mode: per-role\n")).toBe("verifiable");
+    expect(rehearse("reward: { type: consistent, rehearse_type: consistent }\n")).toBe("consistent");
+    expect(rehearse("mode: grpo\nenvironment: real\n")).toBeUndefined();
+    expect(rehearse("algorithm: { role_wise: false }\n")).toBeUndefined();
+    expect(rehearse("reward: { type: verifiable }\n")).toBeUndefined();
   });
 
   it("validates rehearsal settings", () => {

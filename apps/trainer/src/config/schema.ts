@@ -3,6 +3,10 @@ import { z } from "zod";
 /**
  * The `envace train` configuration. Keys are snake_case, grouped and named as verl users know
  * them; every object is strict, so a misspelt key is an error rather than a silent default.
+ *
+ * The defaults are the embedded default, `presets/default.yaml`: an empty config is that preset.
+ * They are written out here rather than read from the file so that the schema stays one plain
+ * declaration, readable without the file system; `defaults.test.ts` compares the two key by key.
  */
 
 const positiveInt = z.number().int().positive();
@@ -16,24 +20,25 @@ export const DataConfig = z.strictObject({
   test_path: z.string().optional(),
   /** `builtin`: number of generated training and held-out tasks (disjoint seeds). */
   train_tasks: positiveInt.default(512),
-  test_tasks: positiveInt.default(64),
+  test_tasks: positiveInt.default(128),
 });
 export type DataConfig = z.infer<typeof DataConfig>;
 
 export const TinyModelConfig = z.strictObject({
   type: z.literal("tiny"),
-  vocab_size: positiveInt.default(512),
-  hidden_size: positiveInt.default(128),
-  intermediate_size: positiveInt.default(352),
-  num_hidden_layers: positiveInt.default(4),
+  vocab_size: positiveInt.default(768),
+  hidden_size: positiveInt.default(96),
+  intermediate_size: positiveInt.default(256),
+  num_hidden_layers: positiveInt.default(3),
   num_attention_heads: positiveInt.default(4),
   max_position_embeddings: positiveInt.default(512),
   rope_theta: z.number().positive().default(10_000),
   /**
    * Standard deviation of the initial weights. Hugging Face's 0.02 suits models of width ~768; at
-   * width ~100 it leaves attention scores near zero and copying slow to form (see the README).
+   * width ~100 it leaves attention scores near zero and copying slow to form (see the README);
+   * about 1/√hidden_size suits the tiny model.
    */
-  initializer_range: z.number().positive().default(0.02),
+  initializer_range: z.number().positive().default(0.1),
   /** How the tokenizer splits words: `isolated` makes a name one token after a space and inside JSON, so copying it is an identity. */
   pretokenizer: z.enum(["isolated", "gpt2"]).default("isolated"),
 });
@@ -83,7 +88,8 @@ export const BackendConfig = z.discriminatedUnion("type", [
 export type BackendConfig = z.infer<typeof BackendConfig>;
 
 export const SftConfig = z.strictObject({
-  enabled: z.boolean().default(true),
+  /** Off by default: the default starts from the shipped base, which is this warm start already done. */
+  enabled: z.boolean().default(false),
   epochs: positiveInt.default(3),
   batch_size: positiveInt.default(16),
   lr: z.number().positive().default(3e-3),
@@ -122,8 +128,8 @@ export const RolloutConfig = z.strictObject({
    */
   top_p: z.number().gt(0).max(1).default(1),
   max_turns: positiveInt.default(8),
-  max_response_tokens: positiveInt.default(96),
-  max_prompt_tokens: positiveInt.default(1024),
+  max_response_tokens: positiveInt.default(64),
+  max_prompt_tokens: positiveInt.default(500),
   /** Rollouts generated at once. */
   concurrency: positiveInt.default(32),
   /** Where the tiny model samples rollouts: onnxruntime with a KV cache, or tfjs. */
@@ -143,7 +149,7 @@ export const AlgorithmConfig = z.strictObject({
 export type AlgorithmConfig = z.infer<typeof AlgorithmConfig>;
 
 export const ActorConfig = z.strictObject({
-  lr: z.number().positive().default(1e-4),
+  lr: z.number().positive().default(3e-4),
   weight_decay: z.number().min(0).default(0),
   grad_clip: z.number().min(0).default(1),
   clip_ratio_low: z.number().min(0).lt(1).default(0.2),
@@ -170,11 +176,13 @@ export const RewardConfig = z.strictObject({
    * `checklist`: the CM2 checklist judge; `consistent` (built-in domain): the outcome check of the
    * world the rollout itself observed (`@envace/bench-builtin` `scoreConsistency`).
    */
-  type: z.enum(["verifiable", "checklist", "consistent"]).default("verifiable"),
+  type: z.enum(["verifiable", "checklist", "consistent"]).default("consistent"),
   /**
    * The reward the Rehearse rows inherit instead of `type` (built-in domain, role-wise
    * baselines). With `type: consistent` the Rehearse role would be paid for imagining worlds the
-   * agent finds easy; `verifiable` pays it for worlds that lead to the real outcome.
+   * agent finds easy; `verifiable` pays it for worlds that lead to the real outcome. So where
+   * Rehearse rows train role-wise on a `consistent` reward, it defaults to `verifiable`
+   * (`TrainConfig` fills it in, as it depends on other sections); elsewhere it is unset.
    */
   rehearse_type: z.enum(["verifiable", "checklist", "consistent"]).optional(),
   judge: JudgeConfig.optional(),
@@ -184,19 +192,19 @@ export type RewardConfig = z.infer<typeof RewardConfig>;
 export const RehearsalSetting = z.string().regex(/^(none|(parallel|sequential):[1-9]\d*)$/, "expected none, parallel:N or sequential:N");
 
 export const EvalConfig = z.strictObject({
-  every_steps: z.number().int().min(0).default(10),
+  every_steps: z.number().int().min(0).default(24),
   temperature: z.number().min(0).default(0.6),
   top_p: z.number().gt(0).max(1).default(0.95),
   /** Rehearsal settings to evaluate, e.g. `[none, "parallel:2"]`. */
-  rehearsal: z.array(RehearsalSetting).min(1).default(["none"]),
+  rehearsal: z.array(RehearsalSetting).min(1).default(["none", "parallel:2"]),
 });
 export type EvalConfig = z.infer<typeof EvalConfig>;
 
 export const TrainerConfig = z.strictObject({
   /** RL steps after the warm start; 0 runs the warm start alone (a base checkpoint for later runs' `init_from`). */
-  total_steps: z.number().int().min(0).default(40),
+  total_steps: z.number().int().min(0).default(24),
   /** Save a checkpoint every N steps (a killed run resumes from the last one). */
-  save_every: positiveInt.default(1),
+  save_every: positiveInt.default(8),
 });
 
 export const TrainConfig = z
@@ -205,13 +213,19 @@ export const TrainConfig = z
     mode: z.enum(["envace", "grpo", "per-role"]).default("envace"),
     /** `grpo` only: where tool responses come from — a frozen `simulator` model or the `real` environment. */
     environment: z.enum(["self", "simulator", "real"]).default("self"),
-    seed: z.number().int().min(0).default(0),
+    seed: z.number().int().min(0).default(1),
     /**
      * Start from this checkpoint folder of an earlier run (its `checkpoints/sft`, or a step's
-     * `policy` folder) instead of a fresh model, e.g. to compare modes from one warm start.
-     * SFT still runs on top of it unless `sft.enabled` is false.
+     * `policy` folder), or `embedded:<name>`, a shipped base checkpoint, instead of a fresh model,
+     * e.g. to compare modes from one warm start. SFT still runs on top of it if `sft.enabled`.
+     * `null` starts a fresh model (the resolved config then has no `init_from`).
      */
-    init_from: z.string().min(1).optional(),
+    init_from: z
+      .string()
+      .min(1)
+      .nullable()
+      .default("embedded:base")
+      .transform((from) => from ?? undefined),
     data: DataConfig.default(DataConfig.parse({})),
     model: ModelConfig.default(TinyModelConfig.parse({ type: "tiny" })),
     backend: BackendConfig.default({ type: "in-process" }),
@@ -233,6 +247,16 @@ export const TrainConfig = z
     }
     if (config.data.source !== "builtin" && config.data.path === undefined) {
       ctx.addIssue({ code: "custom", path: ["data", "path"], message: `data source ${config.data.source} needs a path` });
+    }
+    if (config.data.source !== "builtin" && config.environment === "real") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["environment"],
+        message: `environment: real: data source ${config.data.source} has no real environment (its records hold reference dialogues, not tools that run); use mode envace, or grpo with environment: simulator`,
+      });
+    }
+    if (config.init_from?.startsWith("embedded:") && config.model.type !== "tiny") {
+      ctx.addIssue({ code: "custom", path: ["init_from"], message: `${config.init_from} holds the built-in tiny model; with model type ${config.model.type} use init_from: null or a checkpoint of that model` });
     }
     if (config.backend.type === "in-process" && config.model.type !== "tiny") {
       ctx.addIssue({ code: "custom", path: ["backend"], message: "the in-process backend trains the built-in tiny model; use backend type tinker for a Hugging Face model" });
@@ -276,12 +300,22 @@ export const TrainConfig = z
         message: "a separate Rehearse reward needs the built-in domain, a mode that trains the Rehearse role (envace, per-role) and algorithm.role_wise: true",
       });
     }
-    if (config.reward.type === "consistent" && config.data.source !== "builtin") {
-      ctx.addIssue({ code: "custom", path: ["reward", "type"], message: `reward type consistent needs the built-in domain's solver; data source ${config.data.source} has none` });
+    if (config.reward.type !== "checklist" && config.data.source !== "builtin") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["reward", "type"],
+        message: `reward type ${config.reward.type} needs the built-in domain's outcome check; data source ${config.data.source} has none: use reward.type: checklist with a reward.judge`,
+      });
     }
     if (config.reward.type === "checklist" && config.reward.judge === undefined && config.data.source !== "builtin") {
       ctx.addIssue({ code: "custom", path: ["reward", "judge"], message: "a checklist reward needs a judge (base_url, model)" });
     }
+  })
+  .overwrite((config) => {
+    // reward.rehearse_type's default depends on other sections, so it is filled in last (see RewardConfig).
+    const rehearseTrainsRoleWise = config.mode !== "grpo" && config.algorithm.role_wise;
+    if (config.reward.rehearse_type !== undefined || config.reward.type !== "consistent" || !rehearseTrainsRoleWise) return config;
+    return { ...config, reward: { ...config.reward, rehearse_type: "verifiable" as const } };
   });
 export type TrainConfig = z.infer<typeof TrainConfig>;
 export type TrainConfigInput = z.input<typeof TrainConfig>;

@@ -6,7 +6,6 @@ import { parseCm2Records } from "@envace/rewards";
 import { reply, startScriptedServer, type RecordedRequest, type Reply, type ScriptedServer } from "@envace/scripted-server";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError } from "../config/load.js";
 import { TrainConfig, type TrainConfigInput } from "../config/schema.js";
 import { builtinDomain } from "../setup/domain.js";
 import { domainFromConfig } from "./from-config.js";
@@ -134,15 +133,6 @@ describe("the data source a config names", () => {
     const domain = await open({ data: { source: "verl", path } }, dir);
     expect(domain.name).toBe("verl");
     expect(domain.train.map((t) => t.reference)).toEqual(records.map((r) => r.messages));
-  });
-
-  it("refuses environment: real and a verifiable reward for CM2 data, before reading any file", async () => {
-    const absent = join(tmpdir(), "no-such-file.jsonl");
-    const real = domainFromConfig(config({ mode: "grpo", environment: "real", data: { source: "cm2", path: absent } }), await runDir());
-    await expect(real).rejects.toThrow(ConfigError);
-    await expect(real).rejects.toThrow(/^environment: real: data source cm2 has no real environment/);
-    const verifiable = domainFromConfig(TrainConfig.parse({ data: { source: "verl", path: absent } }), await runDir());
-    await expect(verifiable).rejects.toThrow("reward.type: data source verl has no verifiable outcome; use reward.type: checklist with a reward.judge");
   });
 
   it("names an unset api_key_env, and a bad data file with its path", async () => {

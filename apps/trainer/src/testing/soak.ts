@@ -36,12 +36,13 @@ const config = join(dir, "soak.yaml");
 writeFileSync(
   config,
   `seed: 3
+init_from: null
 data: { source: cm2, path: ${data} }
 reward: { type: checklist, judge: { base_url: ${server.baseURL}, model: judge } }
-model: { type: tiny, vocab_size: 512, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, max_position_embeddings: 1024 }
-sft: { epochs: 1, batch_size: 16, lr: 0.01 }
+model: { type: tiny, vocab_size: 512, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, max_position_embeddings: 1024, initializer_range: 0.02 }
+sft: { enabled: true, epochs: 1, batch_size: 16, lr: 0.01 }
 rollout: { tasks_per_step: 5, rollouts_per_task: 2, temperature: 0.7, max_turns: 3, max_response_tokens: 24, max_prompt_tokens: 1000, engine: tfjs }
-actor: { kl_coef: 0.001 }
+actor: { lr: 0.0001, kl_coef: 0.001 }
 eval: { every_steps: 0 }
 trainer: { total_steps: ${steps}, save_every: 1 }
 `,
