@@ -1,3 +1,9 @@
+import { EnvaceError } from "@envace/errors";
+/** Trial counts a metric cannot be computed from. */
+export class MetricsInputError extends EnvaceError {
+  override readonly code = "metrics-input";
+}
+
 /** `C(n, k)` as a float (exact for the trial counts benchmarks use). */
 export function binomial(n: number, k: number): number {
   if (k < 0 || k > n) return 0;
@@ -11,7 +17,7 @@ export function binomial(n: number, k: number): number {
  * from its `trials` all succeed, `C(successes, k) / C(trials, k)`.
  */
 export function passHatK(trials: number, successes: number, k: number): number {
-  if (trials < k) throw new Error(`pass^${k} needs at least ${k} trials, got ${trials}`);
+  if (trials < k) throw new MetricsInputError(`pass^${k} needs at least ${k} trials, got ${trials}`);
   return binomial(successes, k) / binomial(trials, k);
 }
 

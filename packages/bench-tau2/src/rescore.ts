@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import { readFile } from "node:fs/promises";
 import { InputError, parseRecord, RecordError } from "@envace/protocol";
 import { z } from "zod";
@@ -7,6 +8,11 @@ import { parsePyJsonText, type Tau2Domain } from "./load.js";
 import { pyModel, pyOptional } from "./python/schema.js";
 import { summarize, toEntry, type Tau2RunResult } from "./run.js";
 import { Tau2Message } from "./task.js";
+
+/** A saved simulation that fails to evaluate or replay; the message names it and the cause says why. */
+export class RescoreError extends EnvaceError {
+  override readonly code = "rescore";
+}
 
 /** A saved conversation: a line of our `simulations.jsonl`, or a simulation of upstream's `results.json`. */
 export const SavedSimulation = pyModel({
@@ -71,7 +77,7 @@ export async function rescore(domain: Tau2Domain, simulations: readonly SavedSim
       reward = termination === "infrastructure_error" ? undefined : await evaluator.evaluate(task, simulation.messages, termination, options.signal);
       replayed = evaluator.replay(task, simulation.messages);
     } catch (error) {
-      throw new Error(`simulation ${simulation.id} (task ${simulation.task_id}): ${(error as Error).message}`, { cause: error });
+      throw new RescoreError(`simulation ${simulation.id} (task ${simulation.task_id}): ${(error as Error).message}`, { cause: error });
     }
     entries.push(
       toEntry(task, { trial: simulation.trial ?? 0, termination_reason: termination, messages: simulation.messages, db_hash: replayed.dbHash(), user_db_hash: replayed.userDbHash() }, reward),
