@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseJsonLines } from "@envace/protocol";
+import { parseJsonLines } from "@envace/records";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Tau2Environment } from "./environment.js";

@@ -1,4 +1,4 @@
-import { parseJsonLines, RecordError, ToolResult, Trajectory } from "@envace/protocol";
+import { parseRecord, RecordError, ToolResult, Trajectory } from "@envace/protocol";
 
 // A tool's answer as a typed result: an error is data with a code, never an exception.
 const result = ToolResult.parse({ status: "error", callId: "c1", name: "buy", error: { code: "OUT_OF_STOCK", message: "only 2 kelo in stock" } });
@@ -31,7 +31,7 @@ console.log(trajectory.steps[0]?.type === "act" ? trajectory.steps[0].outcomes[0
 
 // A bad record names its file, line and field.
 try {
-  parseJsonLines(ToolResult, '{"status":"ok","callId":"c1","name":"user","content":{}}\n{"status":"ok","name":"user"}\n', "results.jsonl");
+  parseRecord(ToolResult, JSON.parse('{"status":"ok","name":"user"}'), { file: "results.jsonl", line: 2 });
 } catch (error) {
   if (error instanceof RecordError) console.log(error.message);
 }

@@ -56,23 +56,3 @@ export function parseRecord<S extends z.ZodType>(schema: S, value: unknown, sour
     result.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message })),
   );
 }
-
-/**
- * Parse JSON Lines text record by record. Blank lines are skipped; a line that is not JSON or
- * fails the schema throws a `RecordError` naming its line.
- */
-export function parseJsonLines<S extends z.ZodType>(schema: S, text: string, file: string): z.output<S>[] {
-  const records: z.output<S>[] = [];
-  text.split("\n").forEach((raw, index) => {
-    const line = raw.trim();
-    if (!line) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw new RecordError({ file, line: index + 1 }, [{ path: "", message: `not JSON (${(error as Error).message})` }]);
-    }
-    records.push(parseRecord(schema, value, { file, line: index + 1 }));
-  });
-  return records;
-}
