@@ -1,7 +1,8 @@
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseJsonLines, type GenerateRequest, type Policy } from "@envace/protocol";
+import type { GenerateRequest, Policy } from "@envace/protocol";
+import { parseJsonLines } from "@envace/records";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Tau2Environment } from "./environment.js";
