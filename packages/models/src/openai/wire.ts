@@ -1,6 +1,12 @@
+import { EnvaceError } from "@envace/errors";
 import type { FinishReason, Generation, GenerateRequest, Message, Role, SamplingParams, WireToolCall } from "@envace/protocol";
 import { z } from "zod";
 import type { ServerCapabilities } from "./capabilities.js";
+
+/** A request for something the model server or tokenizer does not offer, such as top_k on a server without it. */
+export class ModelCapabilityError extends EnvaceError {
+  override readonly code = "model-capability";
+}
 
 /**
  * Sampling fields for an OpenAI-compatible body. Servers with extended sampling get every knob
@@ -17,7 +23,7 @@ export function samplingFields(params: SamplingParams, capabilities: ServerCapab
     if (capabilities.kind === "llama.cpp") fields.repeat_penalty = 1;
     else fields.repetition_penalty = 1;
   } else if (params.topK > 0) {
-    throw new Error(`top_k ${params.topK} was requested, but the ${capabilities.kind} server has no top_k parameter`);
+    throw new ModelCapabilityError(`top_k ${params.topK} was requested, but the ${capabilities.kind} server has no top_k parameter`);
   }
   if (params.stop.length > 0) fields.stop = params.stop;
   if (params.seed !== undefined) fields.seed = params.seed;
