@@ -110,7 +110,7 @@ export class Samplers {
 
 /** A generation cut after the first of `stopTokenIds` (kept, as the stop token is) with reason `stop`. */
 function cutAtStopToken(out: Awaited<ReturnType<Sampler["sample"]>>, stopTokenIds: readonly number[]): unknown {
-  if (out.finishReason === "abort") throw new Error("the sampler aborted");
+  if (out.finishReason === "abort") throw new DOMException("the sampler aborted", "AbortError");
   const at = out.tokens.findIndex((t) => stopTokenIds.includes(t));
   if (at < 0) return { stop_reason: out.finishReason, tokens: out.tokens, logprobs: out.logprobs };
   return { stop_reason: "stop", tokens: out.tokens.slice(0, at + 1), logprobs: out.logprobs.slice(0, at + 1) };
