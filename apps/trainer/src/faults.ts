@@ -2,11 +2,13 @@
 // record, a server that does not answer) get their message alone; anything else is a bug, whose
 // stack is printed on request. Loaded by cli.ts only once an error reaches it.
 import { inspect } from "node:util";
+import { EnvaceError } from "@envace/errors";
+import { HttpError } from "@envace/http";
 import { InputError } from "@envace/protocol";
 
 /** A command line that cannot run, found once the command has started (a model spec, a category, a run directory made with other options): exit 2, like a parsing error. */
-export class UsageError extends Error {
-  override readonly name = "UsageError";
+export class UsageError extends EnvaceError {
+  override readonly code = "usage";
 }
 
 export type FaultKind = "usage" | "input" | "bug";
@@ -52,7 +54,8 @@ function isNetworkError(error: unknown): boolean {
 
 export function faultKind(error: unknown): FaultKind {
   if (error instanceof UsageError) return "usage";
-  if (error instanceof InputError || isFileError(error) || isNetworkError(error)) return "input";
+  // An HttpError names the server the user pointed at and what it answered, if anything.
+  if (error instanceof InputError || error instanceof HttpError || isFileError(error) || isNetworkError(error)) return "input";
   return "bug";
 }
 

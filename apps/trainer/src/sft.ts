@@ -1,5 +1,5 @@
 import type { Generation, Message, Task, ToolCall, ToolResult, ToolSpec, TrainingRow } from "@envace/protocol";
-import { datumFromRow, type AdamParams, type Datum, type TrainingBackend } from "@envace/training";
+import { CheckpointError, datumFromRow, type AdamParams, type Datum, type TrainingBackend } from "@envace/training";
 import { buildRehearsePrompt, type IncrementalRenderer, type RehearsePromptOptions } from "@envace/trajectory";
 import type { AssistantMessage } from "@envace/protocol";
 
@@ -25,7 +25,7 @@ export type SftRow = TrainingRow & { outputWeights?: number[] };
 
 function stopToken(renderer: IncrementalRenderer): number {
   const stop = renderer.tokenizer.stopTokenIds[0];
-  if (stop === undefined) throw new Error("the tokenizer has no stop token to end a supervised target with");
+  if (stop === undefined) throw new CheckpointError("the tokenizer has no stop token to end a supervised target with");
   return stop;
 }
 

@@ -1,3 +1,4 @@
+import { ConfigError } from "../config/load.js";
 import type { TrainConfig } from "../config/schema.js";
 import type { Domain } from "./domain.js";
 import { TinkerPolicyModel } from "./tinker-model.js";
@@ -11,7 +12,7 @@ export async function createModel(config: TrainConfig, domain: Domain): Promise<
     return TinyPolicyModel.create(model, domain.corpus(), { seed: config.seed, rolloutEngine: config.rollout.engine, listTools: !domain.toolsInSystemPrompt });
   }
   if (model.type === "hf" && backend.type === "tinker") return TinkerPolicyModel.open(backend, model, { seed: config.seed });
-  throw new Error(`model type ${model.type} cannot be trained by backend type ${backend.type}`);
+  throw new ConfigError(`model type ${model.type} cannot be trained by backend type ${backend.type}`);
 }
 
 /** The model saved in checkpoint folder `dir` by `TrainedModel.save`. */
@@ -19,5 +20,5 @@ export async function loadModel(config: TrainConfig, dir: string): Promise<Train
   const { model, backend } = config;
   if (model.type === "tiny" && backend.type === "in-process") return TinyPolicyModel.load(dir, config.rollout.engine, config.seed);
   if (model.type === "hf" && backend.type === "tinker") return TinkerPolicyModel.open(backend, model, { seed: config.seed, checkpoint: dir });
-  throw new Error(`model type ${model.type} cannot be trained by backend type ${backend.type}`);
+  throw new ConfigError(`model type ${model.type} cannot be trained by backend type ${backend.type}`);
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Sampler } from "@envace/protocol";
 import { TinkerService, type TinkerTrainingClient } from "@envace/tinker";
+import { CheckpointError } from "@envace/training";
 import { SamplerPolicy, loadHuggingFaceTokenizer, type ChatTemplate, type HuggingFaceTokenizer } from "@envace/trajectory";
 import { z } from "zod";
 import type { BackendConfig, HfModelConfig } from "../config/schema.js";
@@ -32,7 +33,7 @@ export class TinkerPolicyModel implements TrainedModel {
   /** A new model on the server, or (with `checkpoint`) one resumed from a folder `save` wrote. */
   static async open(section: TinkerSection, model: HfModelConfig, options: { seed: number; checkpoint?: string }): Promise<TinkerPolicyModel> {
     const tokenizer = await loadHuggingFaceTokenizer(model.path);
-    if (tokenizer.chatTemplate === undefined) throw new Error(`${model.path}: the tokenizer has no chat template (tokenizer_config.json chat_template)`);
+    if (tokenizer.chatTemplate === undefined) throw new CheckpointError(`${model.path}: the tokenizer has no chat template (tokenizer_config.json chat_template)`);
     const apiKey = process.env[section.api_key_env];
     const service = await TinkerService.connect({
       baseUrl: section.base_url,
@@ -55,7 +56,7 @@ export class TinkerPolicyModel implements TrainedModel {
     }
     if (options.checkpoint !== undefined) {
       const file = join(options.checkpoint, "tinker.json");
-      if (!existsSync(file)) throw new Error(`${options.checkpoint}: not a Tinker checkpoint (no tinker.json)`);
+      if (!existsSync(file)) throw new CheckpointError(`${options.checkpoint}: not a Tinker checkpoint (no tinker.json)`);
       const saved = TinkerCheckpoint.parse(JSON.parse(readFileSync(file, "utf8")));
       await client.loadWeights(saved.weights, { optimizer: true });
     }

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { TINY_CHAT_TEMPLATE, TINY_COMPACT_CHAT_TEMPLATE, TinyOnnxEngine } from "@envace/models";
-import { InProcessBackend, trainTokenizer, type ByteLevelBpeTokenizer } from "@envace/training";
+import { CheckpointError, InProcessBackend, trainTokenizer, type ByteLevelBpeTokenizer } from "@envace/training";
 import { ChatTemplate, SamplerPolicy } from "@envace/trajectory";
 import type { TinyModelConfig as TinyModelSection } from "../config/schema.js";
 import type { TrainedModel } from "./trained-model.js";
@@ -52,13 +52,13 @@ export class TinyPolicyModel implements TrainedModel {
 
   /** Resume from a checkpoint folder written by `save`. */
   static async load(dir: string, rolloutEngine: "onnx" | "tfjs", seed = 0): Promise<TinyPolicyModel> {
-    if (!existsSync(join(dir, "model.safetensors"))) throw new Error(`${dir}: not a checkpoint (no model.safetensors)`);
+    if (!existsSync(join(dir, "model.safetensors"))) throw new CheckpointError(`${dir}: not a checkpoint (no model.safetensors)`);
     // A base checkpoint ships weights alone (as pretrained models do): training starts a fresh
     // optimizer and generator, seeded by the run.
     const weightsOnly = !existsSync(join(dir, "training_state.json"));
     const backend = await InProcessBackend.load(dir, weightsOnly ? { optimizer: false, seed } : {});
     const tokenizer = backend.tokenizer as ByteLevelBpeTokenizer | undefined;
-    if (tokenizer?.chatTemplate === undefined) throw new Error(`${dir}: the checkpoint has no tokenizer with a chat template`);
+    if (tokenizer?.chatTemplate === undefined) throw new CheckpointError(`${dir}: the checkpoint has no tokenizer with a chat template`);
     return new TinyPolicyModel(backend, tokenizer, new ChatTemplate(tokenizer.chatTemplate), rolloutEngine);
   }
 
