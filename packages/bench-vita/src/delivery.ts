@@ -1,8 +1,8 @@
-import { pyEquals, pyStr, pyTypeName, type PyValue, roundFloat, valueError } from "@envace/python-text";
+import { iterate, len, pyEquals, pyStr, pyTypeName, type PyValue, roundFloat, valueError } from "@envace/python-text";
 import type { VitaDb } from "./db.js";
 import { rerank } from "./fuzz.js";
 import { orderRepr, orderStr, productRepr, storeRepr, storeStr, type Order, type Store, type StoreProduct } from "./model.js";
-import { addMinutes, asNumber, checkTimeFormat, compare, epochSeconds, hasKey, iterate, joinStrings, length, pyAssert, strptime, truthy } from "./python.js";
+import { addMinutes, asNumber, checkTimeFormat, compare, epochSeconds, hasKey, joinStrings, pyAssert, strptime, truthy } from "./python.js";
 import { distance, num, param, pick, resolveAddress, str, strings, type VitaTool } from "./toolkit.js";
 
 /*
@@ -62,11 +62,11 @@ function createOrder(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
   const [userId, storeId, productIds, counts, address, dispatch] = pick(args, "user_id", "store_id", "product_ids", "product_cnts", "address", "dispatch_time");
   checkUser(db, userId);
   pyAssert(hasKey(db.stores, storeId), `Store ${pyStr(storeId)} not found`);
-  const ids = iterate(productIds);
+  const ids = iterate(productIds ?? null);
   for (const id of ids) getProduct(db, id);
   pyAssert(!pyEquals(address, ""), `Location ${pyStr(address)} is empty`);
-  const sameLength = length(productIds) === length(counts);
-  pyAssert(sameLength && iterate(counts).map((count) => compare(count, ">", 0n)).every(Boolean), `product_cnts ${pyStr(counts)} list is invalid`);
+  const sameLength = len(productIds ?? null) === len(counts ?? null);
+  pyAssert(sameLength && iterate(counts ?? null).map((count) => compare(count, ">", 0n)).every(Boolean), `product_cnts ${pyStr(counts)} list is invalid`);
   pyAssert(truthy(dispatch) && checkTimeFormat(dispatch), `dispatch_time ${pyStr(dispatch)} time format is invalid, yyyy-mm-dd HH:MM:SS required`);
   const dispatchAt = strptime(dispatch, "%Y-%m-%d %H:%M:%S")!;
   const now = strptime(db.now(), "%Y-%m-%d %H:%M:%S")!;
@@ -75,7 +75,7 @@ function createOrder(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
   const store = getStore(db, storeId);
   const [longitude, latitude] = resolveAddress(db, address);
   const shipping = shippingMinutes(distance(longitude, latitude, store.location.longitude, store.location.latitude));
-  const cnts = iterate(counts);
+  const cnts = iterate(counts ?? null);
   let total = 0;
   products.forEach((product, i) => (total += product.price * asNumber(cnts[i])!));
   const chosen = arg(args, "attributes");

@@ -1,4 +1,4 @@
-import { PyException, pyTypeName, type PyValue, truthy as pyTruthy, typeError } from "@envace/python-text";
+import { iterate, PyException, pyTypeName, type PyValue, truthy as pyTruthy, typeError } from "@envace/python-text";
 
 /*
  * The few Python operations VitaBench's tools apply to the agent's raw arguments (they are never
@@ -13,11 +13,6 @@ export function pyAssert(condition: boolean, message: string): asserts condition
 /** Python's truth value; a missing argument is `None`. */
 export function truthy(value: PyValue | undefined): boolean {
   return pyTruthy(value ?? null);
-}
-
-/** `type(x).__name__`, with `bool` apart from `int`. */
-export function typeName(value: PyValue | undefined): string {
-  return pyTypeName(value);
 }
 
 /** A number as Python arithmetic sees it (`True` is 1), or undefined for other types. */
@@ -38,7 +33,7 @@ export function compare(a: PyValue | undefined, op: Comparison, b: PyValue | und
   if (x !== undefined && y !== undefined) order = x < y ? -1 : x > y ? 1 : 0;
   else if (typeof a === "string" && typeof b === "string") order = a < b ? -1 : a > b ? 1 : 0;
   if (order === undefined) {
-    throw typeError(`'${op}' not supported between instances of '${typeName(a)}' and '${typeName(b)}'`);
+    throw typeError(`'${op}' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
   }
   if (op === ">") return order > 0;
   if (op === ">=") return order >= 0;
@@ -48,24 +43,8 @@ export function compare(a: PyValue | undefined, op: Comparison, b: PyValue | und
 
 /** `key in some_dict`: unhashable keys raise; keys of another type are simply absent. */
 export function hasKey(map: ReadonlyMap<string, unknown>, key: PyValue | undefined): key is string {
-  if (Array.isArray(key) || key instanceof Map) throw typeError(`unhashable type: '${typeName(key)}'`);
+  if (Array.isArray(key) || key instanceof Map) throw typeError(`unhashable type: '${pyTypeName(key)}'`);
   return typeof key === "string" && map.has(key);
-}
-
-/** `for item in value`: strings iterate their characters, lists their items. */
-export function iterate(value: PyValue | undefined): PyValue[] {
-  if (typeof value === "string") return Array.from(value); // code points, as Python iterates a str
-  if (Array.isArray(value)) return value;
-  if (value instanceof Map) return [...value.keys()];
-  throw typeError(`'${typeName(value)}' object is not iterable`);
-}
-
-/** `len(value)`. */
-export function length(value: PyValue | undefined): number {
-  if (typeof value === "string") return Array.from(value).length;
-  if (Array.isArray(value)) return value.length;
-  if (value instanceof Map) return value.size;
-  throw typeError(`object of type '${typeName(value)}' has no len()`);
 }
 
 /** `"".join(value)`. */
@@ -73,7 +52,7 @@ export function joinStrings(value: PyValue | undefined): string {
   if (typeof value !== "string" && !Array.isArray(value) && !(value instanceof Map)) throw typeError("can only join an iterable");
   const items = iterate(value);
   items.forEach((item, index) => {
-    if (typeof item !== "string") throw typeError(`sequence item ${index}: expected str instance, ${typeName(item)} found`);
+    if (typeof item !== "string") throw typeError(`sequence item ${index}: expected str instance, ${pyTypeName(item)} found`);
   });
   return (items as string[]).join("");
 }
@@ -81,7 +60,7 @@ export function joinStrings(value: PyValue | undefined): string {
 /** `math.radians(x)`: only real numbers. */
 export function radians(value: PyValue | undefined): number {
   const x = asNumber(value);
-  if (x === undefined) throw typeError(`must be real number, not ${typeName(value)}`);
+  if (x === undefined) throw typeError(`must be real number, not ${pyTypeName(value)}`);
   return x * (Math.PI / 180);
 }
 
@@ -136,7 +115,7 @@ function daysInMonth(year: number, month: number): number {
 
 /** `datetime.strptime(text, format)`, or undefined where Python raises `ValueError`. */
 export function strptime(text: PyValue | undefined, format: string): DateTime | undefined {
-  if (typeof text !== "string") throw typeError(`strptime() argument 1 must be str, not ${typeName(text)}`);
+  if (typeof text !== "string") throw typeError(`strptime() argument 1 must be str, not ${pyTypeName(text)}`);
   const { regex, fields } = compileFormat(format);
   const match = regex.exec(text);
   if (match === null) return undefined;
