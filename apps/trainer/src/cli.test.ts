@@ -2,9 +2,13 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { InvariantError } from "@envace/errors";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { ConfigError } from "./config/load.js";
+import { UsageError } from "./faults.js";
 import { closedPort, workspace } from "./testing/workspace.js";
-import { envace } from "./cli.js";
+import { commandTree, envace } from "./cli.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const cli = join(root, "apps/trainer/src/cli.ts");
@@ -30,29 +34,57 @@ function linesOf(text: string): string[] {
 }
 
 
-/** `envace` in process, with what it prints on the console. */
-async function run(argv: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+/** `envace` in process, with what it prints on the console and what it writes to stderr (the log, progress). */
+async function run(argv: string[]): Promise<{ code: number; out: string[]; err: string[]; stderr: string }> {
   const out: string[] = [];
   const err: string[] = [];
+  let stderr = "";
   vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => void out.push(args.join(" ")));
   vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void err.push(args.join(" ")));
-  vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+  vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+    stderr += chunk.toString();
+    return true;
+  });
   const code = await envace(argv);
   vi.restoreAllMocks();
-  return { code, out, err };
+  return { code, out, err, stderr };
 }
 
 afterEach(() => vi.restoreAllMocks());
 
-describe("envace --help", () => {
-  it.each([["train"], ["demo"], ["report"], ["eval"], ["eval", "bfcl"], ["eval", "builtin"], ["eval", "tau2"]])("envace %s --help shows its usage, options and an example, exit 0", async (...path) => {
+/** Every command in commander's tree with its path, the root ([]) first: a command added later is tested without being listed here. */
+function commands(command: CommandUnknownOpts = commandTree(), path: string[] = []): { path: string[]; command: CommandUnknownOpts }[] {
+  return [{ path, command }, ...command.commands.flatMap((sub) => commands(sub, [...path, sub.name()]))];
+}
+
+/** A value for each mandatory option, so that the one thing wrong with the command line is the flag under test. */
+function mandatoryOptions(command: CommandUnknownOpts): string[] {
+  return command.options.filter((option) => option.mandatory).flatMap((option) => [option.long!, option.argChoices?.[0] ?? "x"]);
+}
+
+describe("every command and subcommand", () => {
+  const tree = commands().map(({ path, command }) => [`envace ${path.join(" ")}`.trim(), path, command] as const);
+
+  it("covers the commands the README lists", () => {
+    expect(tree.map(([name]) => name)).toEqual(expect.arrayContaining(["envace", "envace train", "envace pretrain", "envace demo", "envace report", "envace eval", "envace eval bfcl", "envace eval builtin", "envace eval finmcp", "envace eval tau2", "envace eval vita", "envace serve"]));
+  });
+
+  it.each(tree)("%s --help shows its usage, options, the global options and an example, exit 0", async (name, path) => {
     const { code, out, err } = await run([...path, "--help"]);
     expect(code).toBe(0);
     expect(err).toEqual([]);
     const help = out.join("\n");
-    expect(help).toContain(`Usage: envace ${path.join(" ")} `);
+    expect(help).toContain(`Usage: ${name} `);
     expect(help).toMatch(/^Options:$/m);
+    expect(help).toMatch(/^ {2}--log-format <format> /m);
     expect(help).toMatch(/^Example:\n(?: {2}#.*\n)? {2}envace /m);
+  });
+
+  it.each(tree)("%s rejects an unknown flag: one line, where to read the usage, exit 2", async (name, path, command) => {
+    const { code, out, err } = await run([...path, ...mandatoryOptions(command), "--no-such-flag"]);
+    expect(code).toBe(2);
+    expect(out).toEqual([]);
+    expect(err).toEqual([`${name}: unknown option '--no-such-flag'`, `(see ${name} --help)`]);
   });
 
   it("lists the commands with no arguments, exit 0", async () => {
@@ -92,6 +124,77 @@ describe("a command line that cannot run", () => {
     expect(out).toEqual([]);
     const path = line.slice(0, line.indexOf(":"));
     expect(err).toEqual([line, `(see ${path} --help)`]);
+  });
+});
+
+describe("the global log options", () => {
+  it.each([
+    [["--log-format", "xml", "demo"], {}, "envace: option '--log-format <format>' argument 'xml' is invalid. Allowed choices are pretty, json."],
+    [["--log-level", "loud", "demo"], {}, "envace: option '--log-level <level>' argument 'loud' is invalid. Allowed choices are fatal, error, warn, info, debug, trace, silent."],
+    [["demo"], { ENVACE_LOG_FORMAT: "xml" }, "envace: option '--log-format <format>' value 'xml' from env 'ENVACE_LOG_FORMAT' is invalid. Allowed choices are pretty, json."],
+  ])("%j with %j: a value it does not know is a usage error, exit 2", async (argv, env, line) => {
+    vi.stubEnv("ENVACE_LOG_FORMAT", undefined);
+    for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+    try {
+      const { code, out, err } = await run(argv);
+      expect(code).toBe(2);
+      expect(out).toEqual([]);
+      expect(err).toEqual([line, "(see envace --help)"]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+});
+
+describe("a failure prints one line for its kind (told by its class, never its message)", () => {
+  /** `envace [global options] demo`, its command made to fail with `error`. */
+  async function failing(error: Error, global: string[] = []): Promise<Awaited<ReturnType<typeof run>>> {
+    vi.doMock("./commands/demo.js", () => ({ run: () => Promise.reject(error) }));
+    try {
+      return await run([...global, "demo"]);
+    } finally {
+      vi.doUnmock("./commands/demo.js");
+    }
+  }
+
+  it("a usage error the command finds: its line and where to read the usage, exit 2", async () => {
+    const { code, out, err } = await failing(new UsageError("--tasks names no task"));
+    expect(code).toBe(2);
+    expect(out).toEqual([]);
+    expect(err).toEqual(["envace demo: --tasks names no task", "(see envace demo --help)"]);
+  });
+
+  it("a config or input error: the command, the file and the message, exit 1", async () => {
+    const { code, err } = await failing(new ConfigError("run.yaml:3: rollout.rollouts_per_task: Invalid input"));
+    expect(code).toBe(1);
+    expect(err).toEqual(["envace demo: run.yaml:3: rollout.rollouts_per_task: Invalid input"]);
+  });
+
+  it.each([
+    ["a TypeError", new TypeError("Cannot read properties of undefined (reading 'steps')\nmore")],
+    ["an InvariantError", new InvariantError("Cannot read properties of undefined (reading 'steps')\nmore")],
+  ])("a bug (%s): its first line and how to see the stack, exit 1; --log-level debug prints the stack", async (_, bug) => {
+    const plain = await failing(bug);
+    expect(plain.code).toBe(1);
+    expect(plain.err).toEqual(["envace demo: Cannot read properties of undefined (reading 'steps')", expect.stringContaining("stack trace")]);
+    const debug = await failing(bug, ["--log-level", "debug"]);
+    expect(debug.code).toBe(1);
+    expect(debug.err[0]).toBe("envace demo: Cannot read properties of undefined (reading 'steps')");
+    expect(debug.err[1]).toMatch(/^\w*Error: Cannot read properties[\s\S]*\n\s+at .*cli\.test\.ts/);
+  });
+
+  it("with --log-format json: one JSON line, with the command, the exit code and the error's code", async () => {
+    const input = await failing(new ConfigError("run.yaml:3: bad"), ["--log-format", "json", "--log-level", "silent"]);
+    expect(input.code).toBe(1);
+    expect(input.err).toEqual([]);
+    expect(input.stderr.trimEnd().split("\n")).toHaveLength(1);
+    // pino's level 50 is error; even --log-level silent keeps the failure, as the pretty format does.
+    expect(JSON.parse(input.stderr)).toMatchObject({ level: 50, command: "envace demo", exitCode: 1, msg: "envace demo: run.yaml:3: bad" });
+    const bug = await failing(new InvariantError("unreachable"), ["--log-format", "json"]);
+    expect(bug.stderr.trimEnd().split("\n")).toHaveLength(1);
+    const record = JSON.parse(bug.stderr) as { msg: string };
+    expect(record).toMatchObject({ level: 50, command: "envace demo", exitCode: 1, code: "invariant" });
+    expect(record.msg).toMatch(/^envace demo: unreachable\n/);
   });
 });
 

@@ -5,7 +5,7 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError, InvalidArgumentError, Option, type CommandUnknownOpts } from "@commander-js/extra-typings";
-import type { Logger } from "./log.js";
+import type { Logger, LogSettings } from "./log.js";
 
 /** `--name <n>` as a whole number ≥ `min`. */
 function wholeNumber(min: number): (text: string) => number {
@@ -71,19 +71,30 @@ function example(...lines: string[]): string {
   return `\nExample:\n${lines.map((line) => `  ${line}`).join("\n")}`;
 }
 
-/** The whole command tree; `state.command` names the command whose action is running. */
-function declare(state: { command: string }): Command {
+/** What a failure is reported with: the command whose action ran, and the log it asked for. */
+interface RunState {
+  command: string;
+  log?: LogSettings;
+}
+
+/** The whole command tree, for tests and docs that walk it; nothing runs until it parses. */
+export function commandTree(): Command {
+  return declare({ command: "" });
+}
+
+/** The whole command tree; `state` says which command's action is running, with what log. */
+function declare(state: RunState): Command {
   const envace = new Command("envace")
     .description("Train tool-using LLM agents with EnvACE and evaluate them.")
     .exitOverride()
     .addOption(
-      new Option("--log-format <format>", "the log on stderr: pretty lines, or JSON lines (one object a line)")
+      new Option("--log-format <format>", "log lines on stderr: pretty, or json (one object a line)")
         .choices(["pretty", "json"] as const)
         .default("pretty" as const)
         .env("ENVACE_LOG_FORMAT"),
     )
     .addOption(
-      new Option("--log-level <level>", "the least severe log lines shown; debug also prints the stack trace of a failure")
+      new Option("--log-level <level>", "the least severe log lines shown (debug: also a failure's stack trace)")
         .choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const)
         .default("info" as const)
         .env("ENVACE_LOG_LEVEL"),
@@ -98,6 +109,7 @@ function declare(state: { command: string }): Command {
     const names: string[] = [];
     for (let command: CommandUnknownOpts | null = action; command !== null && command !== envace; command = command.parent) names.unshift(command.name());
     state.command = names.join(" ");
+    state.log = envace.opts();
   });
 
   withUsageErrors(envace.command("train"), "train")
@@ -336,10 +348,20 @@ function declare(state: { command: string }): Command {
   return envace;
 }
 
-/** ENVACE_DEBUG=1 (any value but 0) adds the stack trace to a failure. */
-function debugRequested(): boolean {
+/**
+ * `--log-level debug` (or trace) adds the stack trace to a failure. ENVACE_DEBUG=1 still does, as
+ * the bug line printed by faults.ts tells people to set it.
+ */
+function debugRequested(log: LogSettings | undefined): boolean {
+  if (log?.logLevel === "debug" || log?.logLevel === "trace") return true;
   const value = process.env.ENVACE_DEBUG;
   return value !== undefined && value !== "" && value !== "0";
+}
+
+/** The error's stable kind, where it has one (an EnvaceError's `code`, a Node system error's). */
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
 }
 
 /**
@@ -348,7 +370,7 @@ function debugRequested(): boolean {
  * command; usage errors add where to read the usage, bugs how to see the stack.
  */
 export async function envace(argv: readonly string[]): Promise<number> {
-  const state = { command: "" };
+  const state: RunState = { command: "" };
   const program = declare(state);
   if (argv.length === 0) {
     program.outputHelp();
@@ -362,8 +384,16 @@ export async function envace(argv: readonly string[]): Promise<number> {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     // Only now: what tells the user's faults apart from bugs knows the packages' error classes.
     const { describeFault } = await import("./faults.js");
-    const { lines, exitCode } = describeFault(state.command, error, debugRequested());
-    for (const line of lines) console.error(line);
+    const { lines, exitCode } = describeFault(state.command, error, debugRequested(state.log));
+    if (state.log?.logFormat === "json") {
+      // Still one line: the log's last record, which a program reads like the others.
+      const code = codeOf(error);
+      // At level error whatever --log-level says: a failure is reported as in the pretty format.
+      const log = (await import("./log.js")).createLogger({ logFormat: "json", logLevel: "error" });
+      log.error({ command: `envace ${state.command}`.trim(), exitCode, ...(code === undefined ? {} : { code }) }, lines.join("\n"));
+    } else {
+      for (const line of lines) console.error(line);
+    }
     return exitCode;
   }
 }
