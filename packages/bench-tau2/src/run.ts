@@ -1,7 +1,8 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, RecordError, type Policy, type SamplingParamsInput } from "@envace/protocol";
-import { pyDumps } from "@envace/python-text";
+import { jsonLoads, pyDumps } from "@envace/python-text";
+import { JsonLinesFile, readJsonLines } from "@envace/records";
 import { z } from "zod";
 import { Tau2Environment } from "./environment.js";
 import { isSuccess, Tau2Evaluator, type NlAssertionJudge, type Tau2RewardInfo } from "./evaluate.js";
@@ -110,7 +111,8 @@ export async function runTau2(options: RunTau2Options): Promise<Tau2RunResult> {
   const agentId = options.participants === "oracle" ? "oracle" : options.participants.agent.id;
   const name = domainLabel(domain);
 
-  const entries: Tau2Entry[] = options.out === undefined ? [] : prepareRunDir(options.out, { domain: name, agent: agentId, trials, tasks: tasks.map((t) => t.id) });
+  const files = options.out === undefined ? undefined : prepareRunDir(options.out, { domain: name, agent: agentId, trials, tasks: tasks.map((t) => t.id) });
+  const entries: Tau2Entry[] = files === undefined ? [] : [...files.entries.records];
   const done = new Set(entries.map((entry) => `${entry.id}\u0000${entry.trial}`));
   const queue = tasks.flatMap((task) => Array.from({ length: trials }, (_, trial) => ({ task, trial }))).filter(({ task, trial }) => !done.has(`${task.id}\u0000${trial}`));
   const total = tasks.length * trials;
@@ -137,10 +139,8 @@ export async function runTau2(options: RunTau2Options): Promise<Tau2RunResult> {
       const reward = simulation.termination_reason === "infrastructure_error" ? undefined : await evaluator.evaluate(task, simulation.messages, simulation.termination_reason, options.signal);
       const entry = toEntry(task, simulation, reward);
       entries.push(entry);
-      if (options.out !== undefined) {
-        appendFileSync(join(options.out, "entries.jsonl"), `${JSON.stringify(entry)}\n`);
-        appendFileSync(join(options.out, "simulations.jsonl"), `${saveSimulation(simulation, reward)}\n`);
-      }
+      files?.entries.append(entry);
+      files?.simulations.append(saveSimulation(simulation, reward));
       options.onProgress?.({ done: entries.length, total, entry });
     }
   };
@@ -176,8 +176,18 @@ export function domainLabel(domain: Pick<Tau2Domain, "definition" | "solo" | "va
   return `${domain.definition.name}${variant}${domain.solo ? " solo" : ""}`;
 }
 
-/** Create the run directory, or read back what an earlier run of the same setup wrote. */
-function prepareRunDir(out: string, config: { domain: string; agent: string; trials: number; tasks: string[] }): Tau2Entry[] {
+/** The files a run appends to as trials finish. */
+interface RunFiles {
+  readonly entries: JsonLinesFile<Tau2Entry>;
+  /** Lines of upstream's Python JSON, already serialized. */
+  readonly simulations: JsonLinesFile<unknown, string>;
+}
+
+/**
+ * Create the run directory, or reopen what an earlier run of the same setup wrote: a line a
+ * killed run cut short is dropped (with a warning), so its trial runs again.
+ */
+function prepareRunDir(out: string, config: { domain: string; agent: string; trials: number; tasks: string[] }): RunFiles {
   mkdirSync(out, { recursive: true });
   const configFile = join(out, "config.json");
   if (existsSync(configFile)) {
@@ -192,29 +202,15 @@ function prepareRunDir(out: string, config: { domain: string; agent: string; tri
     }
   }
   writeFileSync(configFile, `${JSON.stringify({ ...config, started: new Date().toISOString() }, null, 2)}\n`);
-  return readEntries(join(out, "entries.jsonl"));
+  return {
+    entries: JsonLinesFile.open(join(out, "entries.jsonl"), Tau2Entry),
+    simulations: JsonLinesFile.open(join(out, "simulations.jsonl"), z.unknown(), { parse: jsonLoads, serialize: (line: string) => line }),
+  };
 }
 
-/** Read `entries.jsonl`; a line torn by a crash (the last one) is dropped and its trial run again. */
+/** Read a run's `entries.jsonl`; a last line cut short by a crash is dropped with a warning. */
 export function readEntries(file: string): Tau2Entry[] {
-  if (!existsSync(file)) return [];
-  const entries: Tau2Entry[] = [];
-  const lines = readFileSync(file, "utf8").split("\n");
-  lines.forEach((line, index) => {
-    if (line.trim() === "") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      if (index >= lines.length - 2) return;
-      throw new RecordError({ file, line: index + 1 }, [{ path: "", message: "not JSON" }]);
-    }
-    const parsed = Tau2Entry.safeParse(value);
-    if (!parsed.success) throw new RecordError({ file, line: index + 1 }, [{ path: "", message: `not a τ² entry (${parsed.error.issues[0]?.message ?? "invalid"})` }]);
-    entries.push(parsed.data);
-  });
-  if (lines.length > 0 && lines[lines.length - 1] !== "") appendFileSync(file, "\n");
-  return entries;
+  return readJsonLines(file, Tau2Entry);
 }
 
 /** The entry of one scored (or unscorable) trial; `calls` are those made after the task's message history. */
