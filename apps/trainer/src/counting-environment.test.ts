@@ -1,6 +1,6 @@
 import type { Environment, ToolCall } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
-import { CallCounter } from "./step.js";
+import { CallCounter } from "./rollout.js";
 import { CountingEnvironment } from "./counting-environment.js";
 
 function echo(user?: Environment): Environment {

@@ -20,7 +20,11 @@ import { resolveInitFrom } from "./setup/base-checkpoint.js";
 import { createModel, loadModel } from "./setup/models.js";
 import type { TrainedModel } from "./setup/trained-model.js";
 import { cosineSchedule, goldRows, mergeContinuations, supervisedWarmStart } from "./sft.js";
-import { CallCounter, adamParams, policyLossConfig, policyUpdate, rewards, rollouts, sampleTasks, shuffled, stepMetrics } from "./step.js";
+import { CallCounter, rolloutLimits, rollouts } from "./rollout.js";
+import { rewards } from "./reward.js";
+import { adamParams, policyLossConfig, policyUpdate } from "./update.js";
+import { stepMetrics } from "./metrics.js";
+import { sampleTasks, shuffled } from "./sample.js";
 
 export interface TrainOptions {
   /** Progress and notices (default: stderr). */
@@ -276,7 +280,7 @@ async function evaluateHeldOut(
     // evaluations along a run comparable with less noise.
     seed: config.seed,
     sampling: { act: { temperature: config.eval.temperature, topP: config.eval.top_p } },
-    limits: { maxTurns: config.rollout.max_turns, maxResponseTokens: config.rollout.max_response_tokens, maxPromptTokens: config.rollout.max_prompt_tokens },
+    limits: rolloutLimits(config.rollout),
     onProgress: () => {
       bar.tick();
     },

@@ -1,0 +1,84 @@
+// Rollout: G rollouts of each task of a step, rehearsed by the policy or grounded in a real environment.
+import type { ConcurrencyLimit } from "@envace/concurrency";
+import type { Environment, Policy, Task, Trajectory } from "@envace/protocol";
+import { deriveSeed, RehearsalEnvironment, unfoldGroup, userToolsOf, type UnfoldLimitsInput } from "@envace/trajectory";
+import type { RolloutConfig, TrainConfig } from "./config/schema.js";
+import { CountingEnvironment } from "./counting-environment.js";
+import type { Domain } from "./setup/domain.js";
+
+/** Counts calls made to real environments over a step, so a run can show how many it made (0 in `envace` mode). */
+export class CallCounter {
+  private count = 0;
+
+  wrap(environment: Environment): Environment {
+    return new CountingEnvironment(environment, () => {
+      this.count += 1;
+    });
+  }
+
+  /** Calls since the last `take`. */
+  take(): number {
+    const n = this.count;
+    this.count = 0;
+    return n;
+  }
+}
+
+/** The limits of one rollout, training's and held-out evaluation's alike. */
+export function rolloutLimits(rollout: Pick<RolloutConfig, "max_turns" | "max_response_tokens" | "max_prompt_tokens">): UnfoldLimitsInput {
+  return { maxTurns: rollout.max_turns, maxResponseTokens: rollout.max_response_tokens, maxPromptTokens: rollout.max_prompt_tokens };
+}
+
+export interface RolloutOptions {
+  config: Pick<TrainConfig, "environment" | "rollout" | "seed">;
+  domain: Pick<Domain, "name" | "environment" | "rehearsePrompt" | "users">;
+  tasks: readonly Task[];
+  /** The policy in the Act role. */
+  actor: Policy;
+  /** The policy in the Rehearse role: the actor (EnvACE), a frozen simulator, or a per-role policy. */
+  rehearser: Policy;
+  counter: CallCounter;
+  limit: ConcurrencyLimit;
+  /** The training step (seeds its rollouts). */
+  step: number;
+}
+
+/** G rollouts of each task: rehearsed by `rehearser`, or grounded when the config's environment is real. */
+export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
+  const { config, domain, actor, rehearser, counter, limit } = options;
+  const limits = rolloutLimits(config.rollout);
+  // Seeded per run, step and task (and, inside the group, per rollout and request), so a run
+  // samples the same tokens however its rollouts interleave.
+  const sampling = (index: number) => {
+    const params = { temperature: config.rollout.temperature, topP: config.rollout.top_p, seed: deriveSeed(config.seed, options.step, index) };
+    return { act: params, rehearse: params };
+  };
+  const real = domain.environment;
+  if (config.environment === "real" && real === undefined) throw new Error(`the ${domain.name} data has no real environment: use environment self or simulator`);
+  // A task drawn more than once in a step (more tasks per step than tasks) is one larger group:
+  // GRPO groups by task, so two groups of one task would be one anyway.
+  const draws = new Map<Task, number>();
+  for (const task of options.tasks) draws.set(task, (draws.get(task) ?? 0) + 1);
+  const groups = [...draws].map(([task, times], index) =>
+    unfoldGroup({
+      task,
+      actor,
+      // A real environment holds episode state: one per rollout. A rehearsal environment per group.
+      environment: config.environment === "real" ? () => counter.wrap(real!(task)) : new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt }),
+      // Dual control (τ² telecom): the user's own side, the real environment's (counted too) or imagined.
+      userEnvironment:
+        config.environment === "real"
+          ? (_, environment) => (environment instanceof RehearsalEnvironment || environment.user === undefined ? undefined : counter.wrap(environment.user))
+          : userToolsOf(task).length > 0
+            ? new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt })
+            : undefined,
+      size: config.rollout.rollouts_per_task * times,
+      ...(domain.users === undefined ? {} : { users: domain.users }),
+      limit,
+      limits,
+      preset: "training",
+      sampling: sampling(index),
+    }),
+  );
+  return (await Promise.all(groups)).flat();
+}
