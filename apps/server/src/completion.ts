@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { GenerateRequest, Generation, Message, Policy, SamplingParams, Tokenizer } from "@envace/protocol";
 import { formatRehearsalSetting, parseRehearsalSetting, rehearseConversation, type RehearsalMemory, type RehearsalSetting } from "@envace/rehearsal";
-import type { ServerConfig } from "./config.js";
+import { rehearsePromptOf, type ServerConfig } from "./config.js";
 import { badField } from "./errors.js";
 import { conversationKey, type LruStore } from "./memory-store.js";
 import type { ServerMetrics } from "./metrics.js";
@@ -74,6 +74,7 @@ function generateChoices(policy: Policy, request: GenerateRequest, n: number, si
 export async function complete(context: CompletionContext, request: ChatTurnRequest, owner: string, signal: AbortSignal): Promise<Completion> {
   const { messages, envace } = await prepareTurn(context, request, owner, signal);
   const generations = await generateChoices(context.policy, { role: "act", messages, tools: request.tools, sampling: request.sampling }, request.n, signal);
+  context.metrics.completionTokens.inc(generations.reduce((sum, g) => sum + g.outputTokens.length, 0));
   const id = newCompletionId();
   const choices = generations.map((generation, index) => toChoice(generation, index, choiceOptions(context, request, id, index)));
   return { id, created: Math.floor(Date.now() / 1000), choices, usage: usageOf(generations), ...(envace === undefined ? {} : { envace }) };
@@ -120,11 +121,7 @@ export async function prepareTurn(
       memory: known,
       tokenizer: context.tokenizer,
       signal,
-      rehearsal: {
-        memoryBudget: budget,
-        limits: { maxTurns: context.config.rehearsal.max_turns, maxResponseTokens: context.config.rehearsal.max_response_tokens },
-        ...(request.sampling.seed === undefined ? {} : { sampling: seededRoles(request.sampling.seed) }),
-      },
+      rehearsal: rehearsalOptions(context.config, budget, request.sampling.seed),
     });
     messages = prepared.messages;
     const memory = prepared.memory!;
@@ -144,6 +141,19 @@ export async function prepareTurn(
     };
   }
   return { messages, ...(envace === undefined ? {} : { envace }) };
+}
+
+/** The options of a request's rehearsal: its budget and seed, and the rest from the server's config. */
+function rehearsalOptions(config: ServerConfig, budget: number | null, seed: number | undefined) {
+  const { max_turns: maxTurns, max_response_tokens: maxResponseTokens, max_prompt_tokens: maxPromptTokens, write_tools: writeTools } = config.rehearsal;
+  const prompt = rehearsePromptOf(config);
+  return {
+    memoryBudget: budget,
+    limits: { maxTurns, maxResponseTokens, ...(maxPromptTokens === null ? {} : { maxPromptTokens }) },
+    ...(writeTools === null ? {} : { writeTools }),
+    ...(prompt === undefined ? {} : { rehearse: { prompt } }),
+    ...(seed === undefined ? {} : { sampling: seededRoles(seed) }),
+  };
 }
 
 /** A request's seed seeds every role of its rehearsal too, so the same request rehearses the same way. */

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { isLoopback, loadServerConfig, parseServerConfig, ServerConfigError } from "./config.js";
+import { BUILTIN_REHEARSE_PROMPT, WRITE_TOOLS } from "@envace/bench-builtin";
+import { isLoopback, loadServerConfig, parseServerConfig, rehearsePromptOf, ServerConfigError } from "./config.js";
 
 describe("server config", () => {
   it("the README's server.yaml loads, and every key it shows is its default except model", () => {
@@ -14,6 +15,17 @@ describe("server config", () => {
     const shown = parseServerConfig(parse(block!), "README.md");
     expect({ ...shown, model: undefined }).toEqual({ ...parseServerConfig({}, "defaults"), model: undefined });
     expect(shown.model).toBe("shop-agent");
+  });
+
+  it("the README's config for the built-in domain rehearses as envace eval builtin does", () => {
+    const readme = readFileSync(fileURLToPath(new URL("../README.md", import.meta.url)), "utf8");
+    const block = /```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBeDefined();
+    const config = parseServerConfig(parse(block!), "README.md");
+    expect(rehearsePromptOf(config)).toEqual(BUILTIN_REHEARSE_PROMPT);
+    expect(config.rehearsal.write_tools).toEqual(WRITE_TOOLS);
+    expect(config.rehearsal.setting).toBe("parallel:2");
+    expect(rehearsePromptOf(parseServerConfig({}, "defaults"))).toBeUndefined();
   });
 
   it("names the file and the key of a bad value or an unknown key", () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { formatPath, InputError } from "@envace/protocol";
 import { parseRehearsalSetting } from "@envace/rehearsal";
+import type { RehearsePromptOptions } from "@envace/trajectory";
 import { parseDocument } from "yaml";
 import { z } from "zod";
 
@@ -15,6 +16,16 @@ const RehearsalText = z.string().refine(
   },
   { error: "expected none, parallel:N or sequential:N" },
 );
+
+/** The sections of the Rehearse-role prompt (`RehearseSections` of `@envace/trajectory`); each left out is shown. */
+const RehearsePrompt = z.strictObject({
+  /** `true`: the built-in simulator instructions; `false`: none; a string: these instead. */
+  instructions: z.union([z.boolean(), z.string().min(1)]).optional(),
+  tools: z.boolean().optional(),
+  examples: z.boolean().optional(),
+  history: z.boolean().optional(),
+  latest_act: z.boolean().optional(),
+});
 
 /**
  * `server.yaml`: every setting of `envace serve`, each with its default. Command-line flags
@@ -60,8 +71,14 @@ export const ServerConfig = z.strictObject({
       max_turns: z.number().int().positive().default(8),
       /** Output tokens per generation inside rehearsal. */
       max_response_tokens: z.number().int().positive().default(1024),
+      /** Prompt tokens per generation inside rehearsal; a longer reflect or summarize prompt is not sent (a fallback stands in). Default: no limit. */
+      max_prompt_tokens: z.number().int().positive().nullable().default(null),
+      /** Tools that change the world: the memory puts their predicted failures first. Default: every tool. */
+      write_tools: z.array(z.string().min(1)).nullable().default(null),
+      /** How the Rehearse role is prompted: the sections the policy was trained with. Default: all of them, with the built-in instructions. */
+      rehearse_prompt: RehearsePrompt.nullable().default(null),
     })
-    .default({ setting: "none", memory_budget: null, max_attempts: 4, max_turns: 8, max_response_tokens: 1024 }),
+    .default({ setting: "none", memory_budget: null, max_attempts: 4, max_turns: 8, max_response_tokens: 1024, max_prompt_tokens: null, write_tools: null, rehearse_prompt: null }),
   /** Rehearsal memories kept, per conversation, least recently used evicted first. */
   memory: z
     .strictObject({ max_entries: z.number().int().min(0).default(1024), max_bytes: z.number().int().min(0).default(16 * 1024 * 1024) })
@@ -72,6 +89,14 @@ export const ServerConfig = z.strictObject({
 });
 export type ServerConfig = z.infer<typeof ServerConfig>;
 export type ServerConfigInput = z.input<typeof ServerConfig>;
+
+/** The Rehearse-prompt options of `@envace/trajectory` a config's `rehearsal.rehearse_prompt` stands for. */
+export function rehearsePromptOf(config: ServerConfig): RehearsePromptOptions | undefined {
+  const prompt = config.rehearsal.rehearse_prompt;
+  if (prompt === null) return undefined;
+  const { latest_act: latestAct, ...rest } = prompt;
+  return { sections: { ...rest, ...(latestAct === undefined ? {} : { latestAct }) } };
+}
 
 /** A bad server config: names the file and the key. */
 export class ServerConfigError extends InputError {

@@ -16,5 +16,10 @@ export class ServerMetrics {
   readonly queueDepth = new Gauge({ name: "envace_server_queue_depth", help: "Completion requests waiting for a generation slot.", registers: [this.registry] });
   readonly inFlight = new Gauge({ name: "envace_server_requests_in_flight", help: "Completion requests generating now.", registers: [this.registry] });
   readonly rejected = new Counter({ name: "envace_server_rejected_total", help: "Completion requests refused with 429 because the queue was full.", registers: [this.registry] });
+  readonly completionTokens = new Counter({
+    name: "envace_server_completion_tokens_total",
+    help: "Output tokens of committed turns, those of cancelled requests included (0 for models that report no tokens).",
+    registers: [this.registry],
+  });
   readonly upstreamErrors = new Counter({ name: "envace_server_upstream_errors_total", help: "Requests that failed because the model failed, by kind.", labelNames: ["kind"] as const, registers: [this.registry] });
 }

@@ -130,12 +130,16 @@ export function choiceDeltas(choice: Choice, pieceSize = 16): ChunkChoice[] {
     // Logprobs travel with the first content delta, so the stream carries them exactly once.
     out.push({ index, delta: { content: piece }, finish_reason: null, logprobs: i === 0 ? choice.logprobs : null });
   }
-  for (const [callIndex, call] of (choice.message.tool_calls ?? []).entries()) {
-    out.push({ index, delta: { tool_calls: [{ index: callIndex, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }, finish_reason: null, logprobs: null });
-    for (const piece of pieces(call.function.arguments, pieceSize)) {
-      out.push({ index, delta: { tool_calls: [{ index: callIndex, function: { arguments: piece } }] }, finish_reason: null, logprobs: null });
-    }
-  }
+  for (const [callIndex, call] of (choice.message.tool_calls ?? []).entries()) out.push(...toolCallDeltas(index, callIndex, call, pieceSize));
   out.push({ index, delta: {}, finish_reason: choice.finish_reason, logprobs: contentPieces.length === 0 ? choice.logprobs : null });
+  return out;
+}
+
+/** One tool call as stream deltas: its id and name, then its arguments in pieces. */
+export function toolCallDeltas(index: number, callIndex: number, call: WireToolCall, pieceSize = 16): ChunkChoice[] {
+  const out: ChunkChoice[] = [{ index, delta: { tool_calls: [{ index: callIndex, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }, finish_reason: null, logprobs: null }];
+  for (const piece of pieces(call.function.arguments, pieceSize)) {
+    out.push({ index, delta: { tool_calls: [{ index: callIndex, function: { arguments: piece } }] }, finish_reason: null, logprobs: null });
+  }
   return out;
 }

@@ -3,7 +3,8 @@ import type { StreamingPolicy } from "@envace/models";
 import { choiceOptions, newCompletionId, prepareTurn, type CompletionContext } from "./completion.js";
 import { toApiError } from "./errors.js";
 import type { ChatTurnRequest } from "./request.js";
-import { choiceDeltas, toChoice, usageOf, type ChunkChoice } from "./response.js";
+import { LiveActStream } from "./live-act.js";
+import { toChoice, usageOf, type ChunkChoice } from "./response.js";
 
 /**
  * Server-sent events on a raw response. Nothing is written until the first event, so a request
@@ -31,12 +32,12 @@ export class SseWriter {
 }
 
 /**
- * A streamed completion from a policy that streams (an upstream OpenAI-compatible server): after
- * any rehearsal, the committed turn's text goes out as it is generated. With tools, the output is
- * read as tool calls only once it is complete (a `<tool_call>` block is not a tool call until it
- * closes), so its deltas follow the model's last token; the chunks reassemble to the same answer
- * as without streaming. Throws, unwritten, what fails before the first event; after it, the
- * failure is sent as an `error` event.
+ * A streamed completion from a policy that streams (an upstream OpenAI-compatible server, or a
+ * local `tiny:`/`onnx:` model): after any rehearsal, the committed turn goes out as it is
+ * generated. Without tools, the text is sent as it comes; with tools, `LiveActStream` sends
+ * visible text and each tool call as soon as the Act parser's reading of them is settled. Throws,
+ * unwritten, what fails before the first event; after it, the failure is sent as an `error` event.
+ * A cancelled request stops the generation and sends nothing more.
  */
 export async function streamCompletion(
   context: CompletionContext & { policy: StreamingPolicy },
@@ -52,7 +53,8 @@ export async function streamCompletion(
   const send = (choice: ChunkChoice): void => {
     sse.event({ ...head, choices: [choice] });
   };
-  const live = !request.parseToolCalls;
+  const options = choiceOptions(context, request, id, 0);
+  const act = request.parseToolCalls ? new LiveActStream(options) : undefined;
   let opened = false;
   const open = (): void => {
     if (opened) return;
@@ -63,20 +65,24 @@ export async function streamCompletion(
     const generation = await context.policy.generateStream(
       { role: "act", messages, tools: request.tools, sampling: request.sampling },
       (delta) => {
-        if (!live) return;
-        open();
-        if (delta.reasoning !== undefined) send({ index: 0, delta: { reasoning_content: delta.reasoning }, finish_reason: null, logprobs: null });
-        if (delta.content !== undefined) send({ index: 0, delta: { content: delta.content }, finish_reason: null, logprobs: null });
+        const chunks: ChunkChoice[] =
+          act !== undefined
+            ? act.push(delta.content ?? "")
+            : [
+                ...(delta.reasoning === undefined ? [] : [{ index: 0, delta: { reasoning_content: delta.reasoning }, finish_reason: null, logprobs: null }]),
+                ...(delta.content === undefined ? [] : [{ index: 0, delta: { content: delta.content }, finish_reason: null, logprobs: null }]),
+              ];
+        if (chunks.length > 0) open();
+        for (const chunk of chunks) send(chunk);
       },
       signal,
     );
-    const choice = toChoice(generation, 0, choiceOptions(context, request, id, 0));
-    if (live) {
-      open();
-      send({ index: 0, delta: {}, finish_reason: choice.finish_reason, logprobs: null });
-    } else {
-      for (const delta of choiceDeltas(choice)) send(delta);
-    }
+    context.metrics.completionTokens.inc(generation.outputTokens.length);
+    // A local sampler ends an aborted generation early and returns what it has: nobody reads the rest.
+    signal.throwIfAborted();
+    const choice = toChoice(generation, 0, options);
+    open();
+    for (const chunk of act?.finish(choice, generation.text) ?? [{ index: 0, delta: {}, finish_reason: choice.finish_reason, logprobs: null }]) send(chunk);
     if (request.includeUsage || envace !== undefined) {
       sse.event({ ...head, choices: [], ...(request.includeUsage ? { usage: usageOf([generation]) } : {}), ...(envace === undefined ? {} : { envace }) });
     }
