@@ -1,3 +1,4 @@
+import { parseReply, requestJson } from "@envace/http";
 import { TinkerHttpError } from "./errors.js";
 import { retrieveFuture } from "./futures.js";
 import { defaultRetryPolicy, TinkerHttp, type RetryPolicy } from "./http.js";
@@ -232,18 +233,16 @@ export class TinkerService {
 }
 
 async function exchangeToken(baseUrl: string, options: TinkerConnectOptions): Promise<{ value: string; expires: number }> {
-  const route = `${API}/auth/token`;
-  const response = await (options.fetch ?? fetch)(`${baseUrl}${route}`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Accept: "application/json", ...(options.apiKey ? { "X-API-Key": options.apiKey } : {}) },
-    body: "{}",
-    signal: AbortSignal.timeout(options.requestTimeoutMs ?? 60_000),
+  const url = `${baseUrl}${API}/auth/token`;
+  const reply = await requestJson({
+    url,
+    body: {},
+    headers: options.apiKey ? { "X-API-Key": options.apiKey } : {},
+    timeoutMs: options.requestTimeoutMs ?? 60_000,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   });
-  const body: unknown = await response.json().catch(() => null);
-  if (!response.ok) throw new TinkerHttpError(route, response.status, JSON.stringify(body));
-  const parsed = AuthTokenResponse.safeParse(body);
-  if (!parsed.success) throw new TinkerHttpError(route, response.status, `no jwt in reply: ${JSON.stringify(body)}`);
-  return { value: parsed.data.jwt, expires: jwtExpiry(parsed.data.jwt) };
+  const { jwt } = parseReply(AuthTokenResponse, reply, url);
+  return { value: jwt, expires: jwtExpiry(jwt) };
 }
 
 /** The `exp` claim of a JWT in milliseconds, or one hour from now when it has none. */

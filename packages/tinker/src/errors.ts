@@ -1,15 +1,19 @@
 import { EnvaceError } from "@envace/errors";
+import { HttpError } from "@envace/http";
 import { InputError } from "@envace/protocol";
 
-/** An HTTP reply the client cannot recover from (a 4xx other than the retryable ones): a wrong key, model or route. */
-export class TinkerHttpError extends InputError {
-  override readonly name = "TinkerHttpError";
+/**
+ * An HTTP reply the client cannot recover from (a 4xx other than the retryable ones): a wrong
+ * key, model or route, or a reply the protocol does not allow. An `HttpError` named by its route.
+ */
+export class TinkerHttpError extends HttpError {
+  declare readonly status: number;
   constructor(
     readonly route: string,
-    readonly status: number,
-    readonly detail: string,
+    status: number,
+    detail: string,
   ) {
-    super(`${route}: HTTP ${status}: ${detail}`);
+    super("status", route, detail, { status });
   }
 }
 

@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { HttpError } from "@envace/http";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TinkerHttpError, TinkerRequestFailedError, TinkerTimeoutError } from "./errors.js";
 import { retrieveFuture } from "./futures.js";
@@ -127,7 +128,8 @@ describe("retrieve_future reply handling", () => {
     script.set(POLL, [{ status: 404, body: { detail: 'unknown request_id "zz"' } }]);
     const error = await retrieveFuture(http(), "zz").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TinkerHttpError);
-    expect((error as TinkerHttpError).status).toBe(404);
+    expect(error).toBeInstanceOf(HttpError);
+    expect(error).toMatchObject({ code: "status", status: 404, isRetryable: false });
   });
 
   it("stops when its deadline passes", async () => {

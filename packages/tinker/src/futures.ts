@@ -1,6 +1,7 @@
 import { TinkerHttpError, TinkerRequestFailedError, TinkerTimeoutError } from "./errors.js";
-import { sleep } from "@envace/concurrency";
-import { replyDetail, retryDelay, type HttpReply, type TinkerHttp } from "./http.js";
+import { backoffDelay, retryAfterMs, sleep } from "@envace/concurrency";
+import { errorDetail, HttpError, type HttpReply } from "@envace/http";
+import type { TinkerHttp } from "./http.js";
 import { FailedFuture, MetadataOnly, TryAgain } from "./wire.js";
 
 export const RETRIEVE_FUTURE = "/api/v1/retrieve_future";
@@ -25,7 +26,7 @@ export interface FutureOptions {
  * | 200 `complete_metadata` | poll again for the payload |
  * | 200 `{error, category}` | throw `TinkerRequestFailedError` |
  * | 5xx | poll again after a short, growing pause |
- * | 429, connection error, timeout | back off min(2ⁿ, 30) s (or `Retry-After`) |
+ * | 429, connection error, timeout | back off min(2ⁿ, 30) s (longer when `Retry-After` asks, up to 30 s) |
  * | 400 | retry up to `badRequestRetries` times, then throw (SkyRL tx reports failures so) |
  * | 410 | submit the request again (`resubmit`) up to `goneResubmits` times |
  * | 402 | pause `billingPauseMs`, up to `billingMaxPauseMs` in all |
@@ -62,8 +63,9 @@ export async function retrieveFuture(http: TinkerHttp, firstRequestId: string, o
         },
       );
     } catch (error) {
-      if (options.signal?.aborted || error instanceof TinkerHttpError) throw error;
-      await sleep(retryDelay(policy, backoffs++), options.signal);
+      // Only silence is waited out: a reply the client cannot read will not improve.
+      if (options.signal?.aborted || !(error instanceof HttpError) || (error.code !== "connection" && error.code !== "timeout")) throw error;
+      await sleep(backoffDelay(backoffs++, policy), options.signal);
       continue;
     }
     const { status, body } = reply;
@@ -80,12 +82,12 @@ export async function retrieveFuture(http: TinkerHttp, firstRequestId: string, o
       continue;
     }
     if (status === 429) {
-      await sleep(retryDelay(policy, backoffs++, reply.headers), options.signal);
+      await sleep(backoffDelay(backoffs++, policy, Math.random, retryAfterMs(reply.headers)), options.signal);
       continue;
     }
     if (status === 400) {
       if (badRequests++ < policy.badRequestRetries) continue;
-      throw new TinkerRequestFailedError(requestId, replyDetail(body), "unknown");
+      throw new TinkerRequestFailedError(requestId, errorDetail(body), "unknown");
     }
     if (status === 410 && options.resubmit && resubmits < policy.goneResubmits) {
       resubmits += 1;
@@ -97,6 +99,6 @@ export async function retrieveFuture(http: TinkerHttp, firstRequestId: string, o
       await sleep(policy.billingPauseMs, options.signal);
       continue;
     }
-    throw new TinkerHttpError(RETRIEVE_FUTURE, status, `request ${requestId}: ${replyDetail(body)}`);
+    throw new TinkerHttpError(RETRIEVE_FUTURE, status, `request ${requestId}: ${errorDetail(body)}`);
   }
 }

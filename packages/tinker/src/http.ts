@@ -1,14 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { backoffDelay, retryAfterMs, sleep } from "@envace/concurrency";
+import type { Backoff } from "@envace/concurrency";
+import { errorDetail, HttpError, isSuccess, parseReply, send, shouldRetry, statusError, withRetry, type HttpReply } from "@envace/http";
 import type { z } from "zod";
 import { TinkerHttpError, TinkerTimeoutError } from "./errors.js";
 import { PROTOBUF } from "./proto/schema.js";
 
 /** Backoff and patience for submissions and for polling futures. */
-export interface RetryPolicy {
-  /** First backoff delay; doubles on every retry up to `maxDelayMs`. */
-  initialDelayMs: number;
-  maxDelayMs: number;
+export interface RetryPolicy extends Backoff {
   /** How long a submission is retried on 408, 429, 5xx and connection errors. */
   submitDeadlineMs: number;
   /** How often a 400 from `retrieve_future` is retried (it may be a proxy glitch) before failing. */
@@ -22,9 +20,11 @@ export interface RetryPolicy {
   futureDeadlineMs: number;
 }
 
+/** Backoff 1, 2, 4 … 30 s (or longer when the server asks, up to the cap), as the Python SDK. */
 export const defaultRetryPolicy: RetryPolicy = {
   initialDelayMs: 1_000,
   maxDelayMs: 30_000,
+  factor: 2,
   submitDeadlineMs: 300_000,
   badRequestRetries: 3,
   goneResubmits: 3,
@@ -33,7 +33,7 @@ export const defaultRetryPolicy: RetryPolicy = {
   futureDeadlineMs: Infinity,
 };
 
-export interface HttpOptions {
+export interface TinkerHttpOptions {
   baseUrl: string;
   fetch: typeof fetch;
   retry: RetryPolicy;
@@ -45,110 +45,82 @@ export interface HttpOptions {
   apiKey: () => Promise<string | undefined>;
 }
 
-export interface HttpReply {
-  status: number;
-  /** Parsed JSON; the raw bytes of a protobuf reply. */
-  body: unknown;
-  headers: Headers;
+/** Submissions are retried on 408, 429 and 5xx; a 409 is a `seq_id` conflict, which another try repeats. */
+function retryableSubmit(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
 }
 
-/**
- * The n-th backoff delay (n from 0): doubling from `initialDelayMs` up to `maxDelayMs`, or the
- * server's `Retry-After` when it sent one (at most 60 s, as the Python SDK allows).
- */
-export function retryDelay(policy: RetryPolicy, attempt: number, headers?: Headers): number {
-  const asked = retryAfterMs(headers);
-  if (asked !== undefined) return Math.min(asked, 60_000);
-  return backoffDelay(attempt, { initialDelayMs: policy.initialDelayMs, maxDelayMs: policy.maxDelayMs, factor: 2 });
+/** The last failure of a submission that gave up, as a user reads it: `HTTP 503: busy`, `fetch failed (ECONNREFUSED)`. */
+function lastFailure(error: HttpError): string {
+  if (error.code === "status") return `HTTP ${error.status ?? 0}: ${error.detail}`;
+  const cause = error.cause;
+  if (error.code !== "connection" || !(cause instanceof Error)) return error.detail;
+  const code = (cause.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" ? `${cause.message} (${code})` : cause.message;
 }
 
-/** A failed fetch as a user reads it: `fetch failed (ECONNREFUSED)`. */
-function failureOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error.cause as { code?: unknown } | undefined)?.code;
-  return typeof code === "string" ? `${error.message} (${code})` : error.message;
-}
-
-/** A short human-readable reason from an error reply (`detail`, `error` or `message`). */
-export function replyDetail(body: unknown): string {
-  if (body && typeof body === "object") {
-    const record = body as Record<string, unknown>;
-    for (const key of ["detail", "error", "message"]) {
-      const value = record[key];
-      if (typeof value === "string") return value;
-      if (value !== undefined) return JSON.stringify(value);
-    }
-  }
-  return typeof body === "string" ? body.slice(0, 500) : JSON.stringify(body);
-}
-
-const RETRYABLE_SUBMIT = new Set([408, 429]);
-
-/** JSON over HTTP with the protocol's headers and the submission retry rules. */
+/** The Tinker protocol over `@envace/http`: its headers, protobuf bodies and the submission retry rules. */
 export class TinkerHttp {
-  constructor(readonly options: HttpOptions) {}
+  constructor(readonly options: TinkerHttpOptions) {}
 
-  /** One attempt. Throws on connection errors and timeouts; any HTTP status is returned. */
+  url(route: string): string {
+    return `${this.options.baseUrl}${route}`;
+  }
+
+  /**
+   * One attempt; any HTTP status is returned. A `Uint8Array` body is a protobuf message, anything
+   * else goes as JSON; a protobuf reply comes back as its bytes. Throws an `HttpError` when no
+   * usable answer comes (connection, timeout, a successful reply that is not JSON).
+   */
   async send(
     method: "GET" | "POST",
     route: string,
     body: unknown,
     init: { timeoutMs?: number; signal?: AbortSignal; headers?: Record<string, string> } = {},
   ): Promise<HttpReply> {
-    const headers: Record<string, string> = {
-      Accept: "application/json",
-      "User-Agent": this.options.userAgent,
-      ...init.headers,
-    };
+    const headers: Record<string, string> = { "User-Agent": this.options.userAgent, ...init.headers };
     const key = await this.options.apiKey();
     if (key !== undefined) headers["X-API-Key"] = key;
-    // A Uint8Array body is a protobuf message; anything else goes as JSON.
-    const binary = body instanceof Uint8Array;
-    if (method === "POST") headers["Content-Type"] = binary ? PROTOBUF : "application/json";
-    const timeout = AbortSignal.timeout(init.timeoutMs ?? this.options.requestTimeoutMs);
-    const response = await this.options.fetch(`${this.options.baseUrl}${route}`, {
+    return send({
+      url: this.url(route),
       method,
+      ...(method === "POST" ? { body: body ?? {}, contentType: PROTOBUF } : {}),
       headers,
-      ...(method === "POST" ? { body: binary ? new Uint8Array(body) : JSON.stringify(body ?? {}) } : {}),
-      signal: init.signal ? AbortSignal.any([init.signal, timeout]) : timeout,
+      timeoutMs: init.timeoutMs ?? this.options.requestTimeoutMs,
+      ...(init.signal ? { signal: init.signal } : {}),
+      fetch: this.options.fetch,
+      binaryTypes: [PROTOBUF],
     });
-    if ((response.headers.get("content-type") ?? "").includes(PROTOBUF)) {
-      return { status: response.status, body: new Uint8Array(await response.arrayBuffer()), headers: response.headers };
-    }
-    const text = await response.text();
-    let parsed: unknown = text;
-    if (text.length > 0) {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        if (response.ok) throw new TinkerHttpError(route, response.status, `reply is not JSON: ${text.slice(0, 200)}`);
-      }
-    }
-    return { status: response.status, body: parsed, headers: response.headers };
   }
 
   /**
-   * POST with retries on 408, 429, 5xx and connection errors (backoff 1, 2, 4 … 30 s, for up to
-   * `submitDeadlineMs`), one idempotency key across the retries. Other statuses throw.
+   * POST with retries on 408, 429, 5xx and connection errors (`withRetry` for up to
+   * `submitDeadlineMs`), one idempotency key across the retries. Other statuses throw
+   * `TinkerHttpError`; running out of time throws `TinkerTimeoutError` with the last failure.
    */
   async post(route: string, body: unknown, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<unknown> {
     const idempotency = { "X-Idempotency-Key": `envace-${randomUUID()}`, ...headers };
-    const deadline = Date.now() + this.options.retry.submitDeadlineMs;
-    for (let attempt = 0; ; attempt++) {
-      let reply: HttpReply;
-      try {
-        reply = await this.send("POST", route, body, { ...(signal ? { signal } : {}), headers: idempotency });
-      } catch (error) {
-        if (signal?.aborted || error instanceof TinkerHttpError) throw error;
-        await this.pause(route, attempt, deadline, undefined, error, signal);
-        continue;
+    const { retry } = this.options;
+    const policy = { ...retry, maxRetries: Infinity, deadlineMs: retry.submitDeadlineMs, retryStatus: retryableSubmit };
+    let attempts = 0;
+    try {
+      return await withRetry(
+        async (index) => {
+          attempts = index + 1;
+          const reply = await this.send("POST", route, body, { ...(signal ? { signal } : {}), headers: idempotency });
+          if (isSuccess(reply.status)) return reply.body;
+          throw statusError(this.url(route), reply);
+        },
+        policy,
+        signal,
+      );
+    } catch (error) {
+      if (!(error instanceof HttpError) || signal?.aborted) throw error;
+      if (shouldRetry(error, retryableSubmit)) {
+        throw new TinkerTimeoutError(`${this.url(route)}: gave up after ${attempts} attempts (last: ${lastFailure(error)})`, { cause: error });
       }
-      if (reply.status >= 200 && reply.status < 300) return reply.body;
-      const retryable = RETRYABLE_SUBMIT.has(reply.status) || reply.status >= 500;
-      if (!retryable || reply.headers.get("x-should-retry") === "false") {
-        throw new TinkerHttpError(route, reply.status, replyDetail(reply.body));
-      }
-      await this.pause(route, attempt, deadline, reply, undefined, signal);
+      if (error.code === "status") throw new TinkerHttpError(route, error.status ?? 0, error.detail);
+      throw error;
     }
   }
 
@@ -159,30 +131,12 @@ export class TinkerHttp {
 
   async getParsed<S extends z.ZodType>(route: string, schema: S): Promise<z.output<S>> {
     const reply = await this.send("GET", route, undefined);
-    if (reply.status !== 200) throw new TinkerHttpError(route, reply.status, replyDetail(reply.body));
+    if (reply.status !== 200) throw new TinkerHttpError(route, reply.status, errorDetail(reply.body));
     return this.parse(route, reply.body, schema);
   }
 
+  /** A reply that does not fit `schema` is an `HttpError` (`shape`) naming the route and each field. */
   parse<S extends z.ZodType>(route: string, body: unknown, schema: S): z.output<S> {
-    const result = schema.safeParse(body);
-    if (result.success) return result.data;
-    const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "(reply)"}: ${issue.message}`).join("; ");
-    throw new TinkerHttpError(route, 200, `unexpected reply (${problems}): ${JSON.stringify(body).slice(0, 300)}`);
-  }
-
-  private async pause(
-    route: string,
-    attempt: number,
-    deadline: number,
-    reply: HttpReply | undefined,
-    error: unknown,
-    signal: AbortSignal | undefined,
-  ): Promise<void> {
-    const delay = retryDelay(this.options.retry, attempt, reply?.headers);
-    if (Date.now() + delay > deadline) {
-      const last = reply ? `HTTP ${reply.status}: ${replyDetail(reply.body)}` : failureOf(error);
-      throw new TinkerTimeoutError(`${this.options.baseUrl}${route}: gave up after ${attempt + 1} attempts (last: ${last})`);
-    }
-    await sleep(delay, signal);
+    return parseReply(schema, body, this.url(route));
   }
 }
