@@ -1,3 +1,4 @@
+import { BfclDataError } from "./errors.js";
 import { existsSync, statSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -169,7 +170,7 @@ async function runCategories(
 async function longContextFiller(options: BfclEvalOptions): Promise<LongContextFiller> {
   const file = options.longContextSource ?? defaultLongContextSource(options.dataDir);
   if (file === undefined) {
-    throw new Error(
+    throw new BfclDataError(
       "multi_turn_long_context needs upstream's long_context.py (bfcl_eval/eval_checker/multi_turn_eval/func_source_code/long_context.py); " +
         "point --data at an upstream bfcl_eval/data folder or pass --long-context <file>",
     );
