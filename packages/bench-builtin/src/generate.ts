@@ -1,3 +1,4 @@
+import { InvariantError } from "@envace/errors";
 import { parseRecord, type Task } from "@envace/protocol";
 import { z } from "zod";
 import { canonicalJson } from "@envace/records";
@@ -83,7 +84,7 @@ function draft(options: GenerateOptions, candidate: number): Draft {
 function build(options: GenerateOptions, index: number, d: Draft): Task {
   const run = runGold(d.world, d.request);
   if (run.solution.outcome !== d.outcome) {
-    throw new Error(`internal: candidate ${d.candidate} was built for ${d.outcome} but solves to ${run.solution.outcome}`);
+    throw new InvariantError(`internal: candidate ${d.candidate} was built for ${d.outcome} but solves to ${run.solution.outcome}`);
   }
   const meta: BuiltinMeta = {
     domain: "builtin",

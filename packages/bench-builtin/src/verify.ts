@@ -1,3 +1,4 @@
+import { TaskContentError } from "./errors.js";
 import type { JsonValue, RewardVerdict, Task } from "@envace/protocol";
 import { canonicalJson } from "@envace/records";
 import type { DialogueSource, RewardFunction } from "@envace/rewards";
@@ -19,7 +20,7 @@ export interface EpisodeOutcome {
  */
 export function checkOutcome(task: Task, outcome: EpisodeOutcome): RewardVerdict {
   const meta = builtinMeta(task);
-  if (task.expectedState === undefined) throw new Error(`task ${task.id} has no expectedState`);
+  if (task.expectedState === undefined) throw new TaskContentError(`task ${task.id} has no expectedState`);
   const state = canonicalJson(outcome.state) === canonicalJson(task.expectedState) ? 1 : 0;
   const info = meta.required.every((phrasings) => mentions(outcome.reply, phrasings)) ? 1 : 0;
   return { status: "scored", value: state * info, components: { state, info } };
