@@ -1,9 +1,20 @@
+import { EnvaceError } from "@envace/errors";
 import { InputError, type Environment, type JsonValue, type Task, type ToolCall, type ToolResult, type ToolSpec } from "@envace/protocol";
 import { attributeError, errorCode, fromJson, isPyModel, jsonLoads, type PyDict, pyDumps, pyEquals, PyException, pyStr, pyTypeName, type PyValue, toJson, valueError } from "@envace/python-text";
 import { Database, type DbRoot } from "./database.js";
 import type { DomainSide } from "./domains/index.js";
 import type { Tau2Domain } from "./load.js";
 import type { EnvAssertion, EnvFunctionCall, InitialState, Requestor, Tau2Message, Tau2Task, Tau2ToolCall } from "./task.js";
+
+/** A message history whose tool messages do not answer its tool calls in order, or that ends on the wrong role. */
+export class MessageHistoryError extends EnvaceError {
+  override readonly code = "message-history";
+}
+
+/** Replaying a recorded call gave a different answer from the one the history recorded. */
+export class ReplayMismatchError extends EnvaceError {
+  override readonly code = "replay-mismatch";
+}
 
 /** The answer to one tool call exactly as upstream records it (`ToolMessage`). */
 export interface Tau2ToolResponse {
@@ -149,7 +160,7 @@ export class Tau2Environment implements Environment {
       const response = this.respond(call);
       if (sameContent(response.content, recorded.content)) continue;
       if (options.strict ?? true) {
-        throw new Error(`replaying ${call.name} (call ${call.id}) returned ${response.content} but the history recorded ${String(recorded.content)}`);
+        throw new ReplayMismatchError(`replaying ${call.name} (call ${call.id}) returned ${response.content} but the history recorded ${String(recorded.content)}`);
       }
       this.replayMismatches.push({ call, expected: recorded.content, actual: response.content });
     }
@@ -354,13 +365,13 @@ export function pairToolCalls(history: readonly Tau2Message[]): [Tau2ToolCall, E
   let i = 0;
   while (i < history.length) {
     const message = history[i++]!;
-    if (message.role === "tool") throw new Error("message history: a tool message must follow a tool call");
+    if (message.role === "tool") throw new MessageHistoryError("message history: a tool message must follow a tool call");
     if ((message.role === "assistant" || message.role === "user") && message.tool_calls !== null) {
       for (const call of message.tool_calls) {
         const answer = history[i++];
-        if (answer === undefined) throw new Error(`message history: no tool message answers call ${call.id}`);
-        if (answer.role !== "tool") throw new Error(`message history: expected a tool message after call ${call.id}, got ${answer.role}`);
-        if (answer.id !== call.id) throw new Error(`message history: tool call id mismatch (${call.id} vs ${answer.id})`);
+        if (answer === undefined) throw new MessageHistoryError(`message history: no tool message answers call ${call.id}`);
+        if (answer.role !== "tool") throw new MessageHistoryError(`message history: expected a tool message after call ${call.id}, got ${answer.role}`);
+        if (answer.id !== call.id) throw new MessageHistoryError(`message history: tool call id mismatch (${call.id} vs ${answer.id})`);
         pairs.push([call, answer]);
       }
     }

@@ -1,9 +1,15 @@
+import { EnvaceError } from "@envace/errors";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { pyDumps } from "@envace/python-text";
 import { callJudge, DEFAULT_RETRY, type JudgeSampling, type RetryPolicy } from "@envace/rewards";
 import OpenAI from "openai";
 import type { NlAssertionJudge, NlAssertionVerdict } from "./evaluate.js";
 import type { Tau2Message } from "./task.js";
+
+/** The judge gave no usable verdict for an assertion, even after its retries. */
+export class NoVerdictError extends EnvaceError {
+  override readonly code = "no-verdict";
+}
 
 export interface NlJudgeOptions {
   /** Any OpenAI-compatible server. */
@@ -52,7 +58,7 @@ export class NlJudge implements NlAssertionJudge {
               ...(signal === undefined ? {} : { signal }),
             },
           );
-          if (!result.ok) throw new Error(`no verdict for "${assertion}": ${result.error}`);
+          if (!result.ok) throw new NoVerdictError(`no verdict for "${assertion}": ${result.error}`);
           return { assertion, met: result.verdict.answer, justification: result.verdict.analysis_of_pass_condition };
         }),
       ),

@@ -8,7 +8,7 @@ import {
   userSystemPrompt,
   userView,
 } from "./conversation.js";
-import type { Tau2Environment } from "./environment.js";
+import { MessageHistoryError, type Tau2Environment } from "./environment.js";
 import type { Tau2Termination } from "./evaluate.js";
 import type { UserGuidelines } from "./load.js";
 import { SOLO_STOP_SPEC, soloStop, soloSystemPrompt } from "./solo.js";
@@ -130,7 +130,7 @@ export async function simulate(options: SimulateOptions): Promise<Tau2Simulation
       from = "env";
       to = last.requestor === "assistant" ? "agent" : "user";
     } else {
-      throw new Error(`task ${task.id}: a message history must end with a user, assistant or tool message`);
+      throw new MessageHistoryError(`task ${task.id}: a message history must end with a user, assistant or tool message`);
     }
   }
 
