@@ -5,7 +5,7 @@ import { ServerKind } from "./openai/capabilities.js";
 import { OpenAIChatPolicy } from "./openai/chat-policy.js";
 import { ServerConnection } from "./openai/client.js";
 import { ServerTokenSampler } from "./openai/token-sampler.js";
-import type { TokenDataMode } from "./openai/wire.js";
+import { ModelCapabilityError, type TokenDataMode } from "./openai/wire.js";
 import { loadOnnxModel } from "./onnx/policy.js";
 import { loadTinyModel } from "./tiny/tiny.js";
 
@@ -149,7 +149,7 @@ export async function policyFromSpec(spec: string | ModelSpec, options: ResolveO
       if (o.tokens !== undefined) throw new ModelSpecError(source, "tokens applies to mode=chat; mode=tokens always returns token data");
       if (o.tokenizer === undefined) throw new ModelSpecError(source, "mode=tokens needs tokenizer=<folder with tokenizer.json and tokenizer_config.json>");
       const tokenizer = await loadHuggingFaceTokenizer(o.tokenizer);
-      if (!tokenizer.chatTemplate) throw new Error(`${o.tokenizer}: the tokenizer has no chat template (tokenizer_config.json chat_template or chat_template.jinja)`);
+      if (!tokenizer.chatTemplate) throw new ModelCapabilityError(`${o.tokenizer}: the tokenizer has no chat template (tokenizer_config.json chat_template or chat_template.jinja)`);
       const sampler = new ServerTokenSampler({ baseURL: parsed.baseURL, model: parsed.model, connection });
       const policy = new SamplerPolicy({
         id: `openai:${parsed.model}`,
