@@ -101,6 +101,7 @@ describe("envace eval builtin", () => {
     const text = await readFile(join(out, "entries.jsonl"), "utf8");
     await writeFile(join(out, "entries.jsonl"), text.slice(0, text.length - 20));
     expect(await run(args("--rehearsal", "parallel:1"))).toBe(0);
+    expect(stderr).toContain(`${join(out, "entries.jsonl")}:2: dropped a last line cut short by an interrupted write`);
     expect(server.scripted.length).toBeGreaterThan(before);
     const entries = (await lines("entries.jsonl")).map((line) => JSON.parse(line) as { taskId: string });
     expect(entries.map((e) => e.taskId).sort()).toEqual(TASKS.map((t) => t.id).sort());

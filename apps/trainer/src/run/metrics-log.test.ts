@@ -25,7 +25,9 @@ describe("MetricsLog", () => {
     const path = tempLog();
     writeFileSync(path, '{"kind":"train","step":1}\n{"kind":"tra');
     expect(readMetrics(path).torn).toBe(true);
-    const log = MetricsLog.open(path);
+    const torn: number[] = [];
+    const log = MetricsLog.open(path, { onTornLine: ({ line }) => torn.push(line) });
+    expect(torn).toEqual([2]);
     expect(log.all()).toEqual([{ kind: "train", step: 1 }]);
     expect(readFileSync(path, "utf8")).toBe('{"kind":"train","step":1}\n');
   });
@@ -47,7 +49,13 @@ describe("MetricsLog", () => {
     const path = tempLog();
     writeFileSync(path, '{"kind":"train","step":1}\nnot json\n');
     appendFileSync(path, '{"kind":"train","step":2}\n');
-    expect(() => readMetrics(path)).toThrow(/metrics\.jsonl:2: not a JSON record/);
+    expect(() => readMetrics(path)).toThrow(/metrics\.jsonl:2: not JSON \(/);
+  });
+
+  it("refuses a record without its step, naming the line and the field", () => {
+    const path = tempLog();
+    writeFileSync(path, '{"kind":"train","step":1}\n{"kind":"train","step":"2"}\n');
+    expect(() => MetricsLog.open(path)).toThrow(/metrics\.jsonl:2: step: /);
   });
 });
 

@@ -1,0 +1,225 @@
+/**
+ * The built-in shop's evaluation as a resumable run directory, for any number of rehearsal
+ * settings: `eval-config.json` (what must not change between a run and its resumption),
+ * `entries.jsonl` (one line per episode as it finishes), `summary.json` (rewritten atomically
+ * after each setting) and, when asked, `trajectories.jsonl`.
+ *
+ * ```ts
+ * const run = BuiltinEvalRun.open(out, config);          // refuses a folder holding other options; nothing written yet
+ * const summaries = await run.evaluate({ policy, settings, concurrency: 8 });
+ * console.log(formatBuiltinTable(summaries, false));
+ * ```
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { BUILTIN_REHEARSE_PROMPT, BuiltinEnvironment, DOMAIN_VERSION, generateTasks, outcomeReward, SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT, WRITE_TOOLS } from "@envace/bench-builtin";
+import { RecordError, type Policy, type Tokenizer } from "@envace/protocol";
+import { JsonLinesFile, writeFileAtomically, type TornLine } from "@envace/records";
+import type { Episode } from "@envace/rehearsal";
+import { z } from "zod";
+import { evaluate, EvaluationEntry, summarizeEntries, type EvaluationSummary } from "./evaluate.js";
+import { UsageError } from "./faults.js";
+
+/** What must not change between a run and its resumption (settings may be added). */
+export interface BuiltinEvalConfig {
+  benchmark: "builtin";
+  domainVersion: number;
+  policy: string;
+  tasks: number;
+  seed: number;
+  split: "test" | "train";
+  systemPrompt: "default" | "short";
+  rehearsePrompt: "compact" | "full";
+  maxTurns: number;
+  maxPromptTokens: number;
+  maxResponseTokens: number;
+  temperature: number;
+  topP: number;
+  fidelity: boolean;
+}
+
+/** The config of a run of this version of the built-in domain. */
+export function builtinEvalConfig(options: Omit<BuiltinEvalConfig, "benchmark" | "domainVersion">): BuiltinEvalConfig {
+  return { benchmark: "builtin", domainVersion: DOMAIN_VERSION, ...options };
+}
+
+/** One column of the results: a rehearsal setting, a memory budget and whether writes are gated. */
+export interface BuiltinSetting {
+  rehearsal: string;
+  memoryBudget: number | null;
+  safeWrites: boolean;
+}
+
+export function settingKey(s: BuiltinSetting): string {
+  return `${s.rehearsal}|${s.memoryBudget ?? "none"}|${s.safeWrites ? "gated" : "ungated"}`;
+}
+
+export interface BuiltinEvaluateOptions {
+  policy: Policy;
+  tokenizer?: Tokenizer;
+  settings: readonly BuiltinSetting[];
+  concurrency: number;
+  saveTrajectories?: boolean;
+  /** Once, before the first episode: how many remain and how many were done by an earlier run. */
+  onStart?: (progress: { remaining: number; done: number; total: number }) => void;
+  onEntry?: (setting: BuiltinSetting, entry: EvaluationEntry, tally: { solved: number; done: number }) => void;
+}
+
+const TrajectoryLine = z.object({ setting: z.string(), taskId: z.string(), episode: z.unknown() });
+
+export class BuiltinEvalRun {
+  private constructor(
+    readonly out: string,
+    readonly config: BuiltinEvalConfig,
+    private readonly entries: JsonLinesFile<EvaluationEntry>,
+    private readonly onTornLine: ((torn: TornLine) => void) | undefined,
+  ) {}
+
+  get entriesFile(): string {
+    return this.entries.path;
+  }
+
+  get summaryFile(): string {
+    return join(this.out, "summary.json");
+  }
+
+  /**
+   * Open `out` for `config`: a folder made with other options is refused, naming what changed.
+   * Entries already written are read back (a last line cut short by a crash is dropped and
+   * reported to `onTornLine`); nothing else is written until `evaluate`.
+   */
+  static open(out: string, config: BuiltinEvalConfig, onTornLine?: (torn: TornLine) => void): BuiltinEvalRun {
+    const configFile = join(out, "eval-config.json");
+    if (existsSync(configFile)) checkSameConfig(out, readJsonObject(configFile), config);
+    const entries = JsonLinesFile.open(join(out, "entries.jsonl"), EvaluationEntry, { onTornLine });
+    return new BuiltinEvalRun(out, config, entries, onTornLine);
+  }
+
+  /** Evaluate every setting's missing episodes, appending each as it finishes; the summaries in setting order. */
+  async evaluate(options: BuiltinEvaluateOptions): Promise<EvaluationSummary[]> {
+    const { config } = this;
+    const configFile = join(this.out, "eval-config.json");
+    if (!existsSync(configFile)) writeFileAtomically(configFile, `${JSON.stringify(config, null, 2)}\n`);
+    const tasks = generateTasks({ seed: config.seed, count: config.tasks, split: config.split, systemPrompt: config.systemPrompt === "short" ? SYSTEM_PROMPT_SHORT : SYSTEM_PROMPT });
+    const done = doneBySetting(this.entries.records, new Set(tasks.map((t) => t.id)));
+    const doneOf = (s: BuiltinSetting): EvaluationEntry[] => done.get(settingKey(s)) ?? [];
+    const total = options.settings.length * tasks.length;
+    const remaining = options.settings.reduce((n, s) => n + tasks.length - new Set(doneOf(s).map((e) => e.taskId)).size, 0);
+    options.onStart?.({ remaining, done: total - remaining, total });
+    const trajectories = options.saveTrajectories === true ? JsonLinesFile.open(join(this.out, "trajectories.jsonl"), TrajectoryLine, { onTornLine: this.onTornLine }) : undefined;
+
+    const summaries: EvaluationSummary[] = [];
+    for (const setting of options.settings) {
+      const previous = doneOf(setting);
+      const previousIds = new Set(previous.map((e) => e.taskId));
+      const todo = tasks.filter((t) => !previousIds.has(t.id));
+      const fresh: EvaluationEntry[] = [];
+      let solved = 0;
+      if (todo.length > 0) {
+        await evaluate({
+          policy: options.policy,
+          tasks: todo,
+          environment: () => new BuiltinEnvironment(),
+          reward: outcomeReward,
+          rehearsal: setting.rehearsal,
+          memoryBudget: setting.memoryBudget,
+          safeWrites: setting.safeWrites,
+          writeTools: WRITE_TOOLS,
+          ...(config.rehearsePrompt === "compact" ? { rehearsePrompt: BUILTIN_REHEARSE_PROMPT } : {}),
+          ...(options.tokenizer === undefined ? {} : { tokenizer: options.tokenizer }),
+          concurrency: options.concurrency,
+          seed: config.seed,
+          fidelity: config.fidelity,
+          sampling: { act: { temperature: config.temperature, topP: config.topP } },
+          limits: { maxTurns: config.maxTurns, maxPromptTokens: config.maxPromptTokens, maxResponseTokens: config.maxResponseTokens },
+          onProgress: ({ entry }) => {
+            fresh.push(entry);
+            if (entry.success) solved += 1;
+            this.entries.append(entry);
+            options.onEntry?.(setting, entry, { solved, done: fresh.length });
+          },
+          ...(trajectories === undefined
+            ? {}
+            : {
+                onEpisode: (task: { id: string }, episode: Episode) => {
+                  trajectories.append({ setting: settingKey(setting), taskId: task.id, episode });
+                },
+              }),
+        });
+      }
+      summaries.push(summarizeEntries([...previous, ...fresh], { setting: setting.rehearsal, memoryBudget: setting.memoryBudget, safeWrites: setting.safeWrites }));
+      writeFileAtomically(this.summaryFile, `${JSON.stringify({ config, settings: summaries }, null, 2)}\n`);
+    }
+    return summaries;
+  }
+}
+
+function doneBySetting(entries: readonly EvaluationEntry[], taskIds: ReadonlySet<string>): Map<string, EvaluationEntry[]> {
+  const done = new Map<string, EvaluationEntry[]>();
+  for (const entry of entries.filter((e) => taskIds.has(e.taskId))) {
+    const key = settingKey({ rehearsal: entry.setting, memoryBudget: entry.memoryBudget, safeWrites: entry.safeWrites });
+    done.set(key, [...(done.get(key) ?? []), entry]);
+  }
+  return done;
+}
+
+function checkSameConfig(out: string, previous: Record<string, unknown>, config: BuiltinEvalConfig): void {
+  const changed = Object.keys(config).filter((key) => JSON.stringify(previous[key]) !== JSON.stringify(config[key as keyof BuiltinEvalConfig]));
+  if (changed.length === 0) return;
+  const what = changed.map((key) => `${key}: ${JSON.stringify(previous[key])} → ${JSON.stringify(config[key as keyof BuiltinEvalConfig])}`).join(", ");
+  throw new UsageError(`${out} holds a run with other options (${what}); use another --out, or the same options to resume it`);
+}
+
+/** A JSON object file of an earlier run; a torn or hand-edited one is an error naming it. */
+function readJsonObject(file: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new RecordError({ file }, [{ path: "", message: `not JSON (${(error as Error).message})` }]);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new RecordError({ file }, [{ path: "", message: "expected a JSON object" }]);
+  return value as Record<string, unknown>;
+}
+
+/** The results as a plain-text table, then fidelity per tool. */
+export function formatBuiltinTable(summaries: readonly EvaluationSummary[], exactTokens: boolean): string {
+  const rate = (value: number | null): string => (value === null ? "-" : value.toFixed(3));
+  const header = ["setting", "budget", "gate", "tasks", "success", "reward", "fid.exact", "fid.keys", "fid.status", `tokens/task${exactTokens ? "" : "*"}`, "memory", "fallbacks", "errors"];
+  const rows = summaries.map((s) => [
+    s.setting,
+    s.setting === "none" ? "-" : String(s.memoryBudget ?? "none"),
+    s.setting === "none" ? "-" : s.safeWrites ? `on (${s.gate.changed}/${s.gate.events})` : "off",
+    String(s.tasks),
+    rate(s.successRate),
+    rate(s.meanReward),
+    rate(s.fidelity.overall.exactRate),
+    rate(s.fidelity.overall.keysRate),
+    rate(s.fidelity.overall.statusRate),
+    s.tokensPerTask.toFixed(0),
+    s.memoryTokensPerTask === null ? "-" : s.memoryTokensPerTask.toFixed(0),
+    s.setting === "none" ? "-" : `${s.malformed.reflect + s.malformed.summarize + s.skipped.reflect + s.skipped.summarize}`,
+    String(s.errors),
+  ]);
+  const lines = [render([header, ...rows])];
+  const tools = [...new Set(summaries.flatMap((s) => Object.keys(s.fidelity.tools)))].sort();
+  if (tools.length > 0) {
+    lines.push("", "fidelity per tool (exact / keys / status)");
+    const toolRows = summaries.map((s) => [
+      `${s.setting}${s.setting === "none" ? "" : ` ${s.memoryBudget ?? "none"} ${s.safeWrites ? "gated" : ""}`}`.trim(),
+      ...tools.map((tool) => {
+        const t = s.fidelity.tools[tool];
+        return t === undefined ? "-" : `${rate(t.exactRate)} / ${rate(t.keysRate)} / ${rate(t.statusRate)}`;
+      }),
+    ]);
+    lines.push(render([["setting", ...tools], ...toolRows]));
+  }
+  if (!exactTokens) lines.push("", "* estimated where the policy returned no token ids");
+  lines.push("", "fallbacks: reflect/summarize outputs replaced by deterministic summaries (unreadable or prompt too long); gate: re-prompts that changed the call / all re-prompts");
+  return lines.join("\n");
+}
+
+function render(table: readonly string[][]): string {
+  const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]?.length ?? 0)));
+  return table.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()).join("\n");
+}
