@@ -264,7 +264,9 @@ describe("authentication and heartbeats", () => {
       apiKey: "tml-key",
       heartbeatIntervalMs: 10,
     });
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    // Wait for two heartbeats rather than a fixed time: on a loaded machine 60 ms may hold none.
+    const beating = (): number => seen.filter((s) => s.route === "/api/v1/session_heartbeat").length;
+    for (let waited = 0; beating() < 2 && waited < 10_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
     connected.close();
     await new Promise((resolve) => fake.close(resolve));
     expect(seen.slice(0, 3)).toEqual([
