@@ -1,4 +1,5 @@
 import { abortReason, backoffDelay, retryAfterMs, sleep } from "@envace/concurrency";
+import { isRetryableStatus } from "@envace/errors";
 import type OpenAI from "openai";
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import { canonicalJson, sha256Hex } from "@envace/records";
@@ -102,8 +103,7 @@ function classify(error: unknown, timeoutMs: number | undefined): AttemptOutcome
   if (error instanceof APIConnectionError) return { ok: false, error: `judge connection failed: ${error.message}`, retryable: true };
   if (error instanceof APIError && typeof error.status === "number") {
     const status = error.status;
-    const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-    return { ok: false, error: `judge HTTP ${status}: ${error.message}`, retryable, retryAfterMs: retryAfterMs(error.headers as Headers | undefined) };
+    return { ok: false, error: `judge HTTP ${status}: ${error.message}`, retryable: isRetryableStatus(status), retryAfterMs: retryAfterMs(error.headers as Headers | undefined) };
   }
   // Anything else is a reply the client could not read (a body that is not JSON, say).
   return { ok: false, error: `judge reply unreadable: ${error instanceof Error ? error.message : String(error)}`, retryable: true };
