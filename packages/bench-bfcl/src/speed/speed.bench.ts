@@ -1,0 +1,145 @@
+// Side by side with upstream BFCL on the same work: single-turn decode + AST check of every
+// perturbed output of simple_python, multiple and parallel (bfcl-verdicts, written as a prompting
+// model's text), and the gold replay + check of multi_turn_base. Whole processes (median of
+// interleaved runs) and passes inside one process (first, then warm). Upstream runs when
+// ENVACE_BFCL_UPSTREAM names a berkeley-function-call-leaderboard folder (gorilla 6ea57973c7a6)
+// and ENVACE_BFCL_PYTHON the Python to run it with (default python3); otherwise ours alone.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { build } from "esbuild";
+import { decodeSingleTurnResult } from "../decode.js";
+import type { DecodedCall } from "../decode.js";
+import { parsePyJson } from "../py/json.js";
+import { pyRepr } from "../py/repr.js";
+import type { PyDict } from "../py/value.js";
+import { missingDataNote, sharedDataDir } from "../shared-data.js";
+import { median } from "./worker.bench.js";
+import type { SideFigures, SpeedCase } from "./worker.bench.js";
+
+const CATEGORIES = ["simple_python", "multiple", "parallel"];
+const RUNS = Number(process.env.ENVACE_SPEED_RUNS ?? 5);
+const PASSES = Number(process.env.ENVACE_SPEED_PASSES ?? 6);
+
+/** A decoded call as a prompting model writes it: `f(a=1, b='x')`, values by Python repr. */
+export function callText(call: DecodedCall): string {
+  return `${call.name}(${[...call.args].map(([key, value]) => `${key}=${pyRepr(value)}`).join(", ")})`;
+}
+
+function jsonLines(file: string): PyDict[] {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line.trim())
+    .map((line) => parsePyJson(line) as PyDict);
+}
+
+/** Every perturbation case of the Python AST categories, with upstream's verdict. */
+function speedCases(verdictsDir: string): SpeedCase[] {
+  const cases: SpeedCase[] = [];
+  for (const category of CATEGORIES) {
+    const dir = join(verdictsDir, category);
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(".expected.jsonl")).sort()) {
+      const labels = new Map(jsonLines(join(dir, file)).map((d) => [d.get("id") as string, d.get("valid") as boolean]));
+      for (const output of jsonLines(join(dir, file.replace(".expected.jsonl", ".jsonl")))) {
+        const id = output.get("id") as string;
+        const text = `[${decodeSingleTurnResult(output.get("result")!, "python").map(callText).join(", ")}]`;
+        cases.push({ category, id, text, valid: labels.get(id)! });
+      }
+    }
+  }
+  return cases;
+}
+
+interface Run {
+  readonly wallMs: number;
+  readonly figures?: SideFigures;
+  readonly failure?: string;
+}
+
+function timed(command: string, args: readonly string[]): Run {
+  const start = performance.now();
+  const child = spawnSync(command, args, { encoding: "utf8", maxBuffer: 1 << 24 });
+  const wallMs = performance.now() - start;
+  if (child.status !== 0) return { wallMs, failure: (child.stderr || child.stdout || String(child.error)).trim().split("\n").at(-1) };
+  return { wallMs, figures: JSON.parse(child.stdout.trim().split("\n").at(-1)!) as SideFigures };
+}
+
+const data = sharedDataDir();
+if (!data) {
+  console.log(missingDataNote("the side-by-side BFCL benchmark"));
+  process.exit(0);
+}
+const bfcl = join(data, "bfcl");
+const tmp = mkdtempSync(join(tmpdir(), "envace-bfcl-speed-"));
+const casesFile = join(tmp, "cases.jsonl");
+writeFileSync(casesFile, speedCases(join(data, "bfcl-verdicts")).map((c) => JSON.stringify(c)).join("\n") + "\n");
+const worker = join(tmp, "worker.mjs");
+await build({
+  entryPoints: [join(import.meta.dirname, "worker.bench.ts")],
+  outfile: worker,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  conditions: ["@envace/source"],
+  logLevel: "error",
+});
+
+const upstreamDir = process.env.ENVACE_BFCL_UPSTREAM;
+const python = process.env.ENVACE_BFCL_PYTHON ?? "python3";
+const driver = join(import.meta.dirname, "upstream_driver.py");
+const workloads = {
+  single: { label: "BFCL single-turn decode + AST check", ours: [casesFile, bfcl], upstream: [casesFile, bfcl] },
+  multi: { label: "BFCL multi_turn_base gold replay + check", ours: [bfcl], upstream: [bfcl] },
+} as const;
+type Side = "ours" | "upstream";
+const sideCommand = (side: Side, mode: keyof typeof workloads, passes: number): [string, string[]] =>
+  side === "ours"
+    ? [process.execPath, [worker, mode, ...workloads[mode].ours, String(passes)]]
+    : [python, [driver, upstreamDir!, mode, ...workloads[mode].upstream, String(passes)]];
+
+const load = loadavg()[0]!.toFixed(1);
+console.log(`BFCL side by side (${RUNS} interleaved whole-process runs, ${PASSES} passes in process; load average ${load} on this machine)\n`);
+if (!upstreamDir) console.log("upstream not run: set ENVACE_BFCL_UPSTREAM to a berkeley-function-call-leaderboard folder and ENVACE_BFCL_PYTHON to its Python\n");
+
+for (const mode of ["single", "multi"] as const) {
+  const sides: Side[] = upstreamDir ? ["upstream", "ours"] : ["ours"];
+  const whole: Record<Side, Run[]> = { ours: [], upstream: [] };
+  const failed = new Map<Side, string>();
+  for (let r = 0; r < RUNS; r++) {
+    for (const side of sides.filter((s) => !failed.has(s))) {
+      const run = timed(...sideCommand(side, mode, 1));
+      if (run.failure !== undefined) failed.set(side, run.failure);
+      else whole[side].push(run);
+    }
+  }
+  const inProcess = new Map<Side, SideFigures>();
+  for (const side of sides.filter((s) => !failed.has(s))) {
+    const run = timed(...sideCommand(side, mode, PASSES));
+    if (run.figures) inProcess.set(side, run.figures);
+  }
+  const rows: [string, (side: Side) => number | undefined, (v: number) => string][] = [
+    ["whole process (s)", (s) => (whole[s].length ? median(whole[s].map((r) => r.wallMs)) / 1000 : undefined), (v) => v.toFixed(2)],
+    ["start-up + import (ms)", (s) => inProcess.get(s)?.importMs, (v) => v.toFixed(0)],
+    ["first pass (ms)", (s) => inProcess.get(s)?.firstMs, (v) => v.toFixed(0)],
+    ["warm pass (ms)", (s) => inProcess.get(s)?.warmMs ?? undefined, (v) => v.toFixed(0)],
+    ["peak RSS, one pass (MiB)", (s) => (whole[s].length ? Math.max(...whole[s].map((r) => r.figures!.maxRssKiB)) / 1024 : undefined), (v) => v.toFixed(0)],
+  ];
+  const ours = inProcess.get("ours");
+  console.log(`${workloads[mode].label}: ${ours ? `${ours.agree}/${ours.total} ${mode === "single" ? "verdicts equal to the labels" : "entries valid"}` : "not run"}`);
+  const upstream = inProcess.get("upstream");
+  if (upstream) console.log(`  upstream: ${upstream.agree}/${upstream.total}`);
+  for (const [side, why] of failed) console.log(`  ${side} did not run: ${why}`);
+  console.log(`  ${"".padEnd(26)}${"upstream".padStart(10)}${"ours".padStart(10)}${"ratio".padStart(8)}`);
+  for (const [name, value, format] of rows) {
+    const [u, o] = [value("upstream"), value("ours")];
+    const ratio = u !== undefined && o !== undefined ? `${(name.startsWith("peak") ? o / u : u / o).toFixed(2)}×` : "";
+    console.log(`  ${name.padEnd(26)}${(u === undefined ? "–" : format(u)).padStart(10)}${(o === undefined ? "–" : format(o)).padStart(10)}${ratio.padStart(8)}`);
+  }
+  console.log();
+}
+console.log("ratio: upstream time ÷ ours (above 1, ours is faster); for peak RSS, ours ÷ upstream");
+// ENVACE_SPEED_KEEP=1 keeps the cases and the bundle, to profile the worker by hand.
+if (process.env.ENVACE_SPEED_KEEP === "1") console.log(`cases and worker bundle kept in ${tmp}`);
+else rmSync(tmp, { recursive: true, force: true });
