@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import type { JsonObject, RewardVerdict, Task, ToolResult, Trajectory } from "@envace/protocol";
 import { canonicalJson } from "@envace/records";
 import type { RewardFunction } from "@envace/rewards";
@@ -14,7 +15,9 @@ interface Observation {
 }
 
 /** The solver asked for a call the agent never made: the agent skipped something it needed. */
-class MissingCall extends Error {}
+class MissingCall extends EnvaceError {
+  override readonly code = "missing-call";
+}
 
 function callKey(name: string, args: JsonObject): string {
   return `${name} ${canonicalJson(args)}`;
