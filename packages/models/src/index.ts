@@ -12,7 +12,7 @@ export { canStream, streamChat, type GenerationDelta, type StreamingPolicy } fro
 export { TokenDataUnavailableError } from "./openai/errors.js";
 export { ServerConnection, type ServerConnectionOptions } from "./openai/client.js";
 export { ServerTokenSampler, type ServerTokenSamplerOptions } from "./openai/token-sampler.js";
-export type { TokenDataMode } from "./openai/wire.js";
+export { ModelCapabilityError, type TokenDataMode } from "./openai/wire.js";
 
 export { OnnxCausalLM, MODEL_FILES, type ForwardResult, type KvCache, type OnnxSessionOptions } from "./onnx/causal-lm.js";
 export { exportLlamaCheckpoint, llamaOnnxBytes, type ExportResult } from "./onnx/export.js";
