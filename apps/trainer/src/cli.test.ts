@@ -19,7 +19,7 @@ function spawnEnvace(args: string[], env: Record<string, string> = {}, preload: 
   const child = spawn(process.execPath, ["--conditions=@envace/source", "--import", "tsx", ...preload.flatMap((file) => ["--import", file]), cli, ...args], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ENVACE_DEBUG: "", ...env },
+    env: { ...process.env, ...env },
   });
   let stdout = "";
   let stderr = "";

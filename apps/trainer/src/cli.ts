@@ -348,14 +348,9 @@ function declare(state: RunState): Command {
   return envace;
 }
 
-/**
- * `--log-level debug` (or trace) adds the stack trace to a failure. ENVACE_DEBUG=1 still does, as
- * the bug line printed by faults.ts tells people to set it.
- */
+/** `--log-level debug` (or trace) adds the stack trace to a failure. */
 function debugRequested(log: LogSettings | undefined): boolean {
-  if (log?.logLevel === "debug" || log?.logLevel === "trace") return true;
-  const value = process.env.ENVACE_DEBUG;
-  return value !== undefined && value !== "" && value !== "0";
+  return log?.logLevel === "debug" || log?.logLevel === "trace";
 }
 
 /** The error's stable kind, where it has one (an EnvaceError's `code`, a Node system error's). */

@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
+import { InvariantError } from "@envace/errors";
 import { HttpError } from "@envace/http";
 import { RecordError } from "@envace/protocol";
 import { TinkerTimeoutError } from "@envace/tinker";
+import { CheckpointError } from "@envace/training";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "./config/load.js";
 import { DataError } from "./data/errors.js";
@@ -24,6 +26,7 @@ describe("describeFault", () => {
     ["Tinker giving up", new TinkerTimeoutError("http://127.0.0.1:9/api/v1/client/config: gave up after 3 attempts"), "http://127.0.0.1:9/api/v1/client/config: gave up after 3 attempts"],
     ["a missing file", thrownBy(() => readFileSync("/nonexistent/envace.yaml")), "ENOENT: no such file or directory, open '/nonexistent/envace.yaml'"],
     ["a refused fetch", new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }) }), "fetch failed (ECONNREFUSED)"],
+    ["a checkpoint it cannot use (an EnvaceError of another package)", new CheckpointError("runs/x/policy: no model.safetensors"), "runs/x/policy: no model.safetensors"],
     ["a timed-out fetch", new DOMException("The operation was aborted due to timeout", "TimeoutError"), "The operation was aborted due to timeout"],
   ])("%s is the user's: its message alone, exit 1", (_, error, message) => {
     expect(describeFault("eval bfcl", error, false)).toEqual({ lines: [`envace eval bfcl: ${message}`], exitCode: 1 });
@@ -41,10 +44,10 @@ describe("describeFault", () => {
     });
   });
 
-  it("a bug: its first line and how to see the stack; ENVACE_DEBUG=1 prints it", () => {
+  it("a bug: its first line and how to see the stack; debug prints it", () => {
     const bug = new TypeError("Cannot read properties of undefined (reading 'steps')\nmore detail");
     expect(describeFault("train", bug, false)).toEqual({
-      lines: ["envace train: Cannot read properties of undefined (reading 'steps')", "(set ENVACE_DEBUG=1 for the stack trace)"],
+      lines: ["envace train: Cannot read properties of undefined (reading 'steps')", "(run with --log-level debug for the stack trace)"],
       exitCode: 1,
     });
     const debug = describeFault("train", bug, true);
@@ -53,7 +56,14 @@ describe("describeFault", () => {
     expect(debug.lines[1]).toMatch(/^TypeError: Cannot read properties[\s\S]*\n\s+at .*faults\.test\.ts/);
   });
 
+  it("a failed internal check (InvariantError) is a bug, though it is an EnvaceError", () => {
+    expect(describeFault("train", new InvariantError("unreachable: a role without rows"), false)).toEqual({
+      lines: ["envace train: unreachable: a role without rows", "(run with --log-level debug for the stack trace)"],
+      exitCode: 1,
+    });
+  });
+
   it("a value that is not an Error is a bug too", () => {
-    expect(describeFault("demo", "boom", false)).toEqual({ lines: ["envace demo: boom", "(set ENVACE_DEBUG=1 for the stack trace)"], exitCode: 1 });
+    expect(describeFault("demo", "boom", false)).toEqual({ lines: ["envace demo: boom", "(run with --log-level debug for the stack trace)"], exitCode: 1 });
   });
 });

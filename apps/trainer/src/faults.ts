@@ -2,9 +2,7 @@
 // record, a server that does not answer) get their message alone; anything else is a bug, whose
 // stack is printed on request. Loaded by cli.ts only once an error reaches it.
 import { inspect } from "node:util";
-import { EnvaceError } from "@envace/errors";
-import { HttpError } from "@envace/http";
-import { InputError } from "@envace/protocol";
+import { EnvaceError, InvariantError } from "@envace/errors";
 
 /** A command line that cannot run, found once the command has started (a model spec, a category, a run directory made with other options): exit 2, like a parsing error. */
 export class UsageError extends EnvaceError {
@@ -54,8 +52,10 @@ function isNetworkError(error: unknown): boolean {
 
 export function faultKind(error: unknown): FaultKind {
   if (error instanceof UsageError) return "usage";
-  // An HttpError names the server the user pointed at and what it answered, if anything.
-  if (error instanceof InputError || error instanceof HttpError || isFileError(error) || isNetworkError(error)) return "input";
+  // Every EnvaceError but a failed internal check is a kind of failure with a message written
+  // for the person running the command (a bad input, a server's answer, a diverged run).
+  if (error instanceof EnvaceError) return error instanceof InvariantError ? "bug" : "input";
+  if (isFileError(error) || isNetworkError(error)) return "input";
   return "bug";
 }
 
@@ -69,7 +69,7 @@ function messageOf(error: unknown): string {
 /**
  * The lines `envace <command>` prints for `error` on stderr, and the exit code. The user's faults
  * print their message (several lines only where it lists several problems, as a config can);
- * a bug prints its first line and how to see the stack. ENVACE_DEBUG=1 adds the stack to either.
+ * a bug prints its first line and how to see the stack. `debug` (`--log-level debug`) adds the stack to either.
  */
 export function describeFault(command: string, error: unknown, debug: boolean): { lines: string[]; exitCode: number } {
   const kind = faultKind(error);
@@ -78,6 +78,6 @@ export function describeFault(command: string, error: unknown, debug: boolean): 
   const lines = kind === "bug" ? [`${head}: ${message.split("\n")[0]!}`] : [`${head}: ${message}`];
   if (kind === "usage") lines.push(`(see ${head} --help)`);
   if (debug) lines.push(inspect(error, { depth: 4 }));
-  else if (kind === "bug") lines.push("(set ENVACE_DEBUG=1 for the stack trace)");
+  else if (kind === "bug") lines.push("(run with --log-level debug for the stack trace)");
   return { lines, exitCode: kind === "usage" ? 2 : 1 };
 }

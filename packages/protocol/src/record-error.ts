@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import type { z } from "zod";
 
 /** Where a record came from, so an error can point at it. */
@@ -15,13 +16,13 @@ export interface RecordSource {
  * folder, the address of a server — is wrong or cannot be used. The message says what and where
  * in full, so a command prints it alone: a stack trace would add nothing for them to act on.
  */
-export class InputError extends Error {
-  override readonly name: string = "InputError";
+export class InputError extends EnvaceError {
+  readonly code: string = "input";
 }
 
 /** A bad input record: names the file, line or record, and each offending field. */
 export class RecordError extends InputError {
-  override readonly name = "RecordError";
+  override readonly code: string = "record";
   constructor(
     readonly source: RecordSource,
     readonly fields: readonly { path: string; message: string }[],

@@ -14,7 +14,7 @@ export class DataError extends InputError {
   constructor(readonly errors: readonly RecordError[]) {
     const listed = errors.slice(0, LISTED).map((error) => error.message);
     const rest = errors.length > LISTED ? [`… and ${errors.length - LISTED} more bad records`] : [];
-    super(errors.length === 1 ? listed[0] : [`${errors.length} bad records:`, ...listed, ...rest].join("\n"));
+    super(errors.length === 1 ? listed[0]! : [`${errors.length} bad records:`, ...listed, ...rest].join("\n"));
   }
 }
 
