@@ -4,7 +4,8 @@ import { HttpError } from "@envace/http";
 import { canStream, type StreamingPolicy } from "@envace/models";
 import type { Policy, Tokenizer } from "@envace/protocol";
 import type { RehearsalMemory } from "@envace/rehearsal";
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { complete, type Completion } from "./completion.js";
 import type { ServerConfig } from "./config.js";
 import { ApiError, toApiError } from "./errors.js";
@@ -23,6 +24,8 @@ export interface AppOptions {
   config: ServerConfig;
   /** Bearer tokens accepted on `/v1`; none means no authentication (loopback only, see `startServer`). */
   tokens: readonly string[];
+  /** The command's logger, for the request log; without one Fastify logs JSON lines to stderr. */
+  logger?: Logger | undefined;
 }
 
 /** The server app and what it keeps: its metrics, its conversations' memories, and its generation slots. */
@@ -49,7 +52,10 @@ function authorised(header: string | undefined, tokens: readonly Buffer[]): stri
 export function buildApp(options: AppOptions): App {
   const { config } = options;
   const fastify = Fastify({
-    logger: { level: config.log_level },
+    // The request log joins the command's own (stdout carries only the URL line).
+    ...(options.logger === undefined
+      ? { logger: { level: config.log_level, stream: process.stderr } }
+      : { loggerInstance: options.logger.child({ component: "http" }, { level: config.log_level }) as FastifyBaseLogger }),
     bodyLimit: config.limits.body_bytes,
     return503OnClosing: true,
     forceCloseConnections: "idle",

@@ -17,6 +17,8 @@ export interface StartOptions {
   config?: ServerConfig | ServerConfigInput;
   /** Bearer tokens in addition to the config's. Default: `ENVACE_SERVER_TOKEN` when set. */
   tokens?: readonly string[];
+  /** Where the request log goes (a child of it); default JSON lines on stderr. */
+  logger?: Logger | undefined;
 }
 
 export interface RunningServer {
@@ -44,7 +46,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   if (tokens.length === 0 && !isLoopback(config.host)) {
     throw new ServeError(`refusing to listen on ${config.host} without a bearer token: set ENVACE_SERVER_TOKEN or tokens: in the server config, or bind to 127.0.0.1`);
   }
-  const app = buildApp({ policy: options.policy, tokenizer: options.tokenizer, model: options.model, config, tokens });
+  const app = buildApp({ policy: options.policy, tokenizer: options.tokenizer, model: options.model, config, tokens, logger: options.logger });
   try {
     await app.fastify.listen({ host: config.host, port: config.port });
   } catch (error) {
@@ -120,7 +122,7 @@ export async function serve(options: ServeCommandOptions, log: Logger, print: (l
   const spec = withUpstreamDefaults(parseModelSpec(options.policy), config);
   log.info({ policy: options.policy }, "loading the policy");
   const model = await policyFromSpec(spec);
-  const server = await startServer({ policy: model.policy, tokenizer: model.tokenizer, model: servedModelName(spec, config), config, tokens });
+  const server = await startServer({ policy: model.policy, tokenizer: model.tokenizer, model: servedModelName(spec, config), config, tokens, logger: log });
   print(`envace serve: ${servedModelName(spec, config)} on ${server.url}/v1`);
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
