@@ -21,9 +21,9 @@ export interface TornLine {
 
 export interface JsonLinesOptions {
   /** Told of a torn last line before it is dropped. Default: a process warning naming it. */
-  readonly onTornLine?: (torn: TornLine) => void;
+  readonly onTornLine?: ((torn: TornLine) => void) | undefined;
   /** Reads one line; throws on text that is not a value. Default `JSON.parse` (e.g. Python's `json.loads` for its `NaN`). */
-  readonly parse?: (line: string) => unknown;
+  readonly parse?: ((line: string) => unknown) | undefined;
 }
 
 /** The one line that describes a torn last line. */
@@ -79,9 +79,9 @@ export function readJsonLines<S extends z.ZodType>(file: string, schema: S, opti
 
 export interface JsonLinesFileOptions<T> extends JsonLinesOptions {
   /** Flush every line to disk (fdatasync) before `append` returns. Default false. */
-  readonly durable?: boolean;
+  readonly durable?: boolean | undefined;
   /** The text of one record's line. Default `JSON.stringify`. */
-  readonly serialize?: (record: T) => string;
+  readonly serialize?: ((record: T) => string) | undefined;
 }
 
 /**
