@@ -100,6 +100,7 @@ export function rehearsePromptOf(config: ServerConfig): RehearsePromptOptions | 
 
 /** A bad server config: names the file and the key. */
 export class ServerConfigError extends InputError {
+  override readonly code: string = "server-config";
   override readonly name = "ServerConfigError";
 }
 

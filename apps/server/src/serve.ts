@@ -7,6 +7,7 @@ import { isLoopback, loadServerConfig, parseServerConfig, type ServerConfig, typ
 
 /** The server cannot start as configured (no token beyond loopback, a port in use, …). */
 export class ServeError extends InputError {
+  override readonly code: string = "serve";
   override readonly name = "ServeError";
 }
 

@@ -264,6 +264,7 @@ export class Tau2Environment implements Environment {
 
 /** What solo mode cannot take: a history with user messages (a dual-control run), tools named alike on both sides. */
 export class SoloModeError extends InputError {
+  override readonly code: string = "solo-mode";
   override readonly name = "SoloModeError";
 }
 

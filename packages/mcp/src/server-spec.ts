@@ -28,6 +28,7 @@ export type McpServerSpecInput = z.input<typeof McpServerSpec>;
 
 /** A server the person did not allow: neither a local process nor on this machine's loopback. */
 export class RemoteServerRefused extends InputError {
+  override readonly code: string = "mcp-remote-refused";
   override readonly name = "RemoteServerRefused";
 }
 

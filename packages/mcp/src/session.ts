@@ -8,6 +8,7 @@ import { describeServer, type McpServerSpec } from "./server-spec.js";
 
 /** The server could not be started or reached, or did not complete the MCP handshake. */
 export class McpConnectError extends InputError {
+  override readonly code: string = "mcp-connect";
   override readonly name = "McpConnectError";
 }
 

@@ -35,6 +35,7 @@ export type ModelSpec =
 
 /** A spec that does not parse, or an option it does not allow; the message shows the grammar. */
 export class ModelSpecError extends InputError {
+  override readonly code: string = "model-spec";
   override readonly name = "ModelSpecError";
   constructor(spec: string, problem: string) {
     super(

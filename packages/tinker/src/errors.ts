@@ -34,17 +34,18 @@ export class TinkerRequestFailedError extends EnvaceError {
 
 /** The remote loss cannot express the requested objective; nothing was sent. */
 export class TinkerLossError extends InputError {
-  override readonly name = "TinkerLossError";
+  override readonly code: string = "tinker-loss";
 }
 
 /** Retries or a wait ran past their deadline: the server is down, unreachable at the address given, or overloaded. */
 export class TinkerTimeoutError extends InputError {
-  override readonly name = "TinkerTimeoutError";
+  override readonly code: string = "tinker-timeout";
+  override readonly isRetryable = true;
 }
 
 /** The server does not say how it reduces losses and the client was not told: training would scale gradients blindly. */
 export class TinkerReductionError extends InputError {
-  override readonly name = "TinkerReductionError";
+  override readonly code: string = "tinker-reduction";
 }
 
 /** Arguments the Tinker client or server cannot use: an empty or misshapen datum, a bad checkpoint name, conflicting options. */

@@ -5,6 +5,7 @@ import { TrainConfig } from "./schema.js";
 
 /** A bad config: names the file, and per problem the line (YAML) and the key path. */
 export class ConfigError extends InputError {
+  override readonly code: string = "config";
   override readonly name = "ConfigError";
 }
 

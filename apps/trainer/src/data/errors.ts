@@ -9,6 +9,7 @@ const LISTED = 20;
  * `errors` holds each record's `RecordError` (file, line or row, and fields).
  */
 export class DataError extends InputError {
+  override readonly code: string = "data";
   override readonly name = "DataError";
 
   constructor(readonly errors: readonly RecordError[]) {

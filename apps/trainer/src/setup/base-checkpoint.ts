@@ -30,6 +30,7 @@ export const BaseManifest = z.strictObject({
 export type BaseManifest = z.infer<typeof BaseManifest>;
 
 export class BaseCheckpointError extends InputError {
+  override readonly code: string = "base-checkpoint";
   override readonly name = "BaseCheckpointError";
 }
 

@@ -5,6 +5,7 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
 
 /** Training needs token data (ids, logprobs) that this server does not return. */
 export class TokenDataUnavailableError extends InputError {
+  override readonly code: string = "token-data-unavailable";
   override readonly name = "TokenDataUnavailableError";
 }
 
