@@ -29,6 +29,14 @@ describe("parseJsonLines", () => {
     }
   });
 
+  it("reads lines with the parser given, and still drops a torn last line", () => {
+    const Loose = z.object({ n: z.number().nullable() });
+    const parse = (line: string): unknown => JSON.parse(line.replaceAll("NaN", "null"));
+    const { torn, onTornLine } = collect();
+    expect(parseJsonLines(Loose, '{"n": NaN}\n{"n": 2}\n{"n"', "py.jsonl", { parse, onTornLine })).toEqual([{ n: null }, { n: 2 }]);
+    expect(torn.map((t) => t.line)).toEqual([3]);
+  });
+
   it("keeps a whole last record that lacks only its newline", () => {
     const { torn, onTornLine } = collect();
     expect(parseJsonLines(Row, '{"n":1}\n{"n":2}', "rows.jsonl", { onTornLine })).toEqual([{ n: 1 }, { n: 2 }]);
