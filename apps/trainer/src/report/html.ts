@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { ReportData } from "./model.js";
 import { chartOption } from "./options.js";
+import { EnvaceError } from "@envace/errors";
 
 /** Escape text for HTML element content and attribute values. */
 export function escapeHtml(text: string): string {
@@ -16,8 +17,8 @@ function scriptJson(value: unknown): string {
 let library: string | undefined;
 
 /** The library could not be read or cannot be inlined: the installation is broken. */
-export class ReportAssetError extends Error {
-  override readonly name = "ReportAssetError";
+export class ReportAssetError extends EnvaceError {
+  override readonly code = "report-asset";
 }
 
 /** The chart library's minified browser build, inlined so the page needs no network (read once). */

@@ -3,6 +3,7 @@ import type { TokenListener } from "@envace/training";
 import { SamplerPolicy, type SamplerPolicyOptions } from "@envace/trajectory";
 import type { GenerationDelta, StreamingPolicy } from "../openai/chat-stream.js";
 import { TokenTextStream } from "./text-stream.js";
+import { EnvaceError } from "@envace/errors";
 
 /** A local sampler that reports each token as it is sampled (`TinySampler`, `OnnxSampler`). */
 export interface TokenStreamingSampler extends Sampler {
@@ -10,8 +11,8 @@ export interface TokenStreamingSampler extends Sampler {
 }
 
 /** The decoded text of a finished generation does not extend the increments already streamed. */
-export class StreamedTextMismatchError extends Error {
-  override readonly name = "StreamedTextMismatchError";
+export class StreamedTextMismatchError extends EnvaceError {
+  override readonly code = "streamed-text-mismatch";
 }
 
 /**
