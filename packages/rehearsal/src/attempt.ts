@@ -1,5 +1,5 @@
 import type { JsonObject, Termination, ToolResult, Trajectory } from "@envace/protocol";
-import { canonicalJson } from "./canonical.js";
+import { canonicalJson } from "@envace/records";
 
 /** One thing that happened in a private rehearsal attempt, in order. */
 export type AttemptEvent =

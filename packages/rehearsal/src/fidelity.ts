@@ -1,6 +1,6 @@
 import { SamplingParams, type JsonValue, type Message, type Policy, type SamplingParamsInput, type Task, type Tokenizer, type ToolResult, type Trajectory } from "@envace/protocol";
 import { RehearsalEnvironment, stepMessages, type RehearsalEnvironmentOptions } from "@envace/trajectory";
-import { canonicalJson } from "./canonical.js";
+import { canonicalJson } from "@envace/records";
 import { REHEARSAL_SAMPLING } from "./setting.js";
 import { tokenCounter } from "./tokens.js";
 import { MeteredPolicy, type Usage } from "./usage.js";
