@@ -5,7 +5,8 @@ import { disposeWeights, uploadWeights, type DeviceWeights } from "./device-weig
 import type { Parameters } from "./parameters.js";
 import { Rng } from "./rng.js";
 import { sampleToken } from "./sampling.js";
-import { rotaryTables, Transformer } from "./transformer.js";
+import { rotaryTables } from "./rotary.js";
+import { Transformer } from "./transformer.js";
 import { initWasmBackend, tensorFrom } from "./wasm.js";
 
 /**

@@ -1,7 +1,10 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { headDim, type TinyModelConfig } from "./config.js";
 import type { DeviceWeights, LayerWeights } from "./device-weights.js";
-import { block, columnDot, heapView, scoped, stackBlocks, tensorFrom, transpose2d } from "./wasm.js";
+import { rmsNorm, rmsNormBackward } from "./rms-norm.js";
+import { rotaryTables } from "./rotary.js";
+import { readScores } from "./scores.js";
+import { block, heapView, scoped, stackBlocks, tensorFrom, transpose2d } from "./wasm.js";
 
 /**
  * The tiny transformer's forward and backward passes, written out by hand on tfjs-wasm kernels.
@@ -484,63 +487,4 @@ export class TrainPass {
 
 function inverseTemperature(batch: SequenceBatch): number {
   return 1 / (batch.temperature ?? 1);
-}
-
-function rmsNorm(x: tf.Tensor, weight: tf.Tensor, eps: number): { u: tf.Tensor; r: tf.Tensor; y: tf.Tensor } {
-  const r = tf.rsqrt(tf.add(tf.mean(tf.square(x), 1, true), eps));
-  const u = tf.mul(x, r);
-  return { u, r, y: tf.mul(u, weight) };
-}
-
-/** With u = x·r and r = (mean(x²) + ε)^−½: dx = r·(du − u·mean(du ⊙ u)), du = dy ⊙ w. */
-function rmsNormBackward(dy: tf.Tensor, u: tf.Tensor, r: tf.Tensor, weight: tf.Tensor): { dx: tf.Tensor; dw: tf.Tensor } {
-  const dw = tensorFrom(columnDot(dy, u), [u.shape[1]!]);
-  const du = tf.mul(dy, weight);
-  const dx = tf.mul(r, tf.sub(du, tf.mul(u, tf.mean(tf.mul(du, u), 1, true))));
-  return { dx, dw };
-}
-
-/**
- * log p(target) = z_t − logsumexp(z) and entropy = logsumexp(z) − Σ p z, from the softmax kernel
- * (tfjs-wasm's softmax is vectorised, its exp and logSoftmax are not): logsumexp(z) = max z − log max p.
- */
-function readScores(head: HeadCache, targets: Int32Array, V: number): TokenScores {
-  const maxLogit = tf.max(head.logits, 1);
-  const maxProb = tf.max(head.probs, 1);
-  const zMax = maxLogit.dataSync();
-  const pMax = maxProb.dataSync();
-  maxLogit.dispose();
-  maxProb.dispose();
-  const mean = head.meanLogit.dataSync();
-  const N = targets.length;
-  const logprobs = new Float32Array(N);
-  const entropies = new Float32Array(N);
-  const logits = heapView(head.logits);
-  for (let i = 0; i < N; i++) {
-    const lse = zMax[i]! - Math.log(pMax[i]!);
-    logprobs[i] = logits[i * V + targets[i]!]! - lse;
-    entropies[i] = lse - mean[i]!;
-  }
-  return { logprobs, entropies };
-}
-
-/**
- * cos and sin of the rotary angles, [length, dh]: angle(t, j) = t / θ^(2(j mod dh/2)/dh), evaluated
- * in float32 like Hugging Face Llama so an exported model agrees with this one.
- */
-export function rotaryTables(config: TinyModelConfig, length: number): { cos: Float32Array; sin: Float32Array } {
-  const dh = headDim(config);
-  const half = dh / 2;
-  const invFreq = new Float32Array(half);
-  for (let i = 0; i < half; i++) invFreq[i] = 1 / Math.fround(config.ropeTheta ** Math.fround((2 * i) / dh));
-  const cos = new Float32Array(length * dh);
-  const sin = new Float32Array(length * dh);
-  for (let t = 0; t < length; t++) {
-    for (let j = 0; j < dh; j++) {
-      const angle = Math.fround(t * invFreq[j % half]!);
-      cos[t * dh + j] = Math.cos(angle);
-      sin[t * dh + j] = Math.sin(angle);
-    }
-  }
-  return { cos, sin };
 }
