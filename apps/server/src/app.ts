@@ -51,11 +51,10 @@ function authorised(header: string | undefined, tokens: readonly Buffer[]): stri
 /** Build the Fastify app: the OpenAI-compatible routes, health, metrics, auth and admission control. */
 export function buildApp(options: AppOptions): App {
   const { config } = options;
+  // The request log joins the command's own (stdout carries only the URL line).
+  const requestLog: FastifyBaseLogger | undefined = options.logger?.child({ component: "http" }, { level: config.log_level });
   const fastify = Fastify({
-    // The request log joins the command's own (stdout carries only the URL line).
-    ...(options.logger === undefined
-      ? { logger: { level: config.log_level, stream: process.stderr } }
-      : { loggerInstance: options.logger.child({ component: "http" }, { level: config.log_level }) as FastifyBaseLogger }),
+    ...(requestLog === undefined ? { logger: { level: config.log_level, stream: process.stderr } } : { loggerInstance: requestLog }),
     bodyLimit: config.limits.body_bytes,
     return503OnClosing: true,
     forceCloseConnections: "idle",
