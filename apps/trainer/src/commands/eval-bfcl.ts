@@ -5,7 +5,6 @@ import type { InferenceMode, OutputSource } from "@envace/bench-bfcl";
 import { InputError } from "@envace/protocol";
 import { UsageError } from "../faults.js";
 import type { Logger } from "../log.js";
-import { loadModel } from "./policy.js";
 
 /** The options of `envace eval bfcl`, as cli.ts declares them. */
 export interface EvalBfclOptions {
@@ -36,6 +35,8 @@ export async function run(options: EvalBfclOptions, log: Logger): Promise<void> 
   if (options.results !== undefined) source = { kind: "results", file: resolve(options.results) };
   else if (options.policy === "oracle") source = { kind: "oracle" };
   else {
+    // Model runtimes load only when a model is asked for, not for the oracle or saved results.
+    const { loadModel } = await import("./policy.js");
     const { policy } = await loadModel(options.policy!);
     source = { kind: "policy", policy, mode: options.mode, sampling: { temperature: options.temperature, topP: options.topP }, concurrency: options.concurrency };
   }
