@@ -7,7 +7,7 @@ import { loadCheckpoint } from "./checkpoint.js";
 import { InProcessBackend } from "./in-process.js";
 import { parameterSpecs } from "./parameters.js";
 import { decodeSafetensors, encodeSafetensors } from "./safetensors.js";
-import { trainTokenizer } from "./tokenizer.js";
+import { trainTokenizer } from "./train-tokenizer.js";
 import { checkpointDir, latestCheckpoint, resumeConfig, trainStep } from "./testing/resume-fixture.js";
 
 const repoRoot = resolve(import.meta.dirname, "../../..");

@@ -20,7 +20,8 @@ export { decodeSafetensors, encodeSafetensors, halfToFloat, readSafetensors, Saf
 export { TinySampler, type TinySamplerOptions, type TokenListener } from "./sampler.js";
 export { sampleToken, type SampledToken, type TokenSamplingParams } from "./sampling.js";
 export { initWasmBackend } from "./wasm.js";
-export { ByteLevelBpeTokenizer, DEFAULT_SPECIAL_TOKENS, DEFAULT_STOP_TOKENS, HfTokenizerJson, TokenizerError, trainTokenizer, type TrainTokenizerOptions } from "./tokenizer.js";
+export { ByteLevelBpeTokenizer, DEFAULT_SPECIAL_TOKENS, DEFAULT_STOP_TOKENS, HfTokenizerJson, TokenizerError } from "./tokenizer.js";
+export { trainTokenizer, type TrainTokenizerOptions } from "./train-tokenizer.js";
 export { referenceLogits, referenceScores } from "./reference.js";
 export { llamaReferenceLogits } from "./llama-reference.js";
 export type { AttentionKernel } from "./transformer.js";

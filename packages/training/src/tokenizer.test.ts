@@ -2,7 +2,8 @@ import * as tokenizers from "@huggingface/tokenizers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Rng } from "./rng.js";
-import { ByteLevelBpeTokenizer, DEFAULT_SPECIAL_TOKENS, TokenizerError, trainTokenizer } from "./tokenizer.js";
+import { ByteLevelBpeTokenizer, DEFAULT_SPECIAL_TOKENS, TokenizerError } from "./tokenizer.js";
+import { trainTokenizer } from "./train-tokenizer.js";
 
 /** A small tool-use corpus in the chat format: what the built-in domain's transcripts look like. */
 function corpus(n: number, seed: number): string[] {
