@@ -192,19 +192,26 @@ function singleTurnEntry(line: Line, category: string, answerLine: Line | undefi
   const record = parseRecord(SingleTurnRecord, parseJson(line), line.source);
   const question = record.question[0];
   if (question === undefined) throw new RecordError(line.source, [{ path: "question", message: "has no turn" }]);
-  const raw = parsePy(line).get("function");
-  const rawFunctions = Array.isArray(raw) ? raw.filter((doc): doc is PyDict => doc instanceof PyDict) : [];
-  const entry: SingleTurnEntry = {
+  let rawFunctions: PyDict[] | undefined;
+  return {
     kind: "single_turn",
     id: record.id,
     category: categoryOfId(record.id) || category,
     question,
     functions: record.function,
-    rawFunctions,
+    // Only prompts need the docs as Python values: parsing the whole line again for every
+    // entry would double the cost of loading a category that is only scored.
+    get rawFunctions() {
+      return (rawFunctions ??= rawFunctionsOf(line));
+    },
+    ...(answerLine === undefined ? {} : { answer: parseSingleTurnAnswer(answerLine) }),
     source: line.source,
   };
-  if (answerLine === undefined) return entry;
-  return { ...entry, answer: parseSingleTurnAnswer(answerLine) };
+}
+
+function rawFunctionsOf(line: Line): PyDict[] {
+  const raw = parsePy(line).get("function");
+  return Array.isArray(raw) ? raw.filter((doc): doc is PyDict => doc instanceof PyDict) : [];
 }
 
 function groundTruthOf(line: Line): Py {

@@ -106,8 +106,16 @@ export function checkAst(input: {
   return { valid: false, errorType, error: verdict.message };
 }
 
+// A loaded entry's docs are checked once per output: build each signature once.
+const signatures = new WeakMap<FunctionDocLike, FunctionSignature<ParamDoc>>();
+
 function signatureOf(doc: FunctionDocLike): FunctionSignature<ParamDoc> {
-  return { name: doc.name, params: new Map(Object.entries(doc.parameters.properties)), required: doc.parameters.required ?? [] };
+  let signature = signatures.get(doc);
+  if (signature === undefined) {
+    signature = { name: doc.name, params: new Map(Object.entries(doc.parameters.properties)), required: doc.parameters.required ?? [] };
+    signatures.set(doc, signature);
+  }
+  return signature;
 }
 
 function keyError(key: string): PyError {
