@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { InputError, parseRecord, RecordError } from "@envace/protocol";
 import type { RecordSource } from "@envace/protocol";
 import { JsonDecodeError } from "@envace/python-text";
-import { z } from "zod";
+import * as z from "zod";
 import { categoryOfId, isAgentic, isLongContext, isMultiTurn, isRelevanceOrIrrelevance, questionFileName } from "./categories.js";
 import type { AnswerCall } from "./checker/ast.js";
 import { parsePyJson } from "./py/json.js";

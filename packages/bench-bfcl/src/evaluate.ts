@@ -2,7 +2,7 @@ import { BfclDataError } from "./errors.js";
 import { existsSync, statSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { InputError, RecordError } from "@envace/protocol";
 import { JsonLinesFile, writeFileAtomically, type JsonLinesFileOptions } from "@envace/records";
 import type { Policy, SamplingParamsInput } from "@envace/protocol";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Correct and total entries of one category. */
 export const CategoryScore = z.object({
