@@ -246,10 +246,32 @@ async function loadFunctionDocs(dataDir: string): Promise<Map<string, LoadedDoc[
     if (!existsSync(file)) continue;
     docs.set(
       className,
-      (await readLines(file)).map((line) => ({ doc: parseRecord(FunctionDoc, parseJson(line), line.source), raw: parsePy(line) })),
+      (await readLines(file)).map((line) => loadedDoc(line)),
     );
   }
   return docs;
+}
+
+/** A doc validated now, and read as Python values only when a prompt asks for it. */
+function loadedDoc(line: Line): LoadedDoc {
+  let raw: PyDict | undefined;
+  return {
+    doc: parseRecord(FunctionDoc, parseJson(line), line.source),
+    get raw() {
+      return (raw ??= parsePy(line));
+    },
+  };
+}
+
+/** Docs and their Python values, the values read on first use. */
+function docsOf(loaded: readonly LoadedDoc[]): HeldOutFunctions {
+  let raw: PyDict[] | undefined;
+  return {
+    functions: loaded.map((l) => l.doc),
+    get rawFunctions() {
+      return (raw ??= loaded.map((l) => l.raw));
+    },
+  };
 }
 
 function multiTurnEntry(line: Line, answerLine: Line, category: string, docs: ReadonlyMap<string, LoadedDoc[]>): MultiTurnEntry {
@@ -271,7 +293,7 @@ function multiTurnEntry(line: Line, answerLine: Line, category: string, docs: Re
       const index = functions.findIndex((loaded) => loaded.doc.name === name);
       if (index >= 0) removed.push(...functions.splice(index, 1));
     }
-    heldOut.set(Number(turn), { functions: removed.map((l) => l.doc), rawFunctions: removed.map((l) => l.raw) });
+    heldOut.set(Number(turn), docsOf(removed));
   }
   const truth = groundTruthOf(answerLine);
   const groundTruth = Array.isArray(truth) ? truth.map((turn) => (Array.isArray(turn) && turn.every((c) => typeof c === "string") ? (turn) : undefined)) : undefined;
@@ -283,6 +305,7 @@ function multiTurnEntry(line: Line, answerLine: Line, category: string, docs: Re
   }
   const id = record.id;
   const entryCategory = categoryOfId(id) || category;
+  const offered = docsOf(functions);
   return {
     kind: "multi_turn",
     id,
@@ -290,8 +313,10 @@ function multiTurnEntry(line: Line, answerLine: Line, category: string, docs: Re
     turns: record.question,
     initialConfig: config,
     involvedClasses: record.involved_classes,
-    functions: functions.map((l) => l.doc),
-    rawFunctions: functions.map((l) => l.raw),
+    functions: offered.functions,
+    get rawFunctions() {
+      return offered.rawFunctions;
+    },
     heldOut,
     groundTruth: groundTruth as string[][],
     longContext: isLongContext(entryCategory),
