@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MetricsLog, readMetrics } from "./metrics-log.js";
-import { formatDuration, renderProgress } from "./progress.js";
 
 function tempLog(): string {
   return join(mkdtempSync(join(tmpdir(), "envace-metrics-")), "metrics.jsonl");
@@ -56,20 +55,5 @@ describe("MetricsLog", () => {
     const path = tempLog();
     writeFileSync(path, '{"kind":"train","step":1}\n{"kind":"train","step":"2"}\n');
     expect(() => MetricsLog.open(path)).toThrow(/metrics\.jsonl:2: step: /);
-  });
-});
-
-describe("progress", () => {
-  it("formats durations", () => {
-    expect(formatDuration(12.4)).toBe("12s");
-    expect(formatDuration(185)).toBe("3m05s");
-    expect(formatDuration(3720)).toBe("1h02m");
-    expect(formatDuration(Number.NaN)).toBe("?");
-  });
-
-  it("renders the bar, the count and an ETA proportional to the pace so far", () => {
-    expect(renderProgress("train", 5, 20, 10, "reward 0.40", 10)).toBe("train [###-------] 5/20  25% 10s ETA 30s reward 0.40");
-    expect(renderProgress("eval", 0, 4, 0, "", 4)).toBe("eval [----] 0/4   0% 0s ETA ?");
-    expect(renderProgress("eval", 4, 4, 8, "", 4)).toBe("eval [####] 4/4 100% 8s ETA 0s");
   });
 });
