@@ -1,4 +1,5 @@
 import { ContextLengthError } from "@envace/protocol";
+import { EnvaceError, isRetryableStatus } from "@envace/errors";
 import { HttpError } from "@envace/http";
 
 /** The `type` of an OpenAI error body. */
@@ -7,22 +8,33 @@ export type ApiErrorType = "invalid_request_error" | "authentication_error" | "n
 /**
  * An error the server answers with, in OpenAI's shape: `{ error: { message, type, param, code } }`.
  * 4xx statuses are the client's fault, 502/504 the upstream model server's.
+ *
+ * `code` is the OpenAI code (`queue_full`, `model_not_found`, …): already a stable name a client
+ * switches on. An error given none answers `code: null` but, as every EnvaceError must have a
+ * code, reads its `type` as `code`.
  */
-export class ApiError extends Error {
-  override readonly name = "ApiError";
+export class ApiError extends EnvaceError {
+  override readonly code: string;
+  /** Worth asking again: a full queue (429), an upstream failure or timeout (5xx). */
+  override readonly isRetryable: boolean;
+  readonly #wireCode: string | null;
+
   constructor(
     readonly status: number,
     message: string,
     readonly type: ApiErrorType,
     readonly param: string | null = null,
-    readonly code: string | null = null,
+    code: string | null = null,
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
+    this.code = code ?? type;
+    this.#wireCode = code;
+    this.isRetryable = isRetryableStatus(status);
   }
 
   get body(): ErrorBody {
-    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.#wireCode } };
   }
 }
 
