@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import type { PyDict, PyValue } from "@envace/python-text";
 
 /*
@@ -7,8 +8,8 @@ import type { PyDict, PyValue } from "@envace/python-text";
  */
 
 /** A field of the task's environment that upstream's models would reject. */
-export class FieldError extends Error {
-  override readonly name = "FieldError";
+export class FieldError extends EnvaceError {
+  override readonly code = "vita-field";
   constructor(
     readonly path: string,
     readonly reason: string,
