@@ -1,4 +1,5 @@
 import { Template } from "@huggingface/jinja";
+import { EnvaceError } from "@envace/errors";
 import type { Message, ToolSpec } from "@envace/protocol";
 
 /** Options of one chat-template rendering. */
@@ -12,8 +13,8 @@ export interface RenderOptions {
 }
 
 /** A chat template failed to parse or to render (including the template's own `raise_exception`). */
-export class ChatTemplateError extends Error {
-  override readonly name = "ChatTemplateError";
+export class ChatTemplateError extends EnvaceError {
+  override readonly code = "chat-template";
 }
 
 /** Special-token strings a template may refer to (`bos_token`, `eos_token`, …). */
