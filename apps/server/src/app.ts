@@ -63,7 +63,8 @@ export function buildApp(options: AppOptions): App {
   const memories = new LruStore<RehearsalMemory>(config.memory.max_entries, config.memory.max_bytes);
   const slots = new ConcurrencyLimit(config.concurrency.requests);
   const tokens = options.tokens.map(digest);
-  const everything = new AbortController();
+  // The cancel switch of every request in flight, for a shutdown that cannot wait (one signal per request: AbortSignal.any costs more than the rest of a request's bookkeeping).
+  const inFlight = new Set<AbortController>();
   const owners = new WeakMap<FastifyRequest, string>();
   const context = { policy: options.policy, tokenizer: options.tokenizer, config, memories, metrics };
   const updateGauges = (): void => {
@@ -129,11 +130,15 @@ export function buildApp(options: AppOptions): App {
     }
     // A client that goes away cancels its generation, upstream included.
     const cancel = new AbortController();
+    let clientGone = false;
     const onClose = (): void => {
-      if (!reply.raw.writableEnded) cancel.abort(new DOMException("the client closed the connection", "AbortError"));
+      if (reply.raw.writableEnded) return;
+      clientGone = true;
+      cancel.abort(new DOMException("the client closed the connection", "AbortError"));
     };
     reply.raw.on("close", onClose);
-    const signal = AbortSignal.any([cancel.signal, everything.signal]);
+    const signal = cancel.signal;
+    inFlight.add(cancel);
     const owner = owners.get(request) ?? "";
     // A streaming upstream streams through; n > 1 and logprobs are streamed from the finished answer.
     const policy = options.policy;
@@ -151,8 +156,9 @@ export function buildApp(options: AppOptions): App {
         return undefined;
       }, signal);
     } catch (error) {
-      if (!hijacked.done && !cancel.signal.aborted) throw error;
+      if (!hijacked.done && !clientGone) throw error;
     } finally {
+      inFlight.delete(cancel);
       updateGauges();
     }
     if (hijacked.done) return reply;
@@ -189,7 +195,7 @@ export function buildApp(options: AppOptions): App {
     memories,
     slots,
     abortAll: (reason) => {
-      everything.abort(reason);
+      for (const cancel of inFlight) cancel.abort(reason);
     },
   };
 }

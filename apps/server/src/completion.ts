@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { GenerateRequest, Generation, Message, Policy, SamplingParams, Tokenizer } from "@envace/protocol";
 import { formatRehearsalSetting, parseRehearsalSetting, rehearseConversation, type RehearsalMemory, type RehearsalSetting } from "@envace/rehearsal";
 import { rehearsePromptOf, type ServerConfig } from "./config.js";
@@ -80,9 +80,9 @@ export async function complete(context: CompletionContext, request: ChatTurnRequ
   return { id, created: Math.floor(Date.now() / 1000), choices, usage: usageOf(generations), ...(envace === undefined ? {} : { envace }) };
 }
 
-/** `chatcmpl-<random>`. */
+/** `chatcmpl-<random>`: 32 hex digits of a v4 UUID (its entropy is pooled, so this costs no call into the kernel per request). */
 export function newCompletionId(): string {
-  return `chatcmpl-${randomBytes(12).toString("hex")}`;
+  return `chatcmpl-${randomUUID().replaceAll("-", "")}`;
 }
 
 /** How choice `index` of completion `id` is read from its generation. */
