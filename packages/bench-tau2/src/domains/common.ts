@@ -1,7 +1,7 @@
 import type { JsonObject } from "@envace/protocol";
-import { iterate, pyTypeName, typeError, valueError } from "@envace/python-text";
+import { iterate, pyTypeName, type PyValue, typeError, valueError } from "@envace/python-text";
 import { calculate } from "../python/arithmetic.js";
-import type { DbRoot } from "../database.js";
+import type { Database, DbRoot } from "../database.js";
 import type { ToolDefinition, ToolParam } from "../toolkit.js";
 
 // Pieces every τ² domain shares.
@@ -12,6 +12,11 @@ export const STRING_LIST: JsonObject = { items: { type: "string" }, type: "array
 
 export function param(name: string, schema: JsonObject, description: string): ToolParam {
   return { name, schema, description };
+}
+
+/** A read tool that returns the record its one argument names (`get_user_details(user_id)`). */
+export function lookupTool<T extends DbRoot>(name: string, description: string, key: ToolParam, get: (db: Database<T>, id: PyValue) => PyValue): ToolDefinition<T> {
+  return { name, kind: "read", description, params: [key], run: (db, args) => get(db, args.get(key.name)!) };
 }
 
 /** `transfer_to_human_agents(summary)`: always succeeds; the conversation is over for the agent. */

@@ -1,12 +1,13 @@
 import type { JsonObject } from "@envace/protocol";
-import { add, attributeError, getKey, hasKey, isPyModel, iterate, keyError, len, lessThan, max, mul, pyDeepCopy, pyEquals, type PyModel, pyStr, pyTypeName, type PyValue, sub, valueError } from "@envace/python-text";
-import type { Database } from "../../database.js";
+import { add, hasKey, iterate, keyError, len, lessThan, max, mul, pyDeepCopy, pyEquals, type PyModel, pyStr, type PyValue, sub, valueError } from "@envace/python-text";
 import { construct, float, int, list, literal, model, str, optional, type ModelSpec } from "../../python/pydantic.js";
 import { Toolkit, type ToolDefinition } from "../../toolkit.js";
-import { calculateTool, INTEGER, param, STRING, transferToHumanAgents } from "../common.js";
-import type { CabinClass, Flight, FlightDateStatus, FlightDb, PaymentMethod, Reservation, User } from "./model.js";
+import { calculateTool, INTEGER, lookupTool, param, STRING, transferToHumanAgents } from "../common.js";
+import { getFlightStatus, listAllAirports, searchDirectFlightTool, searchOnestopFlight } from "./flights.js";
+import { attr, byCabin, type Db, getFlight, getFlightInstance, getReservation, getUser, modelsIfAllDicts } from "./lookup.js";
+import type { CabinClass, FlightDb, PaymentMethod, Reservation } from "./model.js";
 
-type Db = Database<FlightDb>;
+// The airline agent's tools: bookings and changes to them here, flight searches in flights.ts.
 
 // The models the tools build from arguments, for pydantic's validation messages.
 const FLIGHT_INFO: ModelSpec = { name: "FlightInfo", fields: [{ name: "flight_number", type: str }, { name: "date", type: str }] };
@@ -63,118 +64,36 @@ const NOW = "2024-05-15T15:00:00";
 const NEW_RESERVATION_IDS = ["HATHAT", "HATHAU", "HATHAV"];
 const NEW_CERTIFICATE_IDS = ["3221322", "3221323", "3221324"];
 
-const AIRPORTS: [string, string][] = [
-  ["SFO", "San Francisco"],
-  ["JFK", "New York"],
-  ["LAX", "Los Angeles"],
-  ["ORD", "Chicago"],
-  ["DFW", "Dallas"],
-  ["DEN", "Denver"],
-  ["SEA", "Seattle"],
-  ["ATL", "Atlanta"],
-  ["MIA", "Miami"],
-  ["BOS", "Boston"],
-  ["PHX", "Phoenix"],
-  ["IAH", "Houston"],
-  ["LAS", "Las Vegas"],
-  ["MCO", "Orlando"],
-  ["EWR", "Newark"],
-  ["CLT", "Charlotte"],
-  ["MSP", "Minneapolis"],
-  ["DTW", "Detroit"],
-  ["PHL", "Philadelphia"],
-  ["LGA", "LaGuardia"],
-];
-
-/** `value.name` on a validated model; anything else raises Python's AttributeError. */
-function attr(value: PyValue, name: string): PyValue {
-  if (isPyModel(value) && name in value) return value[name]!;
-  throw attributeError(`'${pyTypeName(value)}' object has no attribute '${name}'`);
-}
-
-/** `[Model(**x) for x in items]` when every item is a dict; the items unchanged otherwise. */
-function modelsIfAllDicts(items: PyValue, spec: ModelSpec): PyValue {
-  const all = iterate(items);
-  if (!all.every((item) => item instanceof Map)) return items;
-  return all.map((item) => construct(spec, item));
-}
-
-function getUser(db: Db, userId: PyValue): User {
-  const user = getKey(db.tables.users, userId);
-  if (user === undefined) throw valueError(`User ${pyStr(userId)} not found`);
-  return user;
-}
-
-function getReservation(db: Db, reservationId: PyValue): Reservation {
-  const reservation = getKey(db.tables.reservations, reservationId);
-  if (reservation === undefined) throw valueError(`Reservation ${pyStr(reservationId)} not found`);
-  return reservation;
-}
-
-function getFlight(db: Db, flightNumber: PyValue): Flight {
-  const flight = getKey(db.tables.flights, flightNumber);
-  if (flight === undefined) throw valueError(`Flight ${pyStr(flightNumber)} not found`);
-  return flight;
-}
-
-function getFlightInstance(db: Db, flightNumber: PyValue, date: PyValue): FlightDateStatus {
+/** A segment to add to a reservation: the flight must be available that day with a seat in the cabin for every passenger. */
+function newSegment(db: Db, flightInfo: PyValue, cabin: PyValue, passengerCount: bigint): PyModel {
+  const flightNumber = attr(flightInfo, "flight_number");
   const flight = getFlight(db, flightNumber);
-  const instance = getKey(flight.dates, date);
-  if (instance === undefined) throw valueError(`Flight ${pyStr(flightNumber)} not found on date ${pyStr(date)}`);
-  return instance;
-}
-
-/** `mapping[cabin]` with Python's KeyError for a cabin the mapping lacks. */
-function byCabin(mapping: ReadonlyMap<CabinClass, bigint>, cabin: PyValue): bigint {
-  const value = getKey(mapping as ReadonlyMap<string, bigint>, cabin);
-  if (value === undefined) throw keyError(cabin);
-  return value;
-}
-
-interface DirectFlight extends PyModel {
-  date: PyValue;
-}
-
-function searchDirectFlight(db: Db, date: PyValue, origin: PyValue, destination: PyValue, leaveAfter: PyValue): DirectFlight[] {
-  const results: DirectFlight[] = [];
-  for (const flight of db.tables.flights.values()) {
-    if (origin !== null && !pyEquals(flight.origin, origin)) continue;
-    if (destination !== null && !pyEquals(flight.destination, destination)) continue;
-    if (!hasKey(flight.dates, date)) continue;
-    const instance = flight.dates.get(date as string)!;
-    if (instance.status !== "available") continue;
-    if (leaveAfter !== null && lessThan(flight.scheduled_departure_time_est, leaveAfter)) continue;
-    results.push({
-      flight_number: flight.flight_number,
-      origin: flight.origin,
-      destination: flight.destination,
-      status: "available",
-      scheduled_departure_time_est: flight.scheduled_departure_time_est,
-      scheduled_arrival_time_est: flight.scheduled_arrival_time_est,
-      date: null,
-      available_seats: new Map(instance.available_seats),
-      prices: new Map(instance.prices),
-    });
+  const date = attr(flightInfo, "date");
+  const instance = getFlightInstance(db, flightNumber, date);
+  if (instance.status !== "available") {
+    throw valueError(`Flight ${pyStr(flightNumber)} not available on date ${pyStr(date)}`);
   }
-  return results;
-}
-
-/** Python's `int(text)` for the day of a date. */
-function parseInt10(text: string): bigint {
-  const cleaned = text.trim();
-  if (!/^[-+]?\d+(_\d+)*$/.test(cleaned)) throw valueError(`invalid literal for int() with base 10: ${pyStrRepr(text)}`);
-  return BigInt(cleaned.replaceAll("_", ""));
-}
-
-function pyStrRepr(text: string): string {
-  return text.includes("'") && !text.includes('"') ? `"${text}"` : `'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
+  if (byCabin(instance.available_seats, cabin) < passengerCount) {
+    throw valueError(`Not enough seats on flight ${pyStr(flightNumber)}`);
+  }
+  return construct(
+    RESERVATION_FLIGHT,
+    new Map<string, PyValue>([
+      ["flight_number", flightNumber],
+      ["date", date],
+      ["price", byCabin(instance.prices, cabin)],
+      ["origin", flight.origin],
+      ["destination", flight.destination],
+    ]),
+  );
 }
 
 /**
  * Charge a reservation change: certificates are refused, gift cards must cover the price and
- * are debited at once. Returns the payment to record, or null when nothing is charged.
+ * are debited at once. Returns the reservation copied for writing, with the payment recorded
+ * unless nothing is charged.
  */
-function paymentForUpdate(db: Db, userId: string, paymentId: PyValue, totalPrice: PyValue): PyModel | null {
+function chargeChange(db: Db, reservationId: PyValue, userId: string, paymentId: PyValue, totalPrice: PyValue): PyModel & Reservation {
   const user = getUser(db, userId);
   if (!hasKey(user.payment_methods, paymentId)) throw valueError("Payment method not found");
   const method = user.payment_methods.get(paymentId as string)!;
@@ -184,8 +103,10 @@ function paymentForUpdate(db: Db, userId: string, paymentId: PyValue, totalPrice
     const writable = db.mutable("users", userId)!.payment_methods.get(paymentId as string) as PaymentMethod & { amount: number };
     writable.amount = Number(sub(writable.amount, totalPrice, "-="));
   }
-  if (pyEquals(totalPrice, 0n)) return null;
-  return construct(PAYMENT, new Map<string, PyValue>([["payment_id", paymentId], ["amount", totalPrice]]));
+  const payment = pyEquals(totalPrice, 0n) ? null : construct(PAYMENT, new Map<string, PyValue>([["payment_id", paymentId], ["amount", totalPrice]]));
+  const writable = db.mutable("reservations", reservationId as string)! as unknown as PyModel & Reservation;
+  if (payment !== null) writable.payment_history.push(payment as unknown as Reservation["payment_history"][number]);
+  return writable;
 }
 
 const RESERVATION_ID = (example: string): ReturnType<typeof param> =>
@@ -195,43 +116,27 @@ const PAYMENT_ID = param(
   STRING,
   "The id of a payment method in the user's profile, such as 'credit_card_7815826', 'gift_card_7815826' or 'certificate_7815826'.",
 );
-const FLIGHT_INFO_SCHEMA: JsonObject = {
-  items: {
-    properties: {
-      flight_number: { description: "The flight number, such as 'HAT001'.", title: "Flight Number", type: "string" },
-      date: { description: "The date of the flight in the format 'YYYY-MM-DD', such as '2024-05-01'.", title: "Date", type: "string" },
-    },
-    required: ["flight_number", "date"],
-    title: "FlightInfo",
-    type: "object",
-  },
-  type: "array",
-};
-const PASSENGERS_SCHEMA: JsonObject = {
-  items: {
-    properties: {
-      first_name: { description: "The passenger's first name.", title: "First Name", type: "string" },
-      last_name: { description: "The passenger's last name.", title: "Last Name", type: "string" },
-      dob: { description: "The date of birth in the format 'YYYY-MM-DD'.", title: "Dob", type: "string" },
-    },
-    required: ["first_name", "last_name", "dob"],
-    title: "Passenger",
-    type: "object",
-  },
-  type: "array",
-};
-const PAYMENTS_SCHEMA: JsonObject = {
-  items: {
-    properties: {
-      payment_id: { description: "The id of the payment method.", title: "Payment Id", type: "string" },
-      amount: { description: "The amount in dollars.", title: "Amount", type: "integer" },
-    },
-    required: ["payment_id", "amount"],
-    title: "Payment",
-    type: "object",
-  },
-  type: "array",
-};
+/** Pydantic's JSON schema of a list of `title` models whose fields are all required. */
+function modelListSchema(title: string, fields: [name: string, type: string, description: string][]): JsonObject {
+  // Pydantic titles a field by its name: words split at underscores, each capitalised.
+  const fieldTitle = (name: string): string => name.split("_").map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join(" ");
+  const properties = Object.fromEntries(fields.map(([name, type, description]) => [name, { description, title: fieldTitle(name), type }]));
+  return { items: { properties, required: fields.map(([name]) => name), title, type: "object" }, type: "array" };
+}
+
+const FLIGHT_INFO_SCHEMA = modelListSchema("FlightInfo", [
+  ["flight_number", "string", "The flight number, such as 'HAT001'."],
+  ["date", "string", "The date of the flight in the format 'YYYY-MM-DD', such as '2024-05-01'."],
+]);
+const PASSENGERS_SCHEMA = modelListSchema("Passenger", [
+  ["first_name", "string", "The passenger's first name."],
+  ["last_name", "string", "The passenger's last name."],
+  ["dob", "string", "The date of birth in the format 'YYYY-MM-DD'."],
+]);
+const PAYMENTS_SCHEMA = modelListSchema("Payment", [
+  ["payment_id", "string", "The id of the payment method."],
+  ["amount", "integer", "The amount in dollars."],
+]);
 const CABIN_SCHEMA: JsonObject = { enum: ["business", "economy", "basic_economy"], type: "string" };
 
 const tools: ToolDefinition<FlightDb>[] = [
@@ -284,33 +189,10 @@ const tools: ToolDefinition<FlightDb>[] = [
 
       const passengerCount = BigInt(len(passengers));
       let totalPrice: PyValue = 0n;
-      const seatsToTake: [string, string][] = [];
       for (const flightInfo of iterate(flights)) {
-        const flightNumber = attr(flightInfo, "flight_number");
-        const flight = getFlight(db, flightNumber);
-        const date = attr(flightInfo, "date");
-        const instance = getFlightInstance(db, flightNumber, date);
-        if (instance.status !== "available") {
-          throw valueError(`Flight ${pyStr(flightNumber)} not available on date ${pyStr(date)}`);
-        }
-        if (byCabin(instance.available_seats, cabin) < passengerCount) {
-          throw valueError(`Not enough seats on flight ${pyStr(flightNumber)}`);
-        }
-        const price = byCabin(instance.prices, cabin);
-        reservation.flights.push(
-          construct(
-            RESERVATION_FLIGHT,
-            new Map<string, PyValue>([
-              ["origin", flight.origin],
-              ["destination", flight.destination],
-              ["flight_number", flightNumber],
-              ["date", date],
-              ["price", price],
-            ]),
-          ) as unknown as Reservation["flights"][number],
-        );
-        seatsToTake.push([flight.flight_number, date as string]);
-        totalPrice = add(totalPrice, price * passengerCount, "+=");
+        const segment = newSegment(db, flightInfo, cabin, passengerCount) as unknown as Reservation["flights"][number];
+        reservation.flights.push(segment);
+        totalPrice = add(totalPrice, segment.price * passengerCount, "+=");
       }
       if (pyEquals(insurance, "yes")) totalPrice = add(totalPrice, 30n * passengerCount, "+=");
       totalPrice = add(totalPrice, mul(50n, nonfreeBaggages), "+=");
@@ -339,8 +221,8 @@ const tools: ToolDefinition<FlightDb>[] = [
         if (method.source === "gift_card") method.amount = Number(sub(method.amount, attr(paymentMethod, "amount"), "-="));
         else if (method.source === "certificate") writableUser.payment_methods.delete(paymentId);
       }
-      for (const [flightNumber, date] of seatsToTake) {
-        const instance = db.mutable("flights", flightNumber)!.dates.get(date)!;
+      for (const segment of reservation.flights) {
+        const instance = db.mutable("flights", segment.flight_number)!.dates.get(segment.date)!;
         if (instance.status !== "available") continue;
         const cabinClass = cabin as CabinClass;
         instance.available_seats.set(cabinClass, instance.available_seats.get(cabinClass)! - passengerCount);
@@ -366,70 +248,16 @@ const tools: ToolDefinition<FlightDb>[] = [
       return reservation;
     },
   },
-  {
-    name: "get_reservation_details",
-    kind: "read",
-    description: "Get the details of a reservation.",
-    params: [RESERVATION_ID("8JX2WO")],
-    run: (db, args) => getReservation(db, args.get("reservation_id")!),
-  },
-  {
-    name: "get_user_details",
-    kind: "read",
-    description: "Get the details of a user, including their reservations.",
-    params: [param("user_id", STRING, "The user id, such as 'sara_doe_496'.")],
-    run: (db, args) => getUser(db, args.get("user_id")!),
-  },
-  {
-    name: "list_all_airports",
-    kind: "read",
-    description: "List every airport served: its IATA code and city.",
-    params: [],
-    run: () => AIRPORTS.map(([iata, city]) => ({ iata, city })),
-  },
-  {
-    name: "search_direct_flight",
-    kind: "read",
-    description: "Search for direct flights between two cities on a date.",
-    params: [
-      param("origin", STRING, "The origin airport's three-letter code, such as 'JFK'."),
-      param("destination", STRING, "The destination airport's three-letter code, such as 'LAX'."),
-      param("date", STRING, "The date of the flight in the format 'YYYY-MM-DD', such as '2024-01-01'."),
-    ],
-    run: (db, args) => searchDirectFlight(db, args.get("date")!, args.get("origin")!, args.get("destination")!, null),
-  },
-  {
-    name: "search_onestop_flight",
-    kind: "read",
-    description: "Search for connections with one stop between two cities on a date. Returns pairs of direct flights.",
-    params: [
-      param("origin", STRING, "The origin airport's three-letter code, such as 'JFK'."),
-      param("destination", STRING, "The destination airport's three-letter code, such as 'LAX'."),
-      param("date", STRING, "The date of the flight in the format 'YYYY-MM-DD', such as '2024-05-01'."),
-    ],
-    run: (db, args) => {
-      const date = args.get("date")!;
-      const results: PyValue[] = [];
-      for (const first of searchDirectFlight(db, date, args.get("origin")!, null, null)) {
-        first.date = date;
-        // Upstream moves to the next day by number without zero padding.
-        const secondDate = (first.scheduled_arrival_time_est as string).includes("+1")
-          ? `2024-05-${parseInt10((date as string).slice(-2)) + 1n}`
-          : date;
-        for (const second of searchDirectFlight(
-          db,
-          secondDate,
-          first.destination!,
-          args.get("destination")!,
-          first.scheduled_arrival_time_est!,
-        )) {
-          second.date = secondDate;
-          results.push([first, second]);
-        }
-      }
-      return results;
-    },
-  },
+  lookupTool("get_reservation_details", "Get the details of a reservation.", RESERVATION_ID("8JX2WO"), getReservation),
+  lookupTool(
+    "get_user_details",
+    "Get the details of a user, including their reservations.",
+    param("user_id", STRING, "The user id, such as 'sara_doe_496'."),
+    getUser,
+  ),
+  listAllAirports,
+  searchDirectFlightTool,
+  searchOnestopFlight,
   {
     name: "send_certificate",
     kind: "write",
@@ -477,9 +305,7 @@ const tools: ToolDefinition<FlightDb>[] = [
       const reservation = getReservation(db, reservationId);
       getUser(db, reservation.user_id);
       const totalPrice = mul(50n, max(0n, sub(nonfreeBaggages, reservation.nonfree_baggages)));
-      const payment = paymentForUpdate(db, reservation.user_id, args.get("payment_id")!, totalPrice);
-      const writable = db.mutable("reservations", reservationId as string)! as unknown as PyModel & Reservation;
-      if (payment !== null) writable.payment_history.push(payment as unknown as Reservation["payment_history"][number]);
+      const writable = chargeChange(db, reservationId, reservation.user_id, args.get("payment_id")!, totalPrice);
       // Upstream assigns the arguments without validation.
       (writable as PyModel).total_baggages = totalBaggages;
       (writable as PyModel).nonfree_baggages = nonfreeBaggages;
@@ -517,39 +343,13 @@ const tools: ToolDefinition<FlightDb>[] = [
             pyEquals(flight.date, attr(flightInfo, "date")) &&
             pyEquals(cabin, reservation.cabin),
         );
-        if (kept !== undefined) {
-          totalPrice = add(totalPrice, kept.price * passengerCount, "+=");
-          newFlights.push(kept);
-          continue;
-        }
-        const flightNumber = attr(flightInfo, "flight_number");
-        const flight = getFlight(db, flightNumber);
-        const date = attr(flightInfo, "date");
-        const instance = getFlightInstance(db, flightNumber, date);
-        if (instance.status !== "available") {
-          throw valueError(`Flight ${pyStr(flightNumber)} not available on date ${pyStr(date)}`);
-        }
-        if (byCabin(instance.available_seats, cabin) < passengerCount) {
-          throw valueError(`Not enough seats on flight ${pyStr(flightNumber)}`);
-        }
-        const segment = construct(
-          RESERVATION_FLIGHT,
-          new Map<string, PyValue>([
-            ["flight_number", flightNumber],
-            ["date", date],
-            ["price", byCabin(instance.prices, cabin)],
-            ["origin", flight.origin],
-            ["destination", flight.destination],
-          ]),
-        );
-        totalPrice = add(totalPrice, (segment.price as bigint) * passengerCount, "+=");
+        const segment = kept ?? (newSegment(db, flightInfo, cabin, passengerCount) as unknown as Reservation["flights"][number]);
+        totalPrice = add(totalPrice, segment.price * passengerCount, "+=");
         newFlights.push(segment);
       }
       const alreadyPaid = reservation.flights.reduce((sum, flight) => sum + flight.price, 0n) * passengerCount;
       totalPrice = sub(totalPrice, alreadyPaid, "-=");
-      const payment = paymentForUpdate(db, reservation.user_id, args.get("payment_id")!, totalPrice);
-      const writable = db.mutable("reservations", reservationId as string)! as unknown as PyModel & Reservation;
-      if (payment !== null) writable.payment_history.push(payment as unknown as Reservation["payment_history"][number]);
+      const writable = chargeChange(db, reservationId, reservation.user_id, args.get("payment_id")!, totalPrice);
       (writable as PyModel).flights = newFlights;
       // Upstream assigns the cabin without validation.
       (writable as PyModel).cabin = cabin;
@@ -571,13 +371,7 @@ const tools: ToolDefinition<FlightDb>[] = [
       return writable;
     },
   },
-  {
-    name: "get_flight_status",
-    kind: "read",
-    description: "Get the status of a flight on a date.",
-    params: [param("flight_number", STRING, "The flight number."), param("date", STRING, "The date of the flight.")],
-    run: (db, args) => getFlightInstance(db, args.get("flight_number")!, args.get("date")!).status,
-  },
+  getFlightStatus,
 ];
 
 /** The 14 agent tools of the airline domain. */

@@ -1,8 +1,8 @@
 import { abs, add, attributeError, count, getKey, hasKey, iterate, len, lessThan, type PyDict, pyDumps, pyEquals, PyException, type PyModel, pyStr, pyTypeName, type PyValue, roundFloat, sorted, sub, valueError } from "@envace/python-text";
 import type { Database } from "../../database.js";
 import { construct, str } from "../../python/pydantic.js";
-import { Toolkit, type ToolDefinition } from "../../toolkit.js";
-import { calculateTool, param, STRING, STRING_LIST, transferToHumanAgents } from "../common.js";
+import { Toolkit, type ToolDefinition, type ToolParam } from "../../toolkit.js";
+import { calculateTool, lookupTool, param, STRING, STRING_LIST, transferToHumanAgents } from "../common.js";
 import type { Order, OrderPayment, PaymentMethod, Product, RetailDb, User, Variant } from "./model.js";
 
 type Db = Database<RetailDb>;
@@ -19,6 +19,24 @@ const PAYMENT_METHOD_ID = param(
   STRING,
   "The id of the payment method that pays or receives the price difference, such as 'gift_card_0000000' or 'credit_card_0000000'; find it in the user or order details.",
 );
+/** The parameters of the tools that swap an order's items for other variants of their products. */
+function swapParams(verb: "exchange" | "change"): ToolParam[] {
+  return [
+    ORDER_ID,
+    param("item_ids", STRING_LIST, `The ids of the items to ${verb}, such as '1008292230'. The list may repeat an id.`),
+    param(
+      "new_item_ids",
+      STRING_LIST,
+      "The ids of the new items, such as '1008292230', in the same order as item_ids; each must be of the same product as the item it replaces. The list may repeat an id.",
+    ),
+    PAYMENT_METHOD_ID,
+  ];
+}
+
+function swapArgs(db: Db, args: Args): { orderId: PyValue; itemIds: PyValue; newItemIds: PyValue; paymentMethodId: PyValue; order: Order } {
+  const orderId = args.get("order_id")!;
+  return { orderId, itemIds: args.get("item_ids")!, newItemIds: args.get("new_item_ids")!, paymentMethodId: args.get("payment_method_id")!, order: getOrder(db, orderId) };
+}
 const ADDRESS_PARAMS = [
   param("address1", STRING, "The first address line, such as '123 Main St'."),
   param("address2", STRING, "The second address line, such as 'Apt 1', or ''."),
@@ -117,6 +135,15 @@ function firstItem(order: Order, itemId: PyValue): Order["items"][number] | unde
   return order.items.find((item) => pyEquals(item.item_id, itemId));
 }
 
+/** The variant an item of the order is to become (of the same product, and available) and the price difference. */
+function replacement(db: Db, order: Order, itemId: PyValue, newItemId: PyValue): { variant: Variant; difference: number } {
+  const item = firstItem(order, itemId);
+  if (item === undefined) throw valueError(`Item ${pyStr(itemId)} not found`);
+  const variant = getVariant(db, item.product_id, newItemId);
+  if (!variant.available) throw valueError(`New item ${pyStr(newItemId)} not found or available`);
+  return { variant, difference: variant.price - item.price };
+}
+
 function lower(value: PyValue): string {
   if (typeof value !== "string") throw attributeError(`'${pyTypeName(value)}' object has no attribute 'lower'`);
   return value.toLowerCase();
@@ -160,32 +187,15 @@ const tools: ToolDefinition<RetailDb>[] = [
     kind: "write",
     description:
       "Exchange items of a delivered order for other items of the same product. A delivered order can be returned or exchanged only once. Explain the exchange and get the user's explicit confirmation (yes/no) first. Returns the order after the exchange request.",
-    params: [
-      ORDER_ID,
-      param("item_ids", STRING_LIST, "The ids of the items to exchange, such as '1008292230'. The list may repeat an id."),
-      param(
-        "new_item_ids",
-        STRING_LIST,
-        "The ids of the new items, such as '1008292230', in the same order as item_ids; each must be of the same product as the item it replaces. The list may repeat an id.",
-      ),
-      PAYMENT_METHOD_ID,
-    ],
+    params: swapParams("exchange"),
     run: (db, args) => {
-      const orderId = args.get("order_id")!;
-      const itemIds = args.get("item_ids")!;
-      const newItemIds = args.get("new_item_ids")!;
-      const paymentMethodId = args.get("payment_method_id")!;
-      const order = getOrder(db, orderId);
+      const { orderId, itemIds, newItemIds, paymentMethodId, order } = swapArgs(db, args);
       if (order.status !== "delivered") throw valueError("Non-delivered order cannot be exchanged");
       checkItemsExist(order, itemIds, (itemId) => `Number of ${pyStr(itemId)} not found.`);
       if (len(itemIds) !== len(newItemIds)) throw valueError("The number of items to be exchanged should match.");
       let diffPrice: number | bigint = 0n;
       for (const [itemId, newItemId] of zip(itemIds, newItemIds)) {
-        const item = firstItem(order, itemId);
-        if (item === undefined) throw valueError(`Item ${pyStr(itemId)} not found`);
-        const variant = getVariant(db, item.product_id, newItemId);
-        if (!variant.available) throw valueError(`New item ${pyStr(newItemId)} not found or available`);
-        diffPrice = add(diffPrice, variant.price - item.price);
+        diffPrice = add(diffPrice, replacement(db, order, itemId, newItemId).difference);
       }
       diffPrice = typeof diffPrice === "bigint" ? diffPrice : roundFloat(diffPrice, 2);
       const method = getPaymentMethod(db, order.user_id, paymentMethodId);
@@ -241,34 +251,20 @@ const tools: ToolDefinition<RetailDb>[] = [
       throw valueError("User not found");
     },
   },
-  {
-    name: "get_order_details",
-    kind: "read",
-    description: "Get the status and details of an order.",
-    params: [ORDER_ID],
-    run: (db, args) => getOrder(db, args.get("order_id")!),
-  },
-  {
-    name: "get_product_details",
-    kind: "read",
-    description: "Get the inventory details of a product: its variants, their options, availability and prices.",
-    params: [param("product_id", STRING, "The product id, such as '6086499569'. A product id is not an item id.")],
-    run: (db, args) => getProduct(db, args.get("product_id")!),
-  },
-  {
-    name: "get_item_details",
-    kind: "read",
-    description: "Get the inventory details of an item (one variant of a product).",
-    params: [param("item_id", STRING, "The item id, such as '6086499569'. An item id is not a product id.")],
-    run: (db, args) => getItem(db, args.get("item_id")!),
-  },
-  {
-    name: "get_user_details",
-    kind: "read",
-    description: "Get the details of a user, including their payment methods and orders.",
-    params: [USER_ID],
-    run: (db, args) => getUser(db, args.get("user_id")!),
-  },
+  lookupTool("get_order_details", "Get the status and details of an order.", ORDER_ID, getOrder),
+  lookupTool(
+    "get_product_details",
+    "Get the inventory details of a product: its variants, their options, availability and prices.",
+    param("product_id", STRING, "The product id, such as '6086499569'. A product id is not an item id."),
+    getProduct,
+  ),
+  lookupTool(
+    "get_item_details",
+    "Get the inventory details of an item (one variant of a product).",
+    param("item_id", STRING, "The item id, such as '6086499569'. An item id is not a product id."),
+    getItem,
+  ),
+  lookupTool("get_user_details", "Get the details of a user, including their payment methods and orders.", USER_ID, getUser),
   {
     name: "list_all_product_types",
     kind: "read",
@@ -302,22 +298,9 @@ const tools: ToolDefinition<RetailDb>[] = [
     kind: "write",
     description:
       "Change items of a pending order to other items of the same product. This can be done only once per pending order. Explain the change and get the user's explicit confirmation (yes/no) first. Returns the order after the change.",
-    params: [
-      ORDER_ID,
-      param("item_ids", STRING_LIST, "The ids of the items to change, such as '1008292230'. The list may repeat an id."),
-      param(
-        "new_item_ids",
-        STRING_LIST,
-        "The ids of the new items, such as '1008292230', in the same order as item_ids; each must be of the same product as the item it replaces. The list may repeat an id.",
-      ),
-      PAYMENT_METHOD_ID,
-    ],
+    params: swapParams("change"),
     run: (db, args) => {
-      const orderId = args.get("order_id")!;
-      const itemIds = args.get("item_ids")!;
-      const newItemIds = args.get("new_item_ids")!;
-      const paymentMethodId = args.get("payment_method_id")!;
-      const order = getOrder(db, orderId);
+      const { orderId, itemIds, newItemIds, paymentMethodId, order } = swapArgs(db, args);
       if (order.status !== "pending") throw valueError("Non-pending order cannot be modified");
       checkItemsExist(order, itemIds, (itemId) => `${pyStr(itemId)} not found`);
       if (len(itemIds) !== len(newItemIds)) throw valueError("The number of items to be exchanged should match");
@@ -326,11 +309,9 @@ const tools: ToolDefinition<RetailDb>[] = [
       const pairs = zip(itemIds, newItemIds);
       for (const [itemId, newItemId] of pairs) {
         if (pyEquals(itemId, newItemId)) throw valueError("The new item id should be different from the old item id");
-        const item = firstItem(order, itemId);
-        if (item === undefined) throw valueError(`Item ${pyStr(itemId)} not found`);
-        variant = getVariant(db, item.product_id, newItemId);
-        if (!variant.available) throw valueError(`New item ${pyStr(newItemId)} not found or available`);
-        diffPrice = add(diffPrice, variant.price - item.price);
+        const swap = replacement(db, order, itemId, newItemId);
+        variant = swap.variant;
+        diffPrice = add(diffPrice, swap.difference);
       }
       const method = getPaymentMethod(db, order.user_id, paymentMethodId);
       if (method.source === "gift_card" && lessThan(method.balance, diffPrice)) {
