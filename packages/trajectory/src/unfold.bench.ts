@@ -22,7 +22,7 @@ import {
   type ToolResult,
   type ToolSpec,
 } from "@envace/protocol";
-import { parseActOutput, type ActParserOptions } from "./act-parser.js";
+import { parseActOutput, type ActOutput, type ActParserOptions } from "./act-parser.js";
 import { ToolCallValidator } from "./call-validator.js";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { unfoldGroup } from "./group.js";
@@ -103,43 +103,19 @@ const sampling = SamplingParams.parse({});
 async function handGrounded(task: Task, rollout: number, keep: boolean): Promise<Trajectory | number> {
   const environment = new InstantEnvironment();
   await environment.reset();
-  const context = [...task.messages];
-  const messages: Message[] = [...context];
-  const steps: Step[] = [];
-  let turn = 0;
-  const parserOptions: ActParserOptions = { tools, callId: (index) => `call_${turn}_${index}` };
-  for (;;) {
-    const generated = await policy.generate({ role: "act", messages, tools, sampling });
-    turn += 1;
-    const output = parseActOutput(generated, parserOptions);
-    if (output.kind === "error") throw new Error("unexpected Act output");
-    const outcomes: ToolOutcome[] = [];
-    if (keep) steps.push({ type: "act", generation: generated, message: output.message, outcomes });
-    if (output.kind === "reply") return keep ? kept(task, rollout, context, steps, "grounded") : turn;
+  return handLoop(task, rollout, keep, "grounded", async (messages, output, outcomes) => {
     messages.push(output.message);
     for (const call of output.calls) {
       const result = await environment.call(call);
-      if (keep) outcomes.push({ provenance: "grounded", call, result });
+      outcomes?.push({ provenance: "grounded", call, result });
       messages.push(toolMessage(result));
     }
-  }
+  });
 }
 
 async function handRehearsed(task: Task, rollout: number, keep: boolean): Promise<Trajectory | number> {
   const validator = new ToolCallValidator(task.tools);
-  const context = [...task.messages];
-  const messages: Message[] = [...context];
-  const steps: Step[] = [];
-  let turn = 0;
-  const parserOptions: ActParserOptions = { tools, callId: (index) => `call_${turn}_${index}` };
-  for (;;) {
-    const generated = await policy.generate({ role: "act", messages, tools, sampling });
-    turn += 1;
-    const output = parseActOutput(generated, parserOptions);
-    if (output.kind === "error") throw new Error("unexpected Act output");
-    const outcomes: ToolOutcome[] = [];
-    if (keep) steps.push({ type: "act", generation: generated, message: output.message, outcomes });
-    if (output.kind === "reply") return keep ? kept(task, rollout, context, steps, "rehearsed") : turn;
+  return handLoop(task, rollout, keep, "rehearsed", async (messages, output, outcomes) => {
     const results: Message[] = [];
     for (const call of output.calls) {
       if (!validator.check(call).ok) throw new Error("unexpected refusal");
@@ -148,10 +124,32 @@ async function handRehearsed(task: Task, rollout: number, keep: boolean): Promis
       const parsed = parseRehearseOutput(rehearsed.text);
       if (parsed.kind !== "result") throw new Error("unexpected Rehearse output");
       const result: ToolResult = { status: "ok", callId: call.id, name: call.name, content: parsed.content };
-      if (keep) outcomes.push({ provenance: "rehearsed", call, result, generation: rehearsed });
+      outcomes?.push({ provenance: "rehearsed", call, result, generation: rehearsed });
       results.push(toolMessage(result));
     }
     messages.push(output.message, ...results);
+  });
+}
+
+/** Answers one Act turn's calls: extends the conversation, and fills `outcomes` when the loop keeps them. */
+type AnswerCalls = (messages: Message[], output: Extract<ActOutput, { kind: "tool_calls" }>, outcomes: ToolOutcome[] | undefined) => Promise<void>;
+
+/** The Act loop both hand-written variants share; `answer` is where grounding and rehearsing differ. */
+async function handLoop(task: Task, rollout: number, keep: boolean, environment: string, answer: AnswerCalls): Promise<Trajectory | number> {
+  const context = [...task.messages];
+  const messages: Message[] = [...context];
+  const steps: Step[] = [];
+  let turn = 0;
+  const parserOptions: ActParserOptions = { tools, callId: (index) => `call_${turn}_${index}` };
+  for (;;) {
+    const generated = await policy.generate({ role: "act", messages, tools, sampling });
+    turn += 1;
+    const output = parseActOutput(generated, parserOptions);
+    if (output.kind === "error") throw new Error("unexpected Act output");
+    const outcomes: ToolOutcome[] = [];
+    if (keep) steps.push({ type: "act", generation: generated, message: output.message, outcomes });
+    if (output.kind === "reply") return keep ? kept(task, rollout, context, steps, environment) : turn;
+    await answer(messages, output, keep ? outcomes : undefined);
   }
 }
 

@@ -8,7 +8,6 @@ import {
   type Message,
   type Policy,
   type Task,
-  type Tokenizer,
   type ToolCall,
   type ToolResult,
   type ToolSpec,
@@ -22,31 +21,11 @@ import { conversationOf } from "./messages.js";
 import { rehearsal, RehearsalEnvironment } from "./rehearsal-environment.js";
 import { rowsOf } from "./rows.js";
 import { ScriptedPolicy } from "./scripted-policy.js";
+import { bankTools as tools, charTokenizer, recording } from "./testing/fixtures.js";
 import { unfold } from "./unfold.js";
 import { replayReference, simulateUser, singleTurn } from "./user-turns.js";
 
-// A tiny bank: the tools, a task with a two-turn reference dialogue, and a real environment.
-
-const tools: ToolSpec[] = [
-  {
-    type: "function",
-    function: {
-      name: "get_balance",
-      parameters: { type: "object", properties: { account: { type: "string" } }, required: ["account"] },
-    },
-  },
-  {
-    type: "function",
-    function: {
-      name: "transfer",
-      parameters: {
-        type: "object",
-        properties: { to: { type: "string" }, amount: { type: "number" } },
-        required: ["to", "amount"],
-      },
-    },
-  },
-];
+// A tiny bank (its tools from the shared fixtures): a task with a two-turn reference dialogue, and a real environment.
 
 const system: Message = { role: "system", content: "You are a bank agent." };
 const firstUser: Message = { role: "user", content: "Send 5 to Bob, then tell me my balance." };
@@ -93,26 +72,17 @@ class Bank implements Environment {
   }
 }
 
-/** One token per UTF-16 code unit: enough to give every generation real, checkable token ids. */
-const charTokenizer: Tokenizer = {
-  vocabSize: 65536,
-  stopTokenIds: [],
-  encode: (text) => Array.from(text, (ch) => ch.charCodeAt(0)),
-  decode: (tokens) => String.fromCharCode(...tokens),
-};
-
 const call = (name: string, args: Record<string, JsonValue>): string => `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
 const result = (value: unknown): string => `<execution_result>${JSON.stringify(value)}</execution_result>`;
 
-/** Records every request a policy receives. */
-function recording(policy: Policy): Policy & { requests: GenerateRequest[] } {
-  const requests: GenerateRequest[] = [];
+/** A policy whose second request fails with "server down"; the others answer as `generate` does. */
+function failsSecond(generate: Policy["generate"]): Policy {
+  let calls = 0;
   return {
-    id: policy.id,
-    requests,
-    generate(request, signal) {
-      requests.push(request);
-      return policy.generate(request, signal);
+    id: "failing",
+    generate: (request, signal) => {
+      calls += 1;
+      return calls === 2 ? Promise.reject(new Error("server down")) : generate(request, signal);
     },
   };
 }
@@ -333,15 +303,7 @@ describe("unfold: the real environment is released on every path", () => {
 
   it("closes every rollout's environment of a group, the cancelled siblings' too", async () => {
     const banks: ClosingBank[] = [];
-    let calls = 0;
-    const failing: Policy = {
-      id: "failing",
-      generate: (_request, signal) => {
-        calls += 1;
-        if (calls === 2) return Promise.reject(new Error("server down"));
-        return new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason as Error)));
-      },
-    };
+    const failing = failsSecond((_request, signal) => new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason as Error))));
     const environment = (): ClosingBank => {
       const bank = new ClosingBank();
       banks.push(bank);
@@ -538,15 +500,7 @@ describe("unfoldGroup", () => {
   });
 
   it("cancels the other rollouts when one fails", async () => {
-    let calls = 0;
-    const failing: Policy = {
-      id: "failing",
-      generate: (request, signal) => {
-        calls += 1;
-        if (calls === 2) return Promise.reject(new Error("server down"));
-        return slow(1000).generate(request, signal);
-      },
-    };
+    const failing = failsSecond((request, signal) => slow(1000).generate(request, signal));
     await expect(unfoldGroup({ task, size: 3, actor: failing, environment: () => new Bank(), users: singleTurn })).rejects.toThrow("server down");
   });
 
