@@ -130,10 +130,10 @@ export function buildApp(options: AppOptions): App {
     }
     // A client that goes away cancels its generation, upstream included.
     const cancel = new AbortController();
-    let clientGone = false;
+    const client = { gone: false };
     const onClose = (): void => {
       if (reply.raw.writableEnded) return;
-      clientGone = true;
+      client.gone = true;
       cancel.abort(new DOMException("the client closed the connection", "AbortError"));
     };
     reply.raw.on("close", onClose);
@@ -156,7 +156,7 @@ export function buildApp(options: AppOptions): App {
         return undefined;
       }, signal);
     } catch (error) {
-      if (!hijacked.done && !clientGone) throw error;
+      if (!hijacked.done && !client.gone) throw error;
     } finally {
       inFlight.delete(cancel);
       updateGauges();

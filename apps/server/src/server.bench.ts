@@ -87,7 +87,7 @@ async function load(baseURL: string, { turns, thinkMs }: Load): Promise<LoadResu
 function child(args: string[]): { process: ChildProcess; output: Promise<string> } {
   const spawned = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...args], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
-  spawned.stdout!.on("data", (data: Buffer) => (out += data.toString()));
+  spawned.stdout.on("data", (data: Buffer) => (out += data.toString()));
   const output = once(spawned, "exit").then(([code]) => {
     if (code !== 0) throw new Error(`${args[0]} process exited with ${String(code)}`);
     return out;
