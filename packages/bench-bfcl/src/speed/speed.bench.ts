@@ -139,6 +139,8 @@ for (const mode of ["single", "multi"] as const) {
   };
   console.log(`${workloads[mode].label}: ${agreement("ours") ?? "not run"} ${mode === "single" ? "verdicts equal to the labels" : "entries valid"}`);
   if (agreement("upstream")) console.log(`  upstream: ${agreement("upstream")}`);
+  const stoodIn = whole.upstream[0]?.figures?.stoodIn ?? [];
+  if (stoodIn.length > 0) console.log(`  upstream ran with inert stand-ins for modules not installed here (imported, never used in scoring): ${stoodIn.join(", ")}`);
   for (const [side, why] of failed) console.log(`  ${side} did not run: ${why}`);
   console.log(`  ${"".padEnd(26)}${"upstream".padStart(10)}${"ours".padStart(10)}${"ratio".padStart(8)}`);
   for (const [name, value, format] of rows) {

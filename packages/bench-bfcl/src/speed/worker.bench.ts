@@ -28,6 +28,8 @@ export interface SideFigures {
   readonly agree: number;
   readonly total: number;
   readonly maxRssKiB: number;
+  /** Upstream only: uninstalled modules its imports needed but scoring never uses, stood in for by inert ones. */
+  readonly stoodIn?: readonly string[];
 }
 
 export function median(values: readonly number[]): number {
