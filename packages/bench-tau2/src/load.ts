@@ -54,7 +54,23 @@ export function parsePyJsonText(text: string, file: string, line?: number): PyVa
     if (!(error instanceof JsonDecodeError)) throw error;
     syntax = error;
   }
-  throw new RecordError({ file, line: line ?? syntax.line }, [{ path: "", message: `not JSON (${syntax.reason}, column ${syntax.column})` }]);
+  throw new RecordError({ file, line: line ?? syntax.line }, [{ path: "", message: `not JSON (${syntaxReason(syntax)})` }]);
+}
+
+/**
+ * One line of JSON Lines as Python reads it, for `@envace/records`' `parse`: a syntax error says
+ * what and at which column, and the reader names the file and line.
+ */
+export function parsePyJsonLine(line: string): PyValue {
+  try {
+    return jsonLoads(line);
+  } catch (error) {
+    throw error instanceof JsonDecodeError ? new Error(syntaxReason(error)) : error;
+  }
+}
+
+function syntaxReason(error: JsonDecodeError): string {
+  return `${error.reason}, column ${error.column}`;
 }
 
 /** A text file's contents; a missing file is one `InputError` line naming it. */

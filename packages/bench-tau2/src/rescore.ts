@@ -1,10 +1,11 @@
 import { EnvaceError } from "@envace/errors";
 import { readFile } from "node:fs/promises";
 import { InputError, parseRecord, RecordError } from "@envace/protocol";
+import { parseJsonLines } from "@envace/records";
 import { z } from "zod";
 import type { Tau2Environment } from "./environment.js";
 import { Tau2Evaluator, type NlAssertionJudge } from "./evaluate.js";
-import { parsePyJsonText, type Tau2Domain } from "./load.js";
+import { parsePyJsonLine, parsePyJsonText, type Tau2Domain } from "./load.js";
 import { pyModel, pyOptional } from "./python/schema.js";
 import { summarize, toEntry, type Tau2RunResult } from "./run.js";
 import { Tau2Message } from "./task.js";
@@ -40,12 +41,11 @@ export async function loadSimulations(file: string): Promise<SavedSimulation[]> 
     }
     return simulations.map((item, index) => parseRecord(SavedSimulation, item, { file, record: index }));
   }
-  const simulations: SavedSimulation[] = [];
-  text.split("\n").forEach((line, index) => {
-    if (line.trim() === "") return;
-    simulations.push(parseRecord(SavedSimulation, parsePyJsonText(line, file, index + 1), { file, line: index + 1 }));
+  return parseJsonLines(SavedSimulation, text, file, {
+    parse: parsePyJsonLine,
+    // A cut-short last line is an error, not dropped: a rescore must not quietly score fewer conversations than were saved.
+    onTornLine: (torn) => void parsePyJsonText(torn.text, file, torn.line),
   });
-  return simulations;
 }
 
 export interface RescoreOptions {
