@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { Tau2Environment } from "./environment.js";
 import { Tau2Evaluator } from "./evaluate.js";
 import { loadDomain, loadUserGuidelines, type Tau2Domain, type UserGuidelines } from "./load.js";
@@ -8,24 +8,17 @@ import { oracle } from "./oracle.js";
 import { runTau2, type Tau2Entry } from "./run.js";
 import { simulate } from "./simulate.js";
 import type { Action, Tau2Task } from "./task.js";
-import { sharedData, skipNote } from "./testing/shared-data.js";
+import { readLabels, sharedDataOrSkip } from "./testing/shared-data.js";
 
-interface Label {
-  id: string;
-  initial_db_hash: string;
-  calls: { name: string; content: string; error: boolean }[];
-  final_db_hash: string;
-}
+const Label = z.object({
+  id: z.string(),
+  initial_db_hash: z.string(),
+  calls: z.array(z.object({ name: z.string(), content: z.string(), error: z.boolean() })),
+  final_db_hash: z.string(),
+});
 
-const data = sharedData();
-if (data === undefined) console.log(skipNote("τ² conformance labels"));
-
-function labels(domain: string): Label[] {
-  return readFileSync(join(data!, "tau2-labels", `${domain}.jsonl`), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Label);
-}
+const data = sharedDataOrSkip("τ² conformance labels");
+const labels = (domain: string): z.infer<typeof Label>[] => readLabels(data!, domain, Label);
 
 /** The task with its gold actions replaced. */
 function withActions(task: Tau2Task, actions: Action[]): Tau2Task {

@@ -1,17 +1,16 @@
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { OpenAIChatPolicy } from "@envace/models";
 import { toJson } from "@envace/python-text";
-import { reply, startScriptedServer, type RecordedRequest, type Reply, type ScriptedServer } from "@envace/scripted-server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reply, type RecordedRequest, type Reply } from "@envace/scripted-server";
+import { describe, expect, it } from "vitest";
 import { NlJudge } from "./judge.js";
-import { loadDomain, loadUserGuidelines, type Tau2Domain, type UserGuidelines } from "./load.js";
 import { loadSimulations, rescore } from "./rescore.js";
 import { formatSummary, readEntries, runTau2 } from "./run.js";
 import type { Tau2Task } from "./task.js";
 import { writeMockData } from "./testing/mock-fixture.js";
-import { sharedData, skipNote } from "./testing/shared-data.js";
+import { onLoopback } from "./testing/loopback.js";
+import { sharedDataOrSkip } from "./testing/shared-data.js";
 
 interface Body {
   messages: { role: string; content: string | null }[];
@@ -49,26 +48,20 @@ function scenarioText(task: Tau2Task): string {
   return typeof instructions === "string" ? instructions : instructions.reason_for_call.split("\n")[0]!;
 }
 
-const data = sharedData();
-if (data === undefined) console.log(skipNote("the end-to-end retail run"));
+const data = sharedDataOrSkip("the end-to-end retail run");
 
 describe.skipIf(data === undefined)("an end-to-end retail run against an OpenAI-compatible server on loopback", () => {
-  let server: ScriptedServer;
-  let domain: Tau2Domain;
-  let guidelines: UserGuidelines;
   const ids = ["0", "1", "6"];
-
-  beforeAll(async () => {
-    domain = await loadDomain("retail", { data: join(data!, "tau2") });
-    guidelines = await loadUserGuidelines(join(data!, "tau2"));
-    const tasks = ids.map((id) => domain.tasks.find((task) => task.id === id)!);
-    server = await startScriptedServer({ script: playTasks(tasks, new Set(["1"])) });
-  });
-  afterAll(() => server.close());
+  const loop = onLoopback("retail", () => ({ data: join(data!, "tau2") }), (domain) =>
+    playTasks(
+      ids.map((id) => domain.tasks.find((task) => task.id === id)!),
+      new Set(["1"]),
+    ),
+  );
 
   it("runs agent and user simulator through the server, scores every trial and writes the run directory", async () => {
+    const { domain, guidelines, server, policy } = loop;
     const out = mkdtempSync(join(tmpdir(), "tau2-run-"));
-    const policy = new OpenAIChatPolicy({ baseURL: server.baseURL, model: "scripted-model", tokenData: "off" });
     const progress: number[] = [];
     const run = await runTau2({
       domain,
@@ -122,32 +115,22 @@ describe.skipIf(data === undefined)("an end-to-end retail run against an OpenAI-
 });
 
 describe("an end-to-end run whose reward needs the NL judge", () => {
-  let server: ScriptedServer;
-  let domain: Tau2Domain;
-  let guidelines: UserGuidelines;
-
-  beforeAll(async () => {
-    const mock = writeMockData();
-    domain = await loadDomain("mock", { data: mock });
-    guidelines = await loadUserGuidelines(mock);
+  const loop = onLoopback("mock", () => ({ data: writeMockData() }), (domain) => {
     const play = playTasks(domain.tasks, new Set());
     let judged = 0;
-    server = await startScriptedServer({
-      script: (request) => {
-        const body = request.body as Body;
-        if (body.response_format === undefined) return play(request);
-        // The judge: the first verdict is yes; later ones fail outright, to be masked.
-        judged++;
-        if (judged > 1) return reply.error(400, "bad request");
-        const verdict = { high_level_understanding_of_the_question: "q", analysis_of_if_focus_on: "f", analysis_of_pass_condition: "The agent created it.", analysis_of_failure_examples: "none", answer: true };
-        return reply.text(JSON.stringify(verdict));
-      },
-    });
+    return (request) => {
+      const body = request.body as Body;
+      if (body.response_format === undefined) return play(request);
+      // The judge: the first verdict is yes; later ones fail outright, to be masked.
+      judged++;
+      if (judged > 1) return reply.error(400, "bad request");
+      const verdict = { high_level_understanding_of_the_question: "q", analysis_of_if_focus_on: "f", analysis_of_pass_condition: "The agent created it.", analysis_of_failure_examples: "none", answer: true };
+      return reply.text(JSON.stringify(verdict));
+    };
   });
-  afterAll(() => server.close());
 
   it("scores with the judge's verdict, and masks the trial when the judge cannot answer", async () => {
-    const policy = new OpenAIChatPolicy({ baseURL: server.baseURL, model: "scripted-model", tokenData: "off" });
+    const { domain, guidelines, server, policy } = loop;
     const judge = NlJudge.fromServer(server.baseURL, "scripted-model", { retry: { maxAttempts: 1 } });
     const run = await runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ["create"], trials: 2, judge });
     expect(run.entries.map((entry) => [entry.reward, entry.components])).toEqual([

@@ -4,15 +4,12 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { pyDeepCopy, pyDumps, type PyModel, type PyValue } from "@envace/python-text";
-import { loadDomain, loadUserGuidelines } from "./load.js";
-import { runTau2 } from "./run.js";
-import { sharedData, skipNote } from "./testing/shared-data.js";
+import { loadDomain, loadUserGuidelines, type Tau2Domain } from "./load.js";
+import { runTau2, type Tau2Summary } from "./run.js";
+import { sharedDataOrSkip } from "./testing/shared-data.js";
 
-const data = sharedData();
-if (data === undefined) {
-  console.log(skipNote("the τ² replay benchmark"));
-  process.exit(0);
-}
+const data = sharedDataOrSkip("the τ² replay benchmark");
+if (data === undefined) process.exit(0);
 
 const ms = (start: number): number => performance.now() - start;
 const fmt = (value: number): string => `${value.toFixed(0).padStart(6)} ms`;
@@ -26,13 +23,21 @@ const loadMs = ms(start);
 // as the first tasks of any run do.
 
 const rounds = 3;
-const replayTimes: number[] = [];
-let summary = (await runTau2({ domain, guidelines, participants: "oracle" })).summary;
-for (let round = 0; round < rounds; round++) {
-  start = performance.now();
-  summary = (await runTau2({ domain, guidelines, participants: "oracle" })).summary;
-  replayTimes.push(ms(start));
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** The oracle's run of every task, untimed once, then timed `rounds` times: the median time and the last summary. */
+async function timeOracleRuns(target: Tau2Domain): Promise<{ summary: Tau2Summary; median: number }> {
+  let summary = (await runTau2({ domain: target, guidelines, participants: "oracle" })).summary;
+  const times: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const begin = performance.now();
+    summary = (await runTau2({ domain: target, guidelines, participants: "oracle" })).summary;
+    times.push(ms(begin));
+  }
+  return { summary, median: median(times) };
 }
+
+const { summary, median: replay } = await timeOracleRuns(domain);
 
 // The naive baseline: per task, three environments (the run, the replay, the gold actions),
 // each a deep copy of the database hashed by serialising all of it.
@@ -47,8 +52,6 @@ start = performance.now();
 for (let task = 0; task < naiveTasks; task++) for (let env = 0; env < 3; env++) naiveEnvironmentHash();
 const naivePerTask = ms(start) / naiveTasks;
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const replay = median(replayTimes);
 const perTask = replay / domain.tasks.length;
 console.log(`τ² retail: oracle replay and scoring of all ${domain.tasks.length} shared tasks (median of ${rounds} rounds)`);
 console.log(`  load db.json + tasks.json (parse, validate, freeze)     ${fmt(loadMs)}`);
@@ -62,14 +65,7 @@ console.log(`  per task, this package vs the naive copies and hashes alone: ${(n
 start = performance.now();
 const telecom = await loadDomain("telecom", { data: join(data, "tau2"), tasks: join(data, "tau2", "telecom", "tasks_small.json") });
 const telecomLoadMs = ms(start);
-let telecomSummary = (await runTau2({ domain: telecom, guidelines, participants: "oracle" })).summary;
-const telecomTimes: number[] = [];
-for (let round = 0; round < rounds; round++) {
-  start = performance.now();
-  telecomSummary = (await runTau2({ domain: telecom, guidelines, participants: "oracle" })).summary;
-  telecomTimes.push(ms(start));
-}
-const telecomReplay = median(telecomTimes);
+const { summary: telecomSummary, median: telecomReplay } = await timeOracleRuns(telecom);
 console.log(`τ² telecom: oracle replay and scoring of all ${telecom.tasks.length} shared tasks (median of ${rounds} rounds)`);
 console.log(`  load db.toml + user_db.toml + tasks_small.json         ${fmt(telecomLoadMs)}`);
 console.log(`  replay + score all tasks                                ${fmt(telecomReplay)}   ${(telecomReplay / telecom.tasks.length).toFixed(2)} ms/task`);
@@ -77,14 +73,7 @@ console.log(`    succeeded ${telecomSummary.successes}/${telecomSummary.scored};
 
 // Telecom in solo mode: the agent plays every gold action itself, then `done`; no user turns.
 const telecomSolo = await loadDomain("telecom", { data: join(data, "tau2"), tasks: join(data, "tau2", "telecom", "tasks_small.json"), solo: true });
-let soloSummary = (await runTau2({ domain: telecomSolo, guidelines, participants: "oracle" })).summary;
-const soloTimes: number[] = [];
-for (let round = 0; round < rounds; round++) {
-  start = performance.now();
-  soloSummary = (await runTau2({ domain: telecomSolo, guidelines, participants: "oracle" })).summary;
-  soloTimes.push(ms(start));
-}
-const soloReplay = median(soloTimes);
+const { summary: soloSummary, median: soloReplay } = await timeOracleRuns(telecomSolo);
 console.log(`τ² telecom solo: oracle replay and scoring of all ${soloSummary.tasks} tasks upstream's solo agent accepts (median of ${rounds} rounds)`);
 console.log(`  replay + score all tasks                                ${fmt(soloReplay)}   ${(soloReplay / soloSummary.tasks).toFixed(2)} ms/task`);
 console.log(`    succeeded ${soloSummary.successes}/${soloSummary.scored}; DB match ${soloSummary.db_match.matched}/${soloSummary.db_match.checked}`);

@@ -8,7 +8,7 @@ import { Tau2Environment } from "./environment.js";
 import { Tau2Evaluator } from "./evaluate.js";
 import { loadDomain, type Tau2Domain } from "./load.js";
 import { runTau2, Tau2Entry } from "./run.js";
-import { sharedData, skipNote } from "./testing/shared-data.js";
+import { readLabels, sharedDataOrSkip } from "./testing/shared-data.js";
 
 // Upstream's telecom environment on every gold action of the shared tasks (the labels'
 // README gives the procedure): the oracle's run must reproduce each line exactly.
@@ -27,8 +27,7 @@ const Label = z.object({
 });
 type Label = z.infer<typeof Label>;
 
-const data = sharedData();
-if (data === undefined) console.log(skipNote("τ² telecom conformance labels"));
+const data = sharedDataOrSkip("τ² telecom conformance labels");
 
 describe.skipIf(data === undefined)("the telecom domain against upstream's conformance labels", () => {
   let domain: Tau2Domain;
@@ -38,14 +37,23 @@ describe.skipIf(data === undefined)("the telecom domain against upstream's confo
   beforeAll(async () => {
     const dir = join(data!, "tau2", "telecom");
     domain = await loadDomain("telecom", { data: join(data!, "tau2"), tasks: join(dir, "tasks_small.json") });
-    const file = join(data!, "tau2-labels", "telecom.jsonl");
-    labels = parseJsonLines(Label, readFileSync(file, "utf8"), file);
+    labels = readLabels(data!, "telecom", Label);
     const out = mkdtempSync(join(tmpdir(), "tau2-telecom-"));
     await runTau2({ domain, guidelines: { plain: "", tools: "" }, participants: "oracle", out });
     // What a user reads: the run directory's entries.jsonl, not the objects in memory.
     const written = join(out, "entries.jsonl");
     entries = new Map(parseJsonLines(Tau2Entry, readFileSync(written, "utf8"), written).map((entry) => [entry.id, entry]));
   });
+
+  /** Expects every label's list to equal the oracle's entry's for its task; the number of items compared. */
+  function compareEach(field: "calls" | "assertions"): number {
+    let compared = 0;
+    for (const label of labels) {
+      expect({ id: label.id, [field]: entries.get(label.id)![field] }).toEqual({ id: label.id, [field]: label[field] });
+      compared += label[field].length;
+    }
+    return compared;
+  }
 
   it("has a task for each of the 14 labels, and labels the first 14 tasks in file order", () => {
     expect(labels).toHaveLength(14);
@@ -60,12 +68,7 @@ describe.skipIf(data === undefined)("the telecom domain against upstream's confo
   });
 
   it("answers every gold action, routed by requestor, with upstream's exact content and error flag", () => {
-    let compared = 0;
-    for (const label of labels) {
-      expect({ id: label.id, calls: entries.get(label.id)!.calls }).toEqual({ id: label.id, calls: label.calls });
-      compared += label.calls.length;
-    }
-    expect(compared).toBe(19);
+    expect(compareEach("calls")).toBe(19);
   });
 
   it("ends on upstream's final agent and user database hashes", () => {
@@ -76,12 +79,7 @@ describe.skipIf(data === undefined)("the telecom domain against upstream's confo
   });
 
   it("gives every environment assertion upstream's result", () => {
-    let compared = 0;
-    for (const label of labels) {
-      expect({ id: label.id, assertions: entries.get(label.id)!.assertions }).toEqual({ id: label.id, assertions: label.assertions });
-      compared += label.assertions.length;
-    }
-    expect(compared).toBe(27);
+    expect(compareEach("assertions")).toBe(27);
   });
 
   it("builds the gold state as upstream's evaluator does (no sync), so 4 tasks report no DB match", () => {

@@ -1,17 +1,20 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { OpenAIChatPolicy } from "@envace/models";
 import { toJson } from "@envace/python-text";
-import { reply, startScriptedServer, type RecordedRequest, type Reply, type ScriptedServer } from "@envace/scripted-server";
+import { reply, type RecordedRequest, type Reply } from "@envace/scripted-server";
 import { ScriptedPolicy, simulateUser, unfold } from "@envace/trajectory";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { Tau2Environment } from "./environment.js";
-import { loadDomain, loadUserGuidelines, type Tau2Domain, type UserGuidelines } from "./load.js";
+import { loadDomain } from "./load.js";
 import { toProtocolTask } from "./protocol-task.js";
 import { readEntries, runTau2 } from "./run.js";
 import { renderScenario, type Tau2Task } from "./task.js";
-import { sharedData, skipNote } from "./testing/shared-data.js";
+import { onLoopback } from "./testing/loopback.js";
+import { readLabels, sharedDataOrSkip } from "./testing/shared-data.js";
+
+const FinalHashes = z.object({ id: z.string(), final_db_hash: z.string(), final_user_db_hash: z.string() });
 
 interface Body {
   messages: { role: string; content: string | null }[];
@@ -49,25 +52,18 @@ function playTelecom(tasks: readonly Tau2Task[]): (request: RecordedRequest) => 
   };
 }
 
-const data = sharedData();
-if (data === undefined) console.log(skipNote("the end-to-end telecom run"));
+const data = sharedDataOrSkip("the end-to-end telecom run");
+const smallTasks = (): string => join(data!, "tau2", "telecom", "tasks_small.json");
 
 describe.skipIf(data === undefined)("an end-to-end telecom run (agent, user simulator with tools, evaluator) against a server on loopback", () => {
-  let server: ScriptedServer;
-  let domain: Tau2Domain;
-  let guidelines: UserGuidelines;
   const ids = ["[mobile_data_issue]user_abroad_roaming_disabled_off[PERSONA:Hard]", "[service_issue]overdue_bill_suspension[PERSONA:Easy]"];
-
-  beforeAll(async () => {
-    domain = await loadDomain("telecom", { data: join(data!, "tau2"), tasks: join(data!, "tau2", "telecom", "tasks_small.json") });
-    guidelines = await loadUserGuidelines(join(data!, "tau2"));
-    server = await startScriptedServer({ script: playTelecom(ids.map((id) => domain.tasks.find((task) => task.id === id)!)) });
-  });
-  afterAll(() => server.close());
+  const loop = onLoopback("telecom", () => ({ data: join(data!, "tau2"), tasks: smallTasks() }), (domain) =>
+    playTelecom(ids.map((id) => domain.tasks.find((task) => task.id === id)!)),
+  );
 
   it("runs the user's tool calls on the phone, scores ENV_ASSERTION on both sides and reports upstream's DB result", async () => {
+    const { domain, guidelines, server, policy } = loop;
     const out = mkdtempSync(join(tmpdir(), "tau2-telecom-e2e-"));
-    const policy = new OpenAIChatPolicy({ baseURL: server.baseURL, model: "scripted-model", tokenData: "off" });
     const run = await runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ids, out });
 
     const entries = readEntries(join(out, "entries.jsonl"));
@@ -106,7 +102,7 @@ describe.skipIf(data === undefined)("an end-to-end telecom run (agent, user simu
 
 describe.skipIf(data === undefined)("a telecom task in the rollout engine: the simulated user acts on the real phone", () => {
   it("runs the user's calls on the Tau2Environment's user side and ends on upstream's hashes", async () => {
-    const domain = await loadDomain("telecom", { data: join(data!, "tau2"), tasks: join(data!, "tau2", "telecom", "tasks_small.json") });
+    const domain = await loadDomain("telecom", { data: join(data!, "tau2"), tasks: smallTasks() });
     const task = domain.tasks.find((candidate) => candidate.id === "[mobile_data_issue]user_abroad_roaming_disabled_off[PERSONA:Hard]")!;
     const protocolTask = toProtocolTask(domain, task);
     expect((protocolTask.metadata.user_tools as unknown[]).length).toBe(30);
@@ -124,10 +120,7 @@ describe.skipIf(data === undefined)("a telecom task in the rollout engine: the s
       ["grounded", { status: "ok", callId: expect.any(String) as unknown, name: "toggle_roaming", content: "Data Roaming is now ON.\nStatus Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%" }],
     ]);
     // The labels' final hashes for this task (enable_roaming, then toggle_roaming on the phone).
-    const label = readFileSync(join(data!, "tau2-labels", "telecom.jsonl"), "utf8")
-      .split("\n")
-      .filter((line) => line.includes(task.id))
-      .map((line) => JSON.parse(line) as { final_db_hash: string; final_user_db_hash: string })[0]!;
+    const label = readLabels(data!, "telecom", FinalHashes).find((candidate) => candidate.id === task.id)!;
     expect([environment.dbHash(), environment.userDbHash()]).toEqual([label.final_db_hash, label.final_user_db_hash]);
   });
 });

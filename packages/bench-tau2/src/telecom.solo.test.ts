@@ -2,7 +2,6 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { GenerateRequest, Policy } from "@envace/protocol";
-import { parseJsonLines } from "@envace/records";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Tau2Environment } from "./environment.js";
@@ -11,7 +10,7 @@ import { scriptedGeneration } from "./oracle.js";
 import { runTau2 } from "./run.js";
 import { simulate } from "./simulate.js";
 import { isSoloTask, soloOracle } from "./solo.js";
-import { sharedData, skipNote } from "./testing/shared-data.js";
+import { readLabels, sharedDataOrSkip } from "./testing/shared-data.js";
 
 // Upstream's solo mode (tau2-bench a2c024725189: telecom's `get_environment(solo_mode=True)`,
 // `LLMSoloAgent`, the orchestrator with a `DummyUser`), checked against its files and labels.
@@ -41,8 +40,7 @@ function recording(inner: (request: GenerateRequest) => Policy): Policy & { requ
   return { id: "recording", requests, generate: (request, signal) => (requests.push(request), inner(request).generate(request, signal)) };
 }
 
-const data = sharedData();
-if (data === undefined) console.log(skipNote("telecom's solo mode"));
+const data = sharedDataOrSkip("telecom's solo mode");
 
 describe.skipIf(data === undefined)("telecom in upstream's solo mode", () => {
   let dir: string;
@@ -112,8 +110,7 @@ describe.skipIf(data === undefined)("telecom in upstream's solo mode", () => {
 
     // Upstream routes a solo agent's call to a phone tool to the phone, synced as in a dual run:
     // the labels' answers and final hashes, every call now the agent's.
-    const file = join(data!, "tau2-labels", "telecom.jsonl");
-    const labels = parseJsonLines(Label, readFileSync(file, "utf8"), file);
+    const labels = readLabels(data!, "telecom", Label);
     for (const label of labels) {
       const entry = run.entries.find((candidate) => candidate.id === label.id)!;
       expect({ id: label.id, calls: entry.calls, db: entry.db_hash, user: entry.user_db_hash, match: entry.db_match }).toEqual({

@@ -7,64 +7,37 @@ import { join } from "node:path";
 // as upstream's data has them.
 
 const seats = (business: number, economy: number, basic: number) => ({ business, economy, basic_economy: basic });
+const flight = (flight_number: string, origin: string, destination: string, departure: string, arrival: string, dates: Record<string, object>) => ({
+  flight_number,
+  origin,
+  destination,
+  scheduled_departure_time_est: departure,
+  scheduled_arrival_time_est: arrival,
+  dates,
+});
 
 export const airlineDb = {
   flights: {
-    HAT001: {
-      flight_number: "HAT001",
-      origin: "JFK",
-      destination: "ORD",
-      scheduled_departure_time_est: "06:00:00",
-      scheduled_arrival_time_est: "08:30:00",
-      dates: {
-        "2024-05-14": { status: "landed", actual_departure_time_est: "2024-05-14T06:05:00", actual_arrival_time_est: "2024-05-14T08:20:00" },
-        "2024-05-16": { status: "available", available_seats: seats(4, 10, 2), prices: seats(900, 300, 150) },
-        "2024-05-17": { status: "available", available_seats: seats(0, 1, 0), prices: seats(950, 320, 160) },
-      },
-    },
-    HAT002: {
-      flight_number: "HAT002",
-      origin: "ORD",
-      destination: "SEA",
-      scheduled_departure_time_est: "10:00:00",
-      scheduled_arrival_time_est: "12:30:00",
-      dates: {
-        "2024-05-16": { status: "available", available_seats: seats(5, 8, 3), prices: seats(700, 250, 120) },
-        "2024-05-17": { status: "cancelled" },
-      },
-    },
-    HAT003: {
-      flight_number: "HAT003",
-      origin: "ORD",
-      destination: "SEA",
-      scheduled_departure_time_est: "22:00:00",
-      scheduled_arrival_time_est: "01:00:00+1",
-      dates: {
-        "2024-05-16": { status: "available", available_seats: seats(2, 2, 2), prices: seats(600, 200, 100) },
-      },
-    },
-    HAT004: {
-      flight_number: "HAT004",
-      origin: "JFK",
-      destination: "ORD",
-      scheduled_departure_time_est: "19:00:00",
-      scheduled_arrival_time_est: "21:30:00",
-      dates: {
-        "2024-05-15": { status: "delayed", estimated_departure_time_est: "2024-05-15T20:00:00", estimated_arrival_time_est: "2024-05-15T22:30:00" },
-        "2024-05-16": { status: "available", available_seats: seats(3, 6, 6), prices: seats(800, 280, 140) },
-      },
-    },
-    HAT005: {
-      flight_number: "HAT005",
-      origin: "SEA",
-      destination: "SFO",
-      scheduled_departure_time_est: "06:00:00",
-      scheduled_arrival_time_est: "08:00:00",
-      dates: {
-        "2024-05-17": { status: "available", available_seats: seats(3, 9, 9), prices: seats(500, 180, 90) },
-        "2024-05-15": { status: "on time", estimated_departure_time_est: "2024-05-15T06:00:00", estimated_arrival_time_est: "2024-05-15T08:00:00" },
-      },
-    },
+    HAT001: flight("HAT001", "JFK", "ORD", "06:00:00", "08:30:00", {
+      "2024-05-14": { status: "landed", actual_departure_time_est: "2024-05-14T06:05:00", actual_arrival_time_est: "2024-05-14T08:20:00" },
+      "2024-05-16": { status: "available", available_seats: seats(4, 10, 2), prices: seats(900, 300, 150) },
+      "2024-05-17": { status: "available", available_seats: seats(0, 1, 0), prices: seats(950, 320, 160) },
+    }),
+    HAT002: flight("HAT002", "ORD", "SEA", "10:00:00", "12:30:00", {
+      "2024-05-16": { status: "available", available_seats: seats(5, 8, 3), prices: seats(700, 250, 120) },
+      "2024-05-17": { status: "cancelled" },
+    }),
+    HAT003: flight("HAT003", "ORD", "SEA", "22:00:00", "01:00:00+1", {
+      "2024-05-16": { status: "available", available_seats: seats(2, 2, 2), prices: seats(600, 200, 100) },
+    }),
+    HAT004: flight("HAT004", "JFK", "ORD", "19:00:00", "21:30:00", {
+      "2024-05-15": { status: "delayed", estimated_departure_time_est: "2024-05-15T20:00:00", estimated_arrival_time_est: "2024-05-15T22:30:00" },
+      "2024-05-16": { status: "available", available_seats: seats(3, 6, 6), prices: seats(800, 280, 140) },
+    }),
+    HAT005: flight("HAT005", "SEA", "SFO", "06:00:00", "08:00:00", {
+      "2024-05-17": { status: "available", available_seats: seats(3, 9, 9), prices: seats(500, 180, 90) },
+      "2024-05-15": { status: "on time", estimated_departure_time_est: "2024-05-15T06:00:00", estimated_arrival_time_est: "2024-05-15T08:00:00" },
+    }),
   },
   users: {
     mia_li_3668: {

@@ -1,6 +1,8 @@
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseJsonLines } from "@envace/records";
+import type { z } from "zod";
 
 const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
 
@@ -16,4 +18,17 @@ export function sharedData(): string | undefined {
 /** The note a test prints when it skips for want of the data. */
 export function skipNote(what: string): string {
   return `skipping ${what}: τ² data not found (set ENVACE_DATA to the shared data folder, e.g. ../shared/data)`;
+}
+
+/** The shared data folder; when it is absent, undefined after printing that `what` is skipped. */
+export function sharedDataOrSkip(what: string): string | undefined {
+  const data = sharedData();
+  if (data === undefined) console.log(skipNote(what));
+  return data;
+}
+
+/** Upstream's conformance labels of a domain (`tau2-labels/<domain>.jsonl`); a missing file is an error, not no labels. */
+export function readLabels<S extends z.ZodType>(data: string, domain: string, schema: S): z.output<S>[] {
+  const file = join(data, "tau2-labels", `${domain}.jsonl`);
+  return parseJsonLines(schema, readFileSync(file, "utf8"), file);
 }

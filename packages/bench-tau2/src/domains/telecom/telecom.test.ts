@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { Tau2Environment } from "../../environment.js";
 import { loadDomain, type Tau2Domain } from "../../load.js";
 import type { Requestor } from "../../task.js";
-import { sharedData, skipNote } from "../../testing/shared-data.js";
+import { sharedDataOrSkip } from "../../testing/shared-data.js";
 
 // Upstream's own responses and both hashes (τ²-bench a2c024725189, its TelecomEnvironment's
 // get_response, sync included) for 79 calls that reach every agent and phone tool, errors and
@@ -26,8 +26,7 @@ const sequences = (jsonLoads(readFileSync(new URL("../../testing/telecom-upstrea
   calls: (sequence.get("calls") as PyDict[]).map((call) => Object.fromEntries(call) as unknown as UpstreamCall),
 }));
 
-const data = sharedData();
-if (data === undefined) console.log(skipNote("the telecom tool sequences"));
+const data = sharedDataOrSkip("the telecom tool sequences");
 
 describe.skipIf(data === undefined)("telecom tools against upstream's answers", () => {
   let domain: Tau2Domain;
