@@ -46,21 +46,7 @@ function wireCalls(calls: readonly Tau2ToolCall[]): WireToolCall[] {
 
 /** What the agent sees: every agent message, the user's text messages, the results of its own calls. */
 export function agentView(systemPrompt: string, messages: readonly Tau2Message[]): Message[] {
-  const view: Message[] = [{ role: "system", content: systemPrompt }];
-  for (const message of messages) {
-    if (message.role === "assistant") {
-      view.push({
-        role: "assistant",
-        content: message.content,
-        ...(message.tool_calls !== null ? { tool_calls: wireCalls(message.tool_calls) } : {}),
-      });
-    } else if (message.role === "user" && message.tool_calls === null) {
-      view.push({ role: "user", content: message.content ?? "" });
-    } else if (message.role === "tool" && message.requestor === "assistant") {
-      view.push({ role: "tool", tool_call_id: message.id, content: message.content ?? "" });
-    }
-  }
-  return view;
+  return sideView(systemPrompt, messages, "assistant");
 }
 
 /**
@@ -68,18 +54,24 @@ export function agentView(systemPrompt: string, messages: readonly Tau2Message[]
  * assistant's, the agent's text messages as the user's, the results of its own tool calls.
  */
 export function userView(systemPrompt: string, messages: readonly Tau2Message[]): Message[] {
+  return sideView(systemPrompt, messages, "user");
+}
+
+/** The conversation from one side: its own messages as the assistant's, the other side's text as the user's. */
+function sideView(systemPrompt: string, messages: readonly Tau2Message[], self: Requestor): Message[] {
   const view: Message[] = [{ role: "system", content: systemPrompt }];
   for (const message of messages) {
-    if (message.role === "user") {
+    if (message.role === "system") continue;
+    if (message.role === "tool") {
+      if (message.requestor === self) view.push({ role: "tool", tool_call_id: message.id, content: message.content ?? "" });
+    } else if (message.role === self) {
       view.push({
         role: "assistant",
         content: message.content,
         ...(message.tool_calls !== null ? { tool_calls: wireCalls(message.tool_calls) } : {}),
       });
-    } else if (message.role === "assistant" && message.tool_calls === null) {
+    } else if (message.tool_calls === null) {
       view.push({ role: "user", content: message.content ?? "" });
-    } else if (message.role === "tool" && message.requestor === "user") {
-      view.push({ role: "tool", tool_call_id: message.id, content: message.content ?? "" });
     }
   }
   return view;

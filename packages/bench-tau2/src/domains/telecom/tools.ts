@@ -66,6 +66,11 @@ function targetLine(db: TelecomDb, customerId: PyValue, lineId: PyValue): Line {
   return lineById(db, lineId);
 }
 
+/** The line the `customer_id` and `line_id` arguments name. */
+function argLine(db: TelecomDb, args: ReadonlyMap<string, PyValue>): Line {
+  return targetLine(db, args.get("customer_id")!, args.get("line_id")!);
+}
+
 /** `_get_bills_awaiting_payment`, in the customer's `bill_ids` order. */
 export function billsAwaitingPayment(db: TelecomDb, customer: Customer): Bill[] {
   return customer.bill_ids.map((id) => billById(db, id)).filter((bill) => bill.status === "Awaiting Payment");
@@ -77,6 +82,14 @@ function dict(entries: [string, PyValue][]): PyDict {
 
 function model(value: object): PyValue {
   return value as unknown as PyValue;
+}
+
+/** What a tool that changes a line's status returns: a message and the line. */
+function lineChanged(message: string, line: Line): PyDict {
+  return dict([
+    ["message", message],
+    ["line", model(line)],
+  ]);
 }
 
 function asFloat(value: PyValue): number {
@@ -124,6 +137,23 @@ function slice<T>(items: T[], limit: PyValue): T[] {
   if (limit === null) return items;
   if (typeof limit !== "bigint" && typeof limit !== "boolean") throw typeError("slice indices must be integers or None or have an __index__ method");
   return items.slice(0, Number(limit));
+}
+
+/** `enable_roaming` or `disable_roaming`: set the line's roaming, saying when it already was. */
+function roamingTool(enable: boolean): ToolDefinition<DbRoot> {
+  const verb = enable ? "enable" : "disable";
+  return agentTool({
+    name: `${verb}_roaming`,
+    kind: "write",
+    description: `${enable ? "Enable" : "Disable"} international roaming on a line.`,
+    params: [CUSTOMER_ID, LINE_ID],
+    run: (db, args) => {
+      const line = argLine(db, args);
+      if (line.roaming_enabled === enable) return `Roaming was already ${verb}d`;
+      line.roaming_enabled = enable;
+      return `Roaming ${verb}d successfully`;
+    },
+  });
 }
 
 const tools: ToolDefinition<DbRoot>[] = [
@@ -174,14 +204,11 @@ const tools: ToolDefinition<DbRoot>[] = [
     description: "Suspend an active line (at most 6 months; a $5/month holding fee applies).",
     params: [CUSTOMER_ID, LINE_ID, param("reason", STRING, "Why the line is suspended.")],
     run: (db, args) => {
-      const line = targetLine(db, args.get("customer_id")!, args.get("line_id")!);
+      const line = argLine(db, args);
       if (line.status !== "Active") throw valueError("Line must be active to suspend");
       line.status = "Suspended";
       line.suspension_start_date = TODAY;
-      return dict([
-        ["message", "Line suspended successfully. $5/month holding fee will apply."],
-        ["line", model(line)],
-      ]);
+      return lineChanged("Line suspended successfully. $5/month holding fee will apply.", line);
     },
   }),
   agentTool({
@@ -190,14 +217,11 @@ const tools: ToolDefinition<DbRoot>[] = [
     description: "Resume a suspended (or pending activation) line.",
     params: [CUSTOMER_ID, LINE_ID],
     run: (db, args) => {
-      const line = targetLine(db, args.get("customer_id")!, args.get("line_id")!);
+      const line = argLine(db, args);
       if (line.status !== "Suspended" && line.status !== "Pending Activation") throw valueError("Line must be suspended to resume");
       line.status = "Active";
       line.suspension_start_date = null;
-      return dict([
-        ["message", "Line resumed successfully"],
-        ["line", model(line)],
-      ]);
+      return lineChanged("Line resumed successfully", line);
     },
   }),
   agentTool({
@@ -247,30 +271,8 @@ const tools: ToolDefinition<DbRoot>[] = [
       ]);
     },
   }),
-  agentTool({
-    name: "enable_roaming",
-    kind: "write",
-    description: "Enable international roaming on a line.",
-    params: [CUSTOMER_ID, LINE_ID],
-    run: (db, args) => {
-      const line = targetLine(db, args.get("customer_id")!, args.get("line_id")!);
-      if (line.roaming_enabled) return "Roaming was already enabled";
-      line.roaming_enabled = true;
-      return "Roaming enabled successfully";
-    },
-  }),
-  agentTool({
-    name: "disable_roaming",
-    kind: "write",
-    description: "Disable international roaming on a line.",
-    params: [CUSTOMER_ID, LINE_ID],
-    run: (db, args) => {
-      const line = targetLine(db, args.get("customer_id")!, args.get("line_id")!);
-      if (!line.roaming_enabled) return "Roaming was already disabled";
-      line.roaming_enabled = false;
-      return "Roaming disabled successfully";
-    },
-  }),
+  roamingTool(true),
+  roamingTool(false),
   transferToHumanAgents(),
   agentTool({
     name: "refuel_data",
@@ -305,7 +307,7 @@ function envFunction(name: string, params: EnvFunction<DbRoot>["params"], run: (
 
 const functions: EnvFunction<DbRoot>[] = [
   envFunction("set_data_usage", [{ name: "customer_id" }, { name: "line_id" }, { name: "data_used_gb" }], (db, args) => {
-    const line = targetLine(db, args.get("customer_id")!, args.get("line_id")!);
+    const line = argLine(db, args);
     line.data_used_gb = args.get("data_used_gb") as number;
     return `Data usage set to ${pyStr(args.get("data_used_gb")!)} GB for line ${pyStr(args.get("line_id")!)}`;
   }),
@@ -337,11 +339,11 @@ const functions: EnvFunction<DbRoot>[] = [
     return `Line ${line.line_id} suspended for unpaid bill ${pyStr(billId)}. Contract ended: ${pyStr(ended)}`;
   }),
   envFunction("assert_data_refueling_amount", [{ name: "customer_id" }, { name: "line_id" }, { name: "expected_amount" }], (db, args) => {
-    const line = targetLine(db, args.get("customer_id")!, args.get("line_id")!);
+    const line = argLine(db, args);
     return Number(abs(sub(line.data_refueling_gb, args.get("expected_amount")!))) < 1e-6;
   }),
   envFunction("assert_line_status", [{ name: "customer_id" }, { name: "line_id" }, { name: "expected_status" }], (db, args) => {
-    return targetLine(db, args.get("customer_id")!, args.get("line_id")!).status === args.get("expected_status");
+    return argLine(db, args).status === args.get("expected_status");
   }),
   envFunction("assert_overdue_bill_exists", [{ name: "customer_id" }, { name: "overdue_bill_id" }], (db, args) => {
     const id = args.get("overdue_bill_id")!;

@@ -104,6 +104,19 @@ function connectVpn(state: UserState): boolean | null {
   return true;
 }
 
+const APP_NAME = param("app_name", STRING, "The app's name, such as messaging or browser.");
+
+/** `check_app_*`: a report on the permissions the app has, or upstream's text for an app the phone lacks. */
+function appTool(name: string, description: string, report: (app: string, granted: string[]) => string): ToolDefinition<DbRoot> {
+  const run = ({ device }: UserState, args: ReadonlyMap<string, PyValue>): string => {
+    const appName = args.get("app_name")!;
+    const app = getKey(device.app_statuses, appName);
+    if (app === undefined) return `App '${pyStr(appName)}' not found on this phone.`;
+    return report(pyStr(appName), grantedPermissions(app.permissions));
+  };
+  return tool(name, "read", description, run, [APP_NAME]);
+}
+
 const userTools: ToolDefinition<DbRoot>[] = [
   tool("check_status_bar", "read", "Show what the phone's status bar displays: signal, network type, data, Wi-Fi, VPN and battery.", (state) => `Status Bar: ${phone.statusBar(state.device)}`),
   tool("check_network_status", "read", "Show the phone's network status: airplane mode, SIM, cellular connection, mobile data, roaming and Wi-Fi.", ({ device }) => {
@@ -218,36 +231,16 @@ const userTools: ToolDefinition<DbRoot>[] = [
     phone.withStatusBar(device, phone.disconnectVpn(device) ? "VPN disconnected successfully." : "No active VPN connection to disconnect."),
   ),
   tool("check_installed_apps", "read", "List the apps installed on the phone.", ({ device }) => `The following apps are installed on the phone: ${[...device.app_statuses.keys()].join(", ")}`),
-  tool(
-    "check_app_status",
-    "read",
-    "Show an app's status and the permissions it has.",
-    ({ device }, args) => {
-      const name = args.get("app_name")!;
-      const app = getKey(device.app_statuses, name);
-      if (app === undefined) return `App '${pyStr(name)}' not found on this phone.`;
-      const granted = grantedPermissions(app.permissions);
-      const lines = [`Status for App: ${pyStr(name)}`];
-      if (granted.length === 0) lines.push(" - Permissions: None granted.");
-      else lines.push(" - Permissions Granted:", ...granted.map((permission) => `   - ${permission}`));
-      return lines.join("\n");
-    },
-    [param("app_name", STRING, "The app's name, such as messaging or browser.")],
-  ),
-  tool(
-    "check_app_permissions",
-    "read",
-    "Show the permissions an app has.",
-    ({ device }, args) => {
-      const name = args.get("app_name")!;
-      const app = getKey(device.app_statuses, name);
-      if (app === undefined) return `App '${pyStr(name)}' not found on this phone.`;
-      const granted = grantedPermissions(app.permissions);
-      if (granted.length === 0) return `App '${pyStr(name)}' currently has no permissions granted.`;
-      return `App '${pyStr(name)}' has permission for: ${granted.join(", ")}.`;
-    },
-    [param("app_name", STRING, "The app's name, such as messaging or browser.")],
-  ),
+  appTool("check_app_status", "Show an app's status and the permissions it has.", (name, granted) => {
+    const lines = [`Status for App: ${name}`];
+    if (granted.length === 0) lines.push(" - Permissions: None granted.");
+    else lines.push(" - Permissions Granted:", ...granted.map((permission) => `   - ${permission}`));
+    return lines.join("\n");
+  }),
+  appTool("check_app_permissions", "Show the permissions an app has.", (name, granted) => {
+    if (granted.length === 0) return `App '${name}' currently has no permissions granted.`;
+    return `App '${name}' has permission for: ${granted.join(", ")}.`;
+  }),
   tool(
     "grant_app_permission",
     "write",
@@ -267,7 +260,7 @@ const userTools: ToolDefinition<DbRoot>[] = [
       }
       return phone.withStatusBar(device, text);
     },
-    [param("app_name", STRING, "The app's name, such as messaging or browser."), param("permission", STRING, "The permission: sms, storage, phone or network.")],
+    [APP_NAME, param("permission", STRING, "The permission: sms, storage, phone or network.")],
   ),
   tool("can_send_mms", "read", "Check whether the messaging app can send MMS (picture) messages.", (state) =>
     phone.canSendMms(state) ? "Your messaging app can send MMS messages." : "Your messaging app cannot send MMS messages.",
