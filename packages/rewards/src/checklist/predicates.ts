@@ -1,6 +1,7 @@
 import type { ChecklistItem, JsonObject, JsonValue, Message, ToolMessage } from "@envace/protocol";
 import type { AssistantParts } from "./assistant-parts.js";
 import type { Dialogue } from "./dialogue.js";
+import { structuralEqual } from "../structural-equal.js";
 
 /** A tool call of the step under evaluation, with its arguments decoded (`null` when they are not a JSON object). */
 export interface DecodedToolCall {
@@ -96,11 +97,5 @@ function includes(haystack: string, needle: string, caseSensitive: boolean): boo
 
 /** Structural equality of JSON values (object key order ignored). */
 export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || a === undefined || b === undefined || typeof a !== "object" || typeof b !== "object") return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
-  }
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && jsonEqual(a[key], b[key]));
+  return structuralEqual(a, b, (x, y) => x === y);
 }

@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue, Task, ToolCall, Trajectory } from "@envace/protocol";
 import { type RewardFunction, scored } from "../reward.js";
+import { structuralEqual } from "../structural-equal.js";
 
 /** An expected action: a tool call a correct solution makes, compared on `compare_args` only when given. */
 export interface GoldAction {
@@ -30,16 +31,7 @@ function restrict(args: JsonObject, names: ReadonlySet<string>): JsonObject {
 /** Python's `==` on values decoded from JSON: numbers and booleans compare by value, containers structurally. */
 export function pythonEqual(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
   const numeric = (v: JsonValue | undefined) => (typeof v === "boolean" ? Number(v) : v);
-  const x = numeric(a);
-  const y = numeric(b);
-  if (typeof x === "number" || typeof y === "number") return x === y;
-  if (x === y) return true;
-  if (x === null || y === null || x === undefined || y === undefined || typeof x !== "object" || typeof y !== "object") return false;
-  if (Array.isArray(x) || Array.isArray(y)) {
-    return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((v, i) => pythonEqual(v, y[i]));
-  }
-  const keys = Object.keys(x);
-  return keys.length === Object.keys(y).length && keys.every((key) => Object.hasOwn(y, key) && pythonEqual(x[key], y[key]));
+  return structuralEqual(a, b, (x, y) => numeric(x) === numeric(y));
 }
 
 /** Every tool call the agent made, in order. Calls the environment rejected count: they were made. */
