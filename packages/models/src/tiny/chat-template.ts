@@ -1,3 +1,10 @@
+/** How both templates end: any other turn as plain ChatML, then the header of the turn to generate. */
+const PLAIN_TURN_AND_PROMPT = `  {%- else %}
+    {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}
+  {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}`;
+
 /**
  * The chat template of the built-in tiny model, for checkpoints whose `tokenizer_config.json`
  * carries none. ChatML turns (`<|im_start|>role … <|im_end|>`), tools listed as JSON lines in the
@@ -28,11 +35,7 @@ export const TINY_CHAT_TEMPLATE = `{%- if tools %}
     {{- '<|im_end|>\\n' }}
   {%- elif message.role == 'tool' %}
     {{- '<|im_start|>user\\n<tool_response>\\n' + message.content + '\\n</tool_response><|im_end|>\\n' }}
-  {%- else %}
-    {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}
-  {%- endif %}
-{%- endfor %}
-{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}`;
+${PLAIN_TURN_AND_PROMPT}`;
 
 /**
  * `TINY_CHAT_TEMPLATE` without the tool list and the reasoning, for domains whose system prompt
@@ -48,8 +51,4 @@ export const TINY_COMPACT_CHAT_TEMPLATE = `{%- for message in messages %}
     {{- '<|im_end|>\\n' }}
   {%- elif message.role == 'tool' %}
     {{- '<|im_start|>user\\n<tool_response>' + message.content + '</tool_response><|im_end|>\\n' }}
-  {%- else %}
-    {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}
-  {%- endif %}
-{%- endfor %}
-{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}`;
+${PLAIN_TURN_AND_PROMPT}`;
