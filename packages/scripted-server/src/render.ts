@@ -123,17 +123,18 @@ function usage(reply: GenerateReply, choices: readonly ScriptedChoice[], request
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-const created = (): number => Math.floor(Date.now() / 1000);
+/** What every rendering of a reply starts from: its choices, whether token ids go out (vLLM's extension), the prompt's ids. */
+function prepare(reply: GenerateReply, request: RenderRequest, dialect: Dialect): { choices: ScriptedChoice[]; withIds: boolean; prompt: number[] | undefined } {
+  return { choices: fillChoices(reply, request.n), withIds: dialect === "vllm" && request.returnTokenIds, prompt: promptIds(reply, request) };
+}
+
+/** The fields every body and chunk begins with. */
+const header = (id: string, object: string, request: RenderRequest) => ({ id, object, created: Math.floor(Date.now() / 1000), model: request.model });
 
 export function renderChat(reply: GenerateReply, request: RenderRequest, dialect: Dialect, id: string): Record<string, unknown> {
-  const choices = fillChoices(reply, request.n);
-  const withIds = dialect === "vllm" && request.returnTokenIds;
-  const prompt = promptIds(reply, request);
+  const { choices, withIds, prompt } = prepare(reply, request, dialect);
   return {
-    id,
-    object: "chat.completion",
-    created: created(),
-    model: request.model,
+    ...header(id, "chat.completion", request),
     choices: choices.map((choice, index) => {
       const toolCalls = wireToolCalls(choice, index);
       const text = choiceText(choice);
@@ -157,14 +158,9 @@ export function renderChat(reply: GenerateReply, request: RenderRequest, dialect
 }
 
 export function renderCompletion(reply: GenerateReply, request: RenderRequest, dialect: Dialect, id: string): Record<string, unknown> {
-  const choices = fillChoices(reply, request.n);
-  const withIds = dialect === "vllm" && request.returnTokenIds;
-  const prompt = promptIds(reply, request);
+  const { choices, withIds, prompt } = prepare(reply, request, dialect);
   return {
-    id,
-    object: "text_completion",
-    created: created(),
-    model: request.model,
+    ...header(id, "text_completion", request),
     choices: choices.map((choice, index) => ({
       index,
       text: choiceText(choice),
@@ -188,10 +184,8 @@ export function renderStream(
   dialect: Dialect,
   id: string,
 ): unknown[] {
-  const choices = fillChoices(reply, request.n);
-  const withIds = dialect === "vllm" && request.returnTokenIds;
-  const prompt = promptIds(reply, request);
-  const base = { id, object: endpoint === "chat" ? "chat.completion.chunk" : "text_completion", created: created(), model: request.model };
+  const { choices, withIds, prompt } = prepare(reply, request, dialect);
+  const base = header(id, endpoint === "chat" ? "chat.completion.chunk" : "text_completion", request);
   const events: unknown[] = [];
   const push = (choice: Record<string, unknown>, extra: Record<string, unknown> = {}): void => {
     events.push({ ...base, choices: [choice], ...extra, ...reply.extra });
