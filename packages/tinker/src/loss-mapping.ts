@@ -1,13 +1,5 @@
-import {
-  aggregationWeights,
-  crossEntropySum,
-  importanceSamplingSum,
-  lossMetrics,
-  policyLoss,
-  ppoSum,
-  type PolicyLossConfig,
-} from "@envace/grpo";
-import type { Datum, LossFn } from "@envace/training";
+import { aggregationWeights, type PolicyLossConfig } from "@envace/grpo";
+import { referenceLoss, type Datum, type LossFn } from "@envace/training";
 import { toWireDatum } from "./datum.js";
 import { TinkerLossError } from "./errors.js";
 import type { WireDatum } from "./wire.js";
@@ -240,24 +232,8 @@ export function evaluateObjective(
     mask: d.mask,
     ...(d.refLogprobs ? { refLogprobs: d.refLogprobs } : {}),
   }));
-  switch (objective.type) {
-    case "cross_entropy": {
-      const r = crossEntropySum(rows);
-      return { ...r, metrics: { "loss:sum": r.loss } };
-    }
-    case "importance_sampling": {
-      const r = importanceSamplingSum(rows);
-      return { ...r, metrics: { "loss:sum": r.loss } };
-    }
-    case "ppo": {
-      const r = ppoSum(rows, objective.clipLow, objective.clipHigh);
-      return { ...r, metrics: { "loss:sum": r.loss } };
-    }
-    case "grpo": {
-      const r = policyLoss(rows, objective.config);
-      return { loss: r.loss, gradLogprobs: r.gradLogprobs, metrics: lossMetrics(r) };
-    }
-  }
+  const { loss, gradLogprobs, metrics } = referenceLoss(objective, rows);
+  return { loss, gradLogprobs, metrics };
 }
 
 /**

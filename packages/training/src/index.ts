@@ -13,7 +13,7 @@ export {
 export { datumFromRow } from "./datum.js";
 export { CheckpointError, NonFiniteGradientError, TrainingInputError, TrainingStateError } from "./errors.js";
 export { createTinyModel, InProcessBackend, type CheckpointTokenizer, type InProcessBackendOptions } from "./in-process.js";
-export { evaluateObjective, type Objective } from "./objective.js";
+export { evaluateObjective, referenceLoss, type Objective } from "./objective.js";
 export { countParameters, initParameters, parameterSpecs, type ParameterSpec, type Parameters } from "./parameters.js";
 export { Rng, seededRandom } from "./rng.js";
 export { decodeSafetensors, encodeSafetensors, halfToFloat, readSafetensors, SafetensorsError, writeSafetensors, type NamedTensor } from "./safetensors.js";

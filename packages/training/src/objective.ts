@@ -1,13 +1,5 @@
 import { TrainingInputError } from "./errors.js";
-import {
-  aggregationWeights,
-  crossEntropySum,
-  importanceSamplingSum,
-  lossMetrics,
-  policyLoss,
-  ppoSum,
-  type LossRow,
-} from "@envace/grpo";
+import { aggregationWeights, crossEntropySum, importanceSamplingSum, lossMetrics, policyLoss, ppoSum, type LossRow } from "@envace/grpo";
 import type { Datum, LossFn } from "./backend.js";
 
 /**
@@ -55,9 +47,11 @@ function meanEntropy(rows: readonly LossRow[]): number {
   return weight > 0 ? total / weight : 0;
 }
 
-/** Evaluate `loss` on `data` given the learner's scores of every position. */
-export function evaluateObjective(loss: LossFn, data: readonly Datum[], scores: readonly TokenScoresRow[]): Objective {
-  const rows = lossRows(data, scores);
+/**
+ * `loss` on loss rows, by the reference implementation of its type: GRPO's policy loss (with its
+ * metrics), or a plain sum (with `loss:sum`). Every backend, local or remote, evaluates it here.
+ */
+export function referenceLoss(loss: LossFn, rows: readonly LossRow[]): Objective {
   if (loss.type === "grpo") {
     const result = policyLoss(rows, loss.config);
     return {
@@ -73,13 +67,16 @@ export function evaluateObjective(loss: LossFn, data: readonly Datum[], scores: 
       : loss.type === "importance_sampling"
         ? importanceSamplingSum(rows)
         : ppoSum(rows, loss.clipLow, loss.clipHigh);
+  return { loss: sum.loss, gradLogprobs: sum.gradLogprobs, gradEntropy: null, metrics: { "loss:sum": sum.loss } };
+}
+
+/** Evaluate `loss` on `data` given the learner's scores of every position. */
+export function evaluateObjective(loss: LossFn, data: readonly Datum[], scores: readonly TokenScoresRow[]): Objective {
+  const rows = lossRows(data, scores);
+  const objective = referenceLoss(loss, rows);
+  if (loss.type === "grpo") return objective;
   const tokens = rows.reduce((n, row) => n + row.mask.filter((m) => m > 0).length, 0);
-  return {
-    loss: sum.loss,
-    gradLogprobs: sum.gradLogprobs,
-    gradEntropy: null,
-    metrics: { "loss:sum": sum.loss, "entropy:mean": meanEntropy(rows), "tokens:sum": tokens },
-  };
+  return { ...objective, metrics: { ...objective.metrics, "entropy:mean": meanEntropy(rows), "tokens:sum": tokens } };
 }
 
 /**
