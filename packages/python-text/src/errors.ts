@@ -1,5 +1,3 @@
-import { pyRepr, type PyValue } from "./value.js";
-
 /**
  * A Python exception raised by code that models Python (a benchmark's tools, its checker).
  * `text` is `str(exception)`, which is what an agent reads after `Error: `.
@@ -25,11 +23,6 @@ export function typeError(text: string): PyException {
 
 export function attributeError(text: string): PyException {
   return new PyException("AttributeError", text);
-}
-
-/** `str(KeyError(key))` is the key's repr. */
-export function keyError(key: PyValue): PyException {
-  return new PyException("KeyError", pyRepr(key));
 }
 
 /** A machine-readable code for a Python exception class: `ValueError` → `VALUE_ERROR`. */

@@ -1,3 +1,6 @@
+import { PyHashDict } from "./objects.js";
+import type { PyObject } from "./value.js";
+
 /**
  * Python's `json.loads`: the grammar, the number rule and the errors are Python's; how ints,
  * floats and dicts are represented is the caller's choice (a `JsonModel`), since JavaScript has
@@ -297,3 +300,15 @@ class Parser<V, D extends V | JsonScalar> {
 function isDigit(code: number): boolean {
   return code >= 0x30 && code <= 0x39;
 }
+
+/**
+ * A model for code that may later give a dict keys other than `str` (Python code does): ints as
+ * `bigint`, floats as `number`, dicts as `PyHashDict`s (file order kept).
+ */
+export const hashDictModel: JsonModel<PyObject, PyHashDict> = {
+  int: (literal) => BigInt(literal),
+  float: (value) => value,
+  dict: () => new PyHashDict(),
+  set: (dict, key, value) => dict.set(key, value),
+  list: (items) => items,
+};

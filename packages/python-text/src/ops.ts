@@ -1,24 +1,35 @@
+import { compareNumbers } from "./compare.js";
 import { attributeError, typeError } from "./errors.js";
-import { compareCodePoints } from "./string.js";
-import { pyEquals, pyTypeName, type PyDict, type PyValue } from "./value.js";
+import { PyHashDict, PyOpaque, PySet, PyTuple } from "./objects.js";
+import { codePointLength, compareCodePoints } from "./string.js";
+import { pyEquals, pyTypeName, type PyDict, type PyObject, type PyValue } from "./value.js";
 
 // The Python operations benchmark tools apply to arguments the agent wrote, with the errors
 // Python raises when the agent wrote the wrong type.
 
-/** `for item in value`: lists, strings (characters) and dicts (keys) iterate; others raise. */
-export function iterate(value: PyValue): PyValue[] {
+/**
+ * `list(value)`, what `for item in value` visits, as a new array: lists and tuples their items,
+ * strings their characters (code points), dicts their keys, sets their members; others raise.
+ */
+export function iterate(value: PyValue): PyValue[];
+export function iterate(value: PyObject): PyObject[];
+export function iterate(value: PyObject): PyObject[] {
   if (Array.isArray(value)) return [...value];
   if (typeof value === "string") return Array.from(value);
   if (value instanceof Map) return [...value.keys()];
+  if (value instanceof PyTuple) return [...value.items];
+  if (value instanceof PyHashDict) return value.keys();
+  if (value instanceof PySet) return [...value];
   throw typeError(`'${pyTypeName(value)}' object is not iterable`);
 }
 
-/** `len(value)`. */
-export function len(value: PyValue): number {
+/** `len(value)`: strings count code points; a model counts its fields. */
+export function len(value: PyObject): number {
   if (Array.isArray(value)) return value.length;
-  if (typeof value === "string") return Array.from(value).length;
-  if (value instanceof Map) return value.size;
-  if (value !== null && typeof value === "object") return Object.keys(value).length;
+  if (typeof value === "string") return codePointLength(value);
+  if (value instanceof Map || value instanceof PyHashDict || value instanceof PySet) return value.size;
+  if (value instanceof PyTuple) return value.items.length;
+  if (value !== null && typeof value === "object" && !(value instanceof PyOpaque)) return Object.keys(value).length;
   throw typeError(`object of type '${pyTypeName(value)}' has no len()`);
 }
 
@@ -111,23 +122,7 @@ function compare(symbol: string, a: PyValue, b: PyValue): number {
   if (x === undefined || y === undefined) {
     throw typeError(`'${symbol}' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
   }
-  if (typeof x === "bigint" && typeof y === "bigint") return x < y ? -1 : x > y ? 1 : 0;
-  return compareMixed(x, y);
-}
-
-function compareMixed(x: Number, y: Number): number {
-  if (typeof x === "number" && typeof y === "number") return x < y ? -1 : x > y ? 1 : 0;
-  // Exact comparison of an int with a float, as Python does.
-  const float = typeof x === "number" ? x : (y as number);
-  const int = typeof x === "bigint" ? x : (y as bigint);
-  let order: number;
-  if (Number.isNaN(float)) return NaN;
-  if (!Number.isFinite(float)) order = float > 0 ? 1 : -1;
-  else {
-    const floor = BigInt(Math.floor(float));
-    order = floor > int ? 1 : floor < int ? -1 : float > Math.floor(float) ? 1 : 0;
-  }
-  return typeof x === "number" ? order : -order;
+  return compareNumbers(x, y);
 }
 
 /** `max(a, b)`: `b` replaces `a` only when `b > a`, so the first of equal values wins. */

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compareCodePoints, sortCodePoints, strRepr } from "./string.js";
+import { codePointLength, compareCodePoints, isSpace, lstrip, rstrip, sortCodePoints, splitlines, splitWhitespace, strip, strRepr } from "./string.js";
 
 describe("strRepr is Python's repr(str)", () => {
   // Left: the string; right: what Python 3 prints for repr() of it.
@@ -57,5 +57,40 @@ describe("Python orders strings by code point", () => {
     const keys = ["b", "a"];
     expect(sortCodePoints(keys)).toBe(keys);
     expect(keys).toEqual(["a", "b"]);
+  });
+});
+
+describe("str methods whose JavaScript look-alikes differ", () => {
+  it("splitlines breaks at Python's line boundaries and drops a last empty line", () => {
+    // 'a\r\nb\rc\u2028d\x0be\x1cf\n'.splitlines() == ['a', 'b', 'c', 'd', 'e', 'f']
+    expect(splitlines("a\r\nb\rc\u2028d\x0be\x1cf\n")).toEqual(["a", "b", "c", "d", "e", "f"]);
+    expect(splitlines("")).toEqual([]);
+    expect(splitlines("\n\nx")).toEqual(["", "", "x"]);
+  });
+
+  it("split() splits at runs of Python whitespace, which has no U+FEFF but has U+001C", () => {
+    // '  a \t b\u3000c\x1cd\ufeffe '.split() == ['a', 'b', 'c', 'd\ufeffe']
+    expect(splitWhitespace("  a \t b\u3000c\x1cd\ufeffe ")).toEqual(["a", "b", "c", "d\ufeffe"]);
+    expect(splitWhitespace(" ")).toEqual([]);
+    expect(isSpace("\x85")).toBe(true);
+    expect(isSpace("\ufeff")).toBe(false);
+  });
+
+  it("strip, lstrip and rstrip take whitespace or a set of characters", () => {
+    // ' \u2003x y\n'.strip() == 'x y'; '`[f()]`\n'.strip('`\n ') == '[f()]'; 'xxayxx'.lstrip('x') == 'ayxx'
+    expect(strip(" \u2003x y\n")).toBe("x y");
+    expect(strip("`[f()]`\n", "`\n ")).toBe("[f()]");
+    expect(lstrip("xxayxx", "x")).toBe("ayxx");
+    expect(rstrip("xxayxx", "x")).toBe("xxay");
+    expect(rstrip("/a/b//", "/")).toBe("/a/b");
+    // '😀a😀'.strip('😀') == 'a'
+    expect(strip("😀a😀", "😀")).toBe("a");
+    expect(strip("aaa", "a")).toBe("");
+  });
+
+  it("len counts code points", () => {
+    expect(codePointLength("a😀b")).toBe(3);
+    expect(codePointLength("lone \ud800")).toBe(6);
+    expect(codePointLength("")).toBe(0);
   });
 });

@@ -58,3 +58,92 @@ export function sortCodePoints(strings: string[]): string[] {
   // Without surrogates UTF-16 order is code point order, and the default sort is faster.
   return strings.some((s) => SURROGATE.test(s)) ? strings.sort(compareCodePoints) : strings.sort();
 }
+
+/** Code points `str.isspace()` accepts (and `str.split()`/`str.strip()` drop): more than JavaScript's `\s`, without U+FEFF. */
+const WHITESPACE = new Set([
+  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006,
+  0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
+]);
+
+/** Code points `str.splitlines()` breaks at (`\r\n` counts as one break). */
+const LINE_BREAKS = new Set([0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029]);
+
+/** Whether a character is whitespace to Python (`ch.isspace()`). */
+export function isSpace(ch: string): boolean {
+  return WHITESPACE.has(ch.charCodeAt(0));
+}
+
+/** `s.splitlines()`: Python's line breaks (`\v`, `\f`, `\x1c`–`\x1e`, U+0085, U+2028, U+2029 too); no empty last line. */
+export function splitlines(s: string): string[] {
+  const lines: string[] = [];
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const code = s.charCodeAt(i);
+    if (!LINE_BREAKS.has(code)) continue;
+    lines.push(s.slice(start, i));
+    if (code === 0x0d && s.charCodeAt(i + 1) === 0x0a) i++;
+    start = i + 1;
+  }
+  if (start < s.length) lines.push(s.slice(start));
+  return lines;
+}
+
+/** `s.split()` with no separator: runs of whitespace separate, empty pieces are dropped. */
+export function splitWhitespace(s: string): string[] {
+  const parts: string[] = [];
+  let start = -1;
+  for (let i = 0; i < s.length; i++) {
+    if (WHITESPACE.has(s.charCodeAt(i))) {
+      if (start >= 0) parts.push(s.slice(start, i));
+      start = -1;
+    } else if (start < 0) start = i;
+  }
+  if (start >= 0) parts.push(s.slice(start));
+  return parts;
+}
+
+/** `s.strip(chars)`: whitespace from both ends, or any of the characters of `chars`. */
+export function strip(s: string, chars?: string): string {
+  return rstrip(lstrip(s, chars), chars);
+}
+
+/** `s.lstrip(chars)`. */
+export function lstrip(s: string, chars?: string): string {
+  const drop = stripped(chars);
+  let start = 0;
+  while (start < s.length) {
+    const ch = String.fromCodePoint(s.codePointAt(start)!);
+    if (!drop(ch)) break;
+    start += ch.length;
+  }
+  return s.slice(start);
+}
+
+/** `s.rstrip(chars)`. */
+export function rstrip(s: string, chars?: string): string {
+  const drop = stripped(chars);
+  let end = s.length;
+  while (end > 0) {
+    // A low surrogate after a high one ends a character beyond U+FFFF.
+    const pair = end >= 2 && (s.charCodeAt(end - 1) & 0xfc00) === 0xdc00 && (s.charCodeAt(end - 2) & 0xfc00) === 0xd800;
+    const ch = s.slice(pair ? end - 2 : end - 1, end);
+    if (!drop(ch)) break;
+    end -= ch.length;
+  }
+  return s.slice(0, end);
+}
+
+function stripped(chars: string | undefined): (ch: string) => boolean {
+  if (chars === undefined) return isSpace;
+  const set = new Set(chars);
+  return (ch) => set.has(ch);
+}
+
+/** `len(s)`: code points, so a character beyond U+FFFF counts once. */
+export function codePointLength(s: string): number {
+  let n = s.length;
+  for (let i = 1; i < s.length; i++) {
+    if ((s.charCodeAt(i) & 0xfc00) === 0xdc00 && (s.charCodeAt(i - 1) & 0xfc00) === 0xd800) n--;
+  }
+  return n;
+}
