@@ -3,7 +3,7 @@ import type { VitaDb } from "./db.js";
 import { rerank } from "./fuzz.js";
 import { orderRepr, orderStr, productRepr, storeRepr, storeStr, type Order, type Store, type StoreProduct } from "./model.js";
 import { addMinutes, asNumber, checkTimeFormat, compare, epochSeconds, hasKey, joinStrings, pyAssert, strptime, truthy } from "./python.js";
-import { distance, num, param, pick, resolveAddress, str, strings, type VitaTool } from "./toolkit.js";
+import { addOrder, arg, checkUser, distance, getOrder, num, param, pick, resolveAddress, str, strings, type VitaTool } from "./toolkit.js";
 
 /*
  * The delivery domain's tools (`DeliveryTools`), with upstream's semantics: what they check, in
@@ -11,7 +11,6 @@ import { distance, num, param, pick, resolveAddress, str, strings, type VitaTool
  */
 
 const OWNER = "DeliveryTools";
-const arg = (args: ReadonlyMap<string, PyValue>, name: string): PyValue => args.get(name) ?? null;
 
 function getStore(db: VitaDb, storeId: PyValue): Store {
   if (!hasKey(db.stores, storeId)) throw valueError(`Store ${pyStr(storeId)} not found`);
@@ -25,13 +24,8 @@ function getProduct(db: VitaDb, productId: PyValue): StoreProduct {
   return product;
 }
 
-function getOrder(db: VitaDb, orderId: PyValue): Order {
-  const orders = db.orders ?? new Map<string, Order>();
-  if (!hasKey(orders, orderId)) throw valueError(`Order ${pyStr(orderId)} not found`);
-  const order = orders.get(orderId)!;
-  if (order.order_type !== "delivery") throw valueError(`Order ${orderId} is not a delivery order`);
-  return order;
-}
+// This domain's orders only.
+const ownOrder = (db: VitaDb, orderId: PyValue): Order => getOrder(db, orderId, "delivery", "a delivery order");
 
 /** `_modify_delivery_order`: store the order back under its own id ("Order not found" when no entry has it). */
 function storeOrder(db: VitaDb, order: Order): string {
@@ -39,11 +33,6 @@ function storeOrder(db: VitaDb, order: Order): string {
   if (!orders.has(order.order_id)) return "Order not found";
   orders.set(order.order_id, order);
   return "done";
-}
-
-function checkUser(db: VitaDb, userId: PyValue): void {
-  pyAssert(truthy(userId), "User ID cannot be empty");
-  pyAssert(userId === db.user_id, "User ID does not match");
 }
 
 /** `delivery_distance_to_time`: 25 minutes plus 0.00651 a metre, rounded (half to even). */
@@ -109,10 +98,7 @@ function createOrder(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
     status: "unpaid",
     products: lines,
   };
-  const orders = db.orders!;
-  if (orders.has(orderId)) return "Order already exists";
-  orders.set(orderId, order);
-  return orderRepr(order);
+  return addOrder(db, order);
 }
 
 export const DELIVERY_TOOLS: readonly VitaTool[] = [
@@ -184,7 +170,7 @@ export const DELIVERY_TOOLS: readonly VitaTool[] = [
     description: "Pay a delivery order.",
     params: [str("order_id", "Order id")],
     run: (db, args) => {
-      const order = getOrder(db, arg(args, "order_id"));
+      const order = ownOrder(db, arg(args, "order_id"));
       if (order.status !== "unpaid") return "Order is not in `unpaid` status.";
       order.status = "paid";
       storeOrder(db, order);
@@ -196,7 +182,7 @@ export const DELIVERY_TOOLS: readonly VitaTool[] = [
     owner: OWNER,
     description: "The status of a delivery order.",
     params: [str("order_id", "Order id")],
-    run: (db, args) => getOrder(db, arg(args, "order_id")).status,
+    run: (db, args) => ownOrder(db, arg(args, "order_id")).status,
   },
   {
     name: "cancel_delivery_order",
@@ -204,7 +190,7 @@ export const DELIVERY_TOOLS: readonly VitaTool[] = [
     description: "Cancel a delivery order.",
     params: [str("order_id", "Order id")],
     run: (db, args) => {
-      const order = getOrder(db, arg(args, "order_id"));
+      const order = ownOrder(db, arg(args, "order_id"));
       pyAssert(order.status !== "cancelled", `Order ${pyStr(arg(args, "order_id"))} is already cancelled`);
       order.status = "cancelled";
       const stored = storeOrder(db, order);
@@ -217,7 +203,7 @@ export const DELIVERY_TOOLS: readonly VitaTool[] = [
     description: "Change a delivery order's note.",
     params: [str("order_id", "Order id"), str("note", "The new note")],
     run: (db, args) => {
-      const order = getOrder(db, arg(args, "order_id"));
+      const order = ownOrder(db, arg(args, "order_id"));
       order.note = arg(args, "note");
       const stored = storeOrder(db, order);
       return stored === "done" ? `Order ${order.order_id} has been modified.` : stored;
@@ -245,7 +231,7 @@ export const DELIVERY_TOOLS: readonly VitaTool[] = [
     params: [str("order_id", "Order id")],
     run: (db, args) => {
       pyAssert(truthy(arg(args, "order_id")), "Order ID cannot be empty");
-      return orderRepr(getOrder(db, arg(args, "order_id")));
+      return orderRepr(ownOrder(db, arg(args, "order_id")));
     },
   },
 ];

@@ -48,26 +48,33 @@ export class Fields {
     return value;
   }
 
-  str(key: string, fallback?: string): string {
+  /** A field with a default: the fallback when absent (required when there is none), else read as `read` reads it. */
+  private defaulted<T>(key: string, fallback: T | undefined, read: (value: PyValue, path: string) => T): T {
     if (!this.dict.has(key) && fallback !== undefined) return fallback;
-    return readStr(this.required(key), this.at(key));
+    return read(this.required(key), this.at(key));
+  }
+
+  str(key: string, fallback?: string): string {
+    return this.defaulted(key, fallback, readStr);
+  }
+
+  /** An `Optional[...]` field: the fallback when absent, None as null, else read as `read` reads it. */
+  private optional<T>(key: string, fallback: T | null, read: (value: PyValue, path: string) => T): T | null {
+    const value = this.dict.get(key);
+    if (value === undefined) return fallback;
+    return value === null ? null : read(value, this.at(key));
   }
 
   optStr(key: string, fallback: string | null): string | null {
-    const value = this.dict.get(key);
-    if (value === undefined) return fallback;
-    return value === null ? null : readStr(value, this.at(key));
+    return this.optional(key, fallback, readStr);
   }
 
   float(key: string, fallback?: number): number {
-    if (!this.dict.has(key) && fallback !== undefined) return fallback;
-    return readFloat(this.required(key), this.at(key));
+    return this.defaulted(key, fallback, readFloat);
   }
 
   optFloat(key: string, fallback: number | null): number | null {
-    const value = this.dict.get(key);
-    if (value === undefined) return fallback;
-    return value === null ? null : readFloat(value, this.at(key));
+    return this.optional(key, fallback, readFloat);
   }
 
   int(key: string): bigint {
@@ -75,9 +82,7 @@ export class Fields {
   }
 
   optInt(key: string, fallback: bigint | null): bigint | null {
-    const value = this.dict.get(key);
-    if (value === undefined) return fallback;
-    return value === null ? null : readInt(value, this.at(key));
+    return this.optional(key, fallback, readInt);
   }
 
   bool(key: string): boolean {
@@ -92,8 +97,7 @@ export class Fields {
   }
 
   list(key: string, fallback?: PyValue[]): PyValue[] {
-    if (!this.dict.has(key) && fallback !== undefined) return fallback;
-    return readList(this.required(key), this.at(key));
+    return this.defaulted(key, fallback, readList);
   }
 
   literal<T extends string>(key: string, allowed: readonly T[], fallback?: T): T {

@@ -3,7 +3,7 @@ import type { VitaDb } from "./db.js";
 import { rerank } from "./fuzz.js";
 import { bookRepr, orderRepr, productRepr, reservationRepr, shopStr, type BookInfo, type Order, type ReservationInfo, type Shop, type ShopProduct } from "./model.js";
 import { asNumber, checkTimeFormat, compare, hasKey, joinStrings, pyAssert, truthy } from "./python.js";
-import { num, pick, str, strings, type VitaTool } from "./toolkit.js";
+import { addOrder, arg, checkUser, getOrder, num, pick, str, strings, type VitaTool } from "./toolkit.js";
 
 /*
  * The instore domain's tools (`InStoreTools`): shops and their products, product orders, table
@@ -11,7 +11,6 @@ import { num, pick, str, strings, type VitaTool } from "./toolkit.js";
  */
 
 const OWNER = "InStoreTools";
-const arg = (args: ReadonlyMap<string, PyValue>, name: string): PyValue => args.get(name) ?? null;
 
 function getShop(db: VitaDb, shopId: PyValue): Shop {
   if (!hasKey(db.shops, shopId)) throw valueError(`Shop ${pyStr(shopId)} does not exist`);
@@ -25,13 +24,8 @@ function getProduct(db: VitaDb, productId: PyValue): ShopProduct {
   return product;
 }
 
-function getOrder(db: VitaDb, orderId: PyValue): Order {
-  const orders = db.orders ?? new Map<string, Order>();
-  if (!hasKey(orders, orderId)) throw valueError(`Order ${pyStr(orderId)} not found`);
-  const order = orders.get(orderId)!;
-  if (order.order_type !== "instore") throw valueError(`Order ${orderId} is not an instore order`);
-  return order;
-}
+// This domain's orders only.
+const ownOrder = (db: VitaDb, orderId: PyValue): Order => getOrder(db, orderId, "instore", "an instore order");
 
 function getBook(db: VitaDb, bookId: PyValue): BookInfo {
   if (!hasKey(db.books, bookId)) throw valueError(`BookInfo ${pyStr(bookId)} not found`);
@@ -43,11 +37,6 @@ function getReservation(db: VitaDb, reservationId: PyValue): ReservationInfo {
   return db.reservations.get(reservationId)!;
 }
 
-function checkUser(db: VitaDb, userId: PyValue): void {
-  pyAssert(truthy(userId), "User ID cannot be empty");
-  pyAssert(userId === db.user_id, "User ID does not match");
-}
-
 const TIME_FORMAT = "%Y-%m-%d %H:%M:%S";
 
 /*
@@ -55,34 +44,85 @@ const TIME_FORMAT = "%Y-%m-%d %H:%M:%S";
  * "… not found" when no entry has that key (a task's key can differ from the id inside). The
  * object was changed in place either way.
  */
-function storeOrder(db: VitaDb, order: Order): string {
-  const orders = db.orders!;
-  if (!orders.has(order.order_id)) return `Order ${order.order_id} not found`;
-  orders.set(order.order_id, order);
+function storeBack<T>(entries: Map<string, T>, id: string, value: T, what: string): string {
+  if (!entries.has(id)) return `${what} ${id} not found`;
+  entries.set(id, value);
   return "done";
 }
 
-function storeBook(db: VitaDb, info: BookInfo): string {
-  if (!db.books.has(info.book_id)) return `BookInfo ${info.book_id} not found`;
-  db.books.set(info.book_id, info);
-  return "done";
-}
-
-function storeReservation(db: VitaDb, info: ReservationInfo): string {
-  if (!db.reservations.has(info.reservation_id)) return `ReservationInfo ${info.reservation_id} not found`;
-  db.reservations.set(info.reservation_id, info);
-  return "done";
-}
+const storeOrder = (db: VitaDb, order: Order): string => storeBack(db.orders!, order.order_id, order, "Order");
+const storeBook = (db: VitaDb, info: BookInfo): string => storeBack(db.books, info.book_id, info, "BookInfo");
+const storeReservation = (db: VitaDb, info: ReservationInfo): string => storeBack(db.reservations, info.reservation_id, info, "ReservationInfo");
 
 const answer = (stored: string, done: string): string => (stored === "done" ? done : stored);
+
+interface Cancellable {
+  status: string;
+  update_time: string;
+}
+
+/** A kind of record the cancel tools change in place; `label` is the name upstream's messages give it. */
+interface RecordKind<T extends Cancellable> {
+  label: string;
+  idName: string;
+  get: (db: VitaDb, id: PyValue) => T;
+  id: (record: T) => string;
+  store: (db: VitaDb, record: T) => string;
+}
+
+const ORDERS: RecordKind<Order> = { label: "Order", idName: "Order ID", get: ownOrder, id: (o) => o.order_id, store: storeOrder };
+
+/** Table bookings and reservations: a customer's records, listed and searched alike. */
+interface CustomerKind<T extends Cancellable & { customer_id: string }> extends RecordKind<T> {
+  /** How upstream's "has no … information" names them. */
+  what: string;
+  all: (db: VitaDb) => Iterable<T>;
+  repr: (record: T) => string;
+}
+
+const BOOKS: CustomerKind<BookInfo> = {
+  label: "BookInfo",
+  idName: "Booking ID",
+  what: "book",
+  get: getBook,
+  id: (b) => b.book_id,
+  store: storeBook,
+  all: (db) => db.books.values(),
+  repr: bookRepr,
+};
+const RESERVATIONS: CustomerKind<ReservationInfo> = {
+  label: "ReservationInfo",
+  idName: "Reservation ID",
+  what: "reservation",
+  get: getReservation,
+  id: (r) => r.reservation_id,
+  store: storeReservation,
+  all: (db) => db.reservations.values(),
+  repr: reservationRepr,
+};
+
+/** The user's bookings or reservations, all of them (`id` null) or the one with that id. */
+function customerRecords<T extends Cancellable & { customer_id: string }>(kind: CustomerKind<T>, db: VitaDb, userId: PyValue, id: PyValue = null): string {
+  checkUser(db, userId);
+  if (id === null) return listed([...kind.all(db)].filter((record) => record.customer_id === userId), userId, kind.what, kind.repr);
+  const record = kind.get(db, id);
+  return record.customer_id === userId ? kind.repr(record) : `${kind.label} ${pyStr(id)} is not belong to user ${pyStr(userId)}.`;
+}
+
+/** Upstream's three cancel tools (order, booking, reservation) check and answer alike. */
+function cancel<T extends Cancellable>(kind: RecordKind<T>, db: VitaDb, id: PyValue): string {
+  pyAssert(truthy(id), `${kind.idName} cannot be empty`);
+  const record = kind.get(db, id);
+  if (record.status === "cancelled") return `${kind.label} ${kind.id(record)} is already cancelled.`;
+  (record as Cancellable).status = "cancelled";
+  record.update_time = db.now();
+  return answer(kind.store(db, record), `${kind.label} ${kind.id(record)} is cancelled.`);
+}
 
 function listed<T>(items: readonly T[], userId: PyValue, what: string, repr: (item: T) => string): string {
   return items.length === 0 ? `User ${pyStr(userId)} has no ${what} information.` : items.map(repr).join("\n");
 }
 
-const userBooks = (db: VitaDb, userId: PyValue): BookInfo[] => [...db.books.values()].filter((book) => book.customer_id === userId);
-const userReservations = (db: VitaDb, userId: PyValue): ReservationInfo[] =>
-  [...db.reservations.values()].filter((reservation) => reservation.customer_id === userId);
 
 function createProductOrder(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
   const [userId, shopId, productId, quantity] = pick(args, "user_id", "shop_id", "product_id", "quantity");
@@ -110,10 +150,7 @@ function createProductOrder(db: VitaDb, args: ReadonlyMap<string, PyValue>): str
     status: "unpaid",
     products: [product],
   };
-  const orders = db.orders!;
-  if (orders.has(orderId)) return "Order already exists";
-  orders.set(orderId, order);
-  return orderRepr(order);
+  return addOrder(db, order);
 }
 
 function book(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
@@ -217,7 +254,7 @@ export const INSTORE_TOOLS: readonly VitaTool[] = [
     run: (db, args) => {
       const id = arg(args, "order_id");
       pyAssert(truthy(id), "Order ID cannot be empty");
-      const order = getOrder(db, id);
+      const order = ownOrder(db, id);
       if (order.status !== "unpaid") return `Order ${pyStr(id)} is not in \`unpaid\` status.`;
       order.status = "paid";
       order.update_time = db.now();
@@ -230,14 +267,7 @@ export const INSTORE_TOOLS: readonly VitaTool[] = [
     owner: OWNER,
     description: "Cancel an instore order.",
     params: [str("order_id", "Order id")],
-    run: (db, args) => {
-      pyAssert(truthy(arg(args, "order_id")), "Order ID cannot be empty");
-      const order = getOrder(db, arg(args, "order_id"));
-      if (order.status === "cancelled") return `Order ${order.order_id} is already cancelled.`;
-      order.status = "cancelled";
-      order.update_time = db.now();
-      return answer(storeOrder(db, order), `Order ${order.order_id} is cancelled.`);
-    },
+    run: (db, args) => cancel(ORDERS, db, arg(args, "order_id")),
   },
   {
     name: "instore_book",
@@ -265,14 +295,7 @@ export const INSTORE_TOOLS: readonly VitaTool[] = [
     owner: OWNER,
     description: "Cancel a table booking.",
     params: [str("book_id", "Booking id")],
-    run: (db, args) => {
-      pyAssert(truthy(arg(args, "book_id")), "Booking ID cannot be empty");
-      const info = getBook(db, arg(args, "book_id"));
-      if (info.status === "cancelled") return `BookInfo ${info.book_id} is already cancelled.`;
-      info.status = "cancelled";
-      info.update_time = db.now();
-      return answer(storeBook(db, info), `BookInfo ${info.book_id} is cancelled.`);
-    },
+    run: (db, args) => cancel(BOOKS, db, arg(args, "book_id")),
   },
   {
     name: "instore_reservation",
@@ -293,14 +316,7 @@ export const INSTORE_TOOLS: readonly VitaTool[] = [
     owner: OWNER,
     description: "Cancel a reservation.",
     params: [str("reservation_id", "Reservation id")],
-    run: (db, args) => {
-      pyAssert(truthy(arg(args, "reservation_id")), "Reservation ID cannot be empty");
-      const info = getReservation(db, arg(args, "reservation_id"));
-      if (info.status === "cancelled") return `ReservationInfo ${info.reservation_id} is already cancelled.`;
-      info.status = "cancelled";
-      info.update_time = db.now();
-      return answer(storeReservation(db, info), `ReservationInfo ${info.reservation_id} is cancelled.`);
-    },
+    run: (db, args) => cancel(RESERVATIONS, db, arg(args, "reservation_id")),
   },
   {
     name: "get_instore_orders",
@@ -319,45 +335,27 @@ export const INSTORE_TOOLS: readonly VitaTool[] = [
     owner: OWNER,
     description: "The user's reservations.",
     params: [str("user_id", "User id")],
-    run: (db, args) => {
-      checkUser(db, arg(args, "user_id"));
-      return listed(userReservations(db, arg(args, "user_id")), arg(args, "user_id"), "reservation", reservationRepr);
-    },
+    run: (db, args) => customerRecords(RESERVATIONS, db, arg(args, "user_id")),
   },
   {
     name: "get_instore_books",
     owner: OWNER,
     description: "The user's table bookings.",
     params: [str("user_id", "User id")],
-    run: (db, args) => {
-      checkUser(db, arg(args, "user_id"));
-      return listed(userBooks(db, arg(args, "user_id")), arg(args, "user_id"), "book", bookRepr);
-    },
+    run: (db, args) => customerRecords(BOOKS, db, arg(args, "user_id")),
   },
   {
     name: "search_instore_book",
     owner: OWNER,
     description: "One of the user's table bookings, or all of them.",
     params: [str("user_id", "User id"), str("book_id", "Booking id", null)],
-    run: (db, args) => {
-      const [userId, id] = [arg(args, "user_id"), arg(args, "book_id")];
-      checkUser(db, userId);
-      if (id === null) return listed(userBooks(db, userId), userId, "book", bookRepr);
-      const info = getBook(db, id);
-      return info.customer_id === userId ? bookRepr(info) : `BookInfo ${pyStr(id)} is not belong to user ${pyStr(userId)}.`;
-    },
+    run: (db, args) => customerRecords(BOOKS, db, arg(args, "user_id"), arg(args, "book_id")),
   },
   {
     name: "search_instore_reservation",
     owner: OWNER,
     description: "One of the user's reservations, or all of them.",
     params: [str("user_id", "User id"), str("reservation_id", "Reservation id", null)],
-    run: (db, args) => {
-      const [userId, id] = [arg(args, "user_id"), arg(args, "reservation_id")];
-      checkUser(db, userId);
-      if (id === null) return listed(userReservations(db, userId), userId, "reservation", reservationRepr);
-      const info = getReservation(db, id);
-      return info.customer_id === userId ? reservationRepr(info) : `ReservationInfo ${pyStr(id)} is not belong to user ${pyStr(userId)}.`;
-    },
+    run: (db, args) => customerRecords(RESERVATIONS, db, arg(args, "user_id"), arg(args, "reservation_id")),
   },
 ];

@@ -4,8 +4,8 @@ import { floatRepr, jsonStringUnicode, type PyDict, pyEquals, PyException, pyStr
 import type { VitaDb } from "./db.js";
 import { partialRatio, ratio, rerank, roundScore, defaultProcess } from "./fuzz.js";
 import { chinaHoliday, HOLIDAY_DATES } from "./holidays.js";
-import { orderRepr, shopStr, storeStr, weatherRepr } from "./model.js";
-import { checkTimeFormat, compare, epochSeconds, pyAssert, radians, strptime } from "./python.js";
+import { orderRepr, shopStr, storeStr, weatherRepr, type Order } from "./model.js";
+import { checkTimeFormat, compare, epochSeconds, hasKey, pyAssert, radians, strptime, truthy } from "./python.js";
 
 /** What a tool returns, as Python would: text, a float, or a pair of floats. */
 export type ToolOutput = string | number | readonly number[];
@@ -73,11 +73,35 @@ export const num = (name: string, description: string, fallback?: PyValue): Vita
 export const strings = (name: string, description: string, fallback?: PyValue): VitaParam =>
   param(name, { type: "array", items: STRING }, description, fallback);
 
-const arg = (args: ReadonlyMap<string, PyValue>, name: string): PyValue => args.get(name) ?? null;
+/** One bound argument (`None` when absent). */
+export const arg = (args: ReadonlyMap<string, PyValue>, name: string): PyValue => args.get(name) ?? null;
 
 /** Several bound arguments at once, in the order named. */
 export function pick<const N extends readonly string[]>(args: ReadonlyMap<string, PyValue>, ...names: N): { [K in keyof N]: PyValue } {
   return names.map((name) => args.get(name) ?? null) as { [K in keyof N]: PyValue };
+}
+
+/** The check both order domains make first: a user id is given, and it is the task's user. */
+export function checkUser(db: VitaDb, userId: PyValue): void {
+  pyAssert(truthy(userId), "User ID cannot be empty");
+  pyAssert(userId === db.user_id, "User ID does not match");
+}
+
+/** An order of one domain's type; `kind` names it in the error, e.g. "a delivery order". */
+export function getOrder(db: VitaDb, orderId: PyValue, type: Order["order_type"], kind: string): Order {
+  const orders = db.orders ?? new Map<string, Order>();
+  if (!hasKey(orders, orderId)) throw valueError(`Order ${pyStr(orderId)} not found`);
+  const order = orders.get(orderId)!;
+  if (order.order_type !== type) throw valueError(`Order ${orderId} is not ${kind}`);
+  return order;
+}
+
+/** A new order into the database; its repr, or upstream's answer when the id is taken. */
+export function addOrder(db: VitaDb, order: Order): string {
+  const orders = db.orders!;
+  if (orders.has(order.order_id)) return "Order already exists";
+  orders.set(order.order_id, order);
+  return orderRepr(order);
 }
 
 /** `longitude_latitude_to_distance`: haversine on a 6,371,000 m sphere, rounded to the metre. */
