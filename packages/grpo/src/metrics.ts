@@ -67,18 +67,25 @@ export function advantageMetrics(batch: AdvantageBatch): Record<string, number> 
     "batch/zero_advantage_groups": batch.groups.filter((g) => g.zeroAdvantage).length,
   };
   for (const m of roleMetrics(batch)) {
-    metrics[`${m.role}/rows`] = m.rows;
-    metrics[`${m.role}/rollouts`] = m.rollouts;
-    metrics[`${m.role}/groups`] = m.groups;
-    metrics[`${m.role}/zero_advantage_groups`] = m.zeroAdvantageGroups;
-    metrics[`${m.role}/invalid_rows`] = m.invalidRows;
-    metrics[`${m.role}/output_tokens`] = m.outputTokens;
-    metrics[`${m.role}/reward_mean`] = m.rewardMean;
-    metrics[`${m.role}/score_mean`] = m.scoreMean;
-    metrics[`${m.role}/advantage_mean`] = m.advantageMean;
-    metrics[`${m.role}/advantage_std`] = m.advantageStd;
-    metrics[`${m.role}/advantage_min`] = m.advantageMin;
-    metrics[`${m.role}/advantage_max`] = m.advantageMax;
+    for (const field of ROLE_FIELDS) metrics[`${m.role}/${snakeCase(field)}`] = m[field];
   }
   return metrics;
 }
+
+/** Every number of `RoleMetrics`, each flattened as `<role>/<its name in snake case>`. */
+const ROLE_FIELDS = [
+  "rows",
+  "rollouts",
+  "groups",
+  "zeroAdvantageGroups",
+  "invalidRows",
+  "outputTokens",
+  "rewardMean",
+  "scoreMean",
+  "advantageMean",
+  "advantageStd",
+  "advantageMin",
+  "advantageMax",
+] as const satisfies readonly Exclude<keyof RoleMetrics, "role">[];
+
+const snakeCase = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
