@@ -5,7 +5,7 @@ describe("parseConfig", () => {
   it("fills every default from an empty file", () => {
     const config = parseConfig("", "empty.yaml");
     expect(config.mode).toBe("envace");
-    expect(config.rollout.rollouts_per_task).toBe(4);
+    expect(config.rollout.rollouts_per_task).toBe(8);
     expect(config.actor).toMatchObject({ clip_ratio_low: 0.2, clip_ratio_c: 3, kl_coef: 0, loss_agg_mode: "seq-mean-token-mean" });
     expect(config.model.type).toBe("tiny");
     expect(config.init_from).toBe("embedded:base");

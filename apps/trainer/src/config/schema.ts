@@ -119,7 +119,7 @@ export const RolloutConfig = z.strictObject({
   /** Tasks sampled per training step (verl `data.train_batch_size`). */
   tasks_per_step: positiveInt.default(8),
   /** Rollouts per task, the GRPO group size G (verl `actor_rollout_ref.rollout.n`). */
-  rollouts_per_task: positiveInt.default(4),
+  rollouts_per_task: positiveInt.default(8),
   /** Sampling temperature of training rollouts; the learner scores softmax(logits / temperature) to match. */
   temperature: z.number().gt(0).default(1),
   /**
@@ -149,7 +149,7 @@ export const AlgorithmConfig = z.strictObject({
 export type AlgorithmConfig = z.infer<typeof AlgorithmConfig>;
 
 export const ActorConfig = z.strictObject({
-  lr: z.number().positive().default(3e-4),
+  lr: z.number().positive().default(1e-4),
   weight_decay: z.number().min(0).default(0),
   grad_clip: z.number().min(0).default(1),
   clip_ratio_low: z.number().min(0).lt(1).default(0.2),
