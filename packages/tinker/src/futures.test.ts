@@ -1,6 +1,5 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { HttpError } from "@envace/http";
+import { reply, startScriptedServer, type ScriptedServer } from "@envace/scripted-server";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TinkerHttpError, TinkerRequestFailedError, TinkerTimeoutError } from "./errors.js";
 import { retrieveFuture } from "./futures.js";
@@ -12,36 +11,30 @@ interface Scripted {
   headers?: Record<string, string>;
 }
 
-/** A loopback server that answers each route from a script and records what it was sent. */
+/** Each route's answers, in order; the scripted server records what it was sent. */
 const script = new Map<string, Scripted[]>();
-const seen: { route: string; body: Record<string, unknown>; headers: Record<string, string | string[] | undefined> }[] = [];
-let server: Server;
+let server: ScriptedServer;
 let baseUrl: string;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let text = "";
-    req.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
-    req.on("end", () => {
-      const route = req.url ?? "";
-      seen.push({ route, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: req.headers });
-      const next = script.get(route)?.shift() ?? { status: 500, body: { detail: `script exhausted for ${route}` } };
-      res.writeHead(next.status, { "Content-Type": "application/json", ...next.headers });
-      res.end(JSON.stringify(next.body));
-    });
+  server = await startScriptedServer({
+    script: (request) => {
+      const next = script.get(request.path)?.shift() ?? { status: 500, body: { detail: `script exhausted for ${request.path}` } };
+      return reply.json(next.body, next.status, next.headers);
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  baseUrl = server.url;
 });
 
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => server.close());
 
 beforeEach(() => {
   script.clear();
-  seen.length = 0;
+  server.clearRequests();
 });
+
+/** What the client sent, request by request. */
+const seen = () => server.scripted.map((request) => ({ route: request.path, body: (request.body ?? {}) as Record<string, unknown>, headers: request.headers }));
 
 function http(overrides: Partial<typeof defaultRetryPolicy> = {}, url = baseUrl): TinkerHttp {
   return new TinkerHttp({
@@ -69,11 +62,11 @@ describe("retrieve_future reply handling", () => {
       { status: 200, body: result },
     ]);
     expect(await retrieveFuture(http(), "r1", { requestType: "OptimStep" })).toEqual(result);
-    expect(seen).toHaveLength(6);
-    expect(seen.every((s) => s.body.request_id === "r1" && s.body.allow_metadata_only === false)).toBe(true);
-    expect(seen.map((s) => s.headers["x-tinker-request-iteration"])).toEqual(["0", "1", "2", "3", "4", "5"]);
-    expect(seen[0]!.headers["x-tinker-request-type"]).toBe("OptimStep");
-    expect(seen[0]!.headers["x-api-key"]).toBe("tml-test");
+    expect(seen()).toHaveLength(6);
+    expect(seen().every((s) => s.body.request_id === "r1" && s.body.allow_metadata_only === false)).toBe(true);
+    expect(seen().map((s) => s.headers["x-tinker-request-iteration"])).toEqual(["0", "1", "2", "3", "4", "5"]);
+    expect(seen()[0]!.headers["x-tinker-request-type"]).toBe("OptimStep");
+    expect(seen()[0]!.headers["x-api-key"]).toBe("tml-test");
   });
 
   it("raises a failed request with its category", async () => {
@@ -91,7 +84,7 @@ describe("retrieve_future reply handling", () => {
     expect(await retrieveFuture(http(), "r3")).toEqual(result);
     script.set(POLL, Array.from({ length: 4 }, () => ({ status: 400, body: { detail: "LoadWeights is not permitted" } })));
     await expect(retrieveFuture(http(), "r4")).rejects.toThrow("request r4 failed (unknown): LoadWeights is not permitted");
-    expect(seen.filter((s) => s.body.request_id === "r4")).toHaveLength(4);
+    expect(seen().filter((s) => s.body.request_id === "r4")).toHaveLength(4);
   });
 
   it("submits the request again when its future is gone (410)", async () => {
@@ -108,7 +101,7 @@ describe("retrieve_future reply handling", () => {
     });
     expect(out).toEqual(result);
     expect(resubmitted).toBe(1);
-    expect(seen.map((s) => s.body.request_id)).toEqual(["old", "new"]);
+    expect(seen().map((s) => s.body.request_id)).toEqual(["old", "new"]);
   });
 
   it("pauses on 402 (billing) within its budget, then gives up", async () => {
@@ -146,8 +139,8 @@ describe("submission", () => {
       { status: 200, body: { request_id: "q1" } },
     ]);
     expect(await http().post("/api/v1/optim_step", { seq_id: 1 })).toEqual({ request_id: "q1" });
-    const keys = new Set(seen.map((s) => s.headers["x-idempotency-key"]));
-    expect(seen).toHaveLength(3);
+    const keys = new Set(seen().map((s) => s.headers["x-idempotency-key"]));
+    expect(seen()).toHaveLength(3);
     expect(keys.size).toBe(1);
     expect([...keys][0]).toMatch(/^envace-/);
   });
@@ -155,14 +148,13 @@ describe("submission", () => {
   it("does not retry a conflict or a bad request", async () => {
     script.set("/api/v1/forward", [{ status: 409, body: { detail: "seq_id 3 of model m was already used by a different request", code: "seq_conflict" } }]);
     await expect(http().post("/api/v1/forward", {})).rejects.toThrow("/api/v1/forward: HTTP 409: seq_id 3 of model m was already used by a different request");
-    expect(seen).toHaveLength(1);
+    expect(seen()).toHaveLength(1);
   });
 
   it("gives up on an unreachable server after its deadline", async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
-    await new Promise((resolve) => closed.close(resolve));
+    const closed = await startScriptedServer();
+    const url = closed.url;
+    await closed.close();
     await expect(http({ submitDeadlineMs: 30 }, url).post("/api/v1/optim_step", {})).rejects.toThrow(/gave up after \d+ attempts/);
   });
 });
