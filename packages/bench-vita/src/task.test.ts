@@ -1,9 +1,11 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { EnvaceError } from "@envace/errors";
 import { RecordError, type Task } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { VitaEnvironment } from "./environment.js";
+import { FieldError, Fields } from "./fields.js";
 import { loadVitaTasks } from "./task.js";
 import { deliveryTask } from "./testing/fixture.js";
 
@@ -34,6 +36,19 @@ describe("loadVitaTasks", () => {
     const file = await tasksFile([deliveryTask(), bad]);
     const error = (await loadVitaTasks(file, "delivery").catch((e: unknown) => e)) as RecordError;
     expect(error.message).toBe(`${file} (record task T7): environment.stores.S1.products.0.price: expected a number`);
+  });
+
+  it("reads a rejected field as a FieldError: an EnvaceError naming the path and the reason", () => {
+    const error = (() => {
+      try {
+        Fields.of(null, "environment");
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(FieldError);
+    expect(error).toBeInstanceOf(EnvaceError);
+    expect(error).toMatchObject({ code: "vita-field", name: "FieldError", path: "environment", reason: "expected an object", message: "environment: expected an object" });
   });
 
   it("names missing task fields and repeated ids", async () => {

@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import type { SampledTokens, Sampler, Task, Tokenizer, ToolSpec } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { ChatTemplate, ChatTemplateError } from "./chat-template.js";
@@ -111,5 +112,14 @@ describe("IncrementalRenderer", () => {
     expect(() => new ChatTemplate("{% for %}")).toThrow("chat template does not parse");
     const raising = new ChatTemplate("{{ raise_exception('roles must alternate') }}");
     expect(() => raising.render([])).toThrow("chat template failed to render: roles must alternate");
+    const error = (() => {
+      try {
+        raising.render([]);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(EnvaceError);
+    expect(error).toMatchObject({ code: "chat-template", name: "ChatTemplateError", isRetryable: false });
   });
 });
