@@ -1,6 +1,7 @@
 import { backoffDelay, sleep, type Backoff } from "@envace/concurrency";
 import type { JsonObject } from "@envace/protocol";
 import { fromJson, type PyDict, pyRepr } from "@envace/python-text";
+import { strictJsonSchema } from "@envace/rewards";
 import { z } from "zod";
 import { agentTime } from "./protocol-task.js";
 import type { VitaEvaluationCriteria, VitaTask } from "./task.js";
@@ -128,29 +129,22 @@ export const WindowVerdict = z.object({
 export type WindowVerdict = z.infer<typeof WindowVerdict>;
 
 /** The OpenAI `response_format` that makes a judge answer a `WindowVerdict`. */
-export const WINDOW_RESPONSE_FORMAT = {
-  type: "json_schema",
-  json_schema: {
-    name: "rubric_states",
-    strict: true,
-    schema: {
-      type: "object",
-      additionalProperties: false,
-      required: ["rubrics"],
-      properties: {
-        rubrics: {
-          type: "array",
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["rubric_idx", "rubric", "justification", "meetExpectation"],
-            properties: { rubric_idx: { type: "string" }, rubric: { type: "string" }, justification: { type: "string" }, meetExpectation: { type: "boolean" } },
-          },
-        },
+export const WINDOW_RESPONSE_FORMAT = strictJsonSchema("rubric_states", {
+  type: "object",
+  additionalProperties: false,
+  required: ["rubrics"],
+  properties: {
+    rubrics: {
+      type: "array",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["rubric_idx", "rubric", "justification", "meetExpectation"],
+        properties: { rubric_idx: { type: "string" }, rubric: { type: "string" }, justification: { type: "string" }, meetExpectation: { type: "boolean" } },
       },
     },
   },
-} as const;
+});
 
 /** Parse a judge's answer strictly; anything else is a failure worth asking again. */
 export function parseWindowVerdict(text: string): WindowVerdict {

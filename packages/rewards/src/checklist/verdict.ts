@@ -1,4 +1,5 @@
 import { EnvaceError } from "@envace/errors";
+import type { JsonObject } from "@envace/protocol";
 import { z } from "zod";
 
 /** The judge's structured answer about one checklist item at one step. */
@@ -11,34 +12,38 @@ export const JudgeVerdict = z.object({
 });
 export type JudgeVerdict = z.infer<typeof JudgeVerdict>;
 
+/** An OpenAI `response_format` that holds a judge to a JSON schema (strict: no other shape is accepted). */
+export interface JsonSchemaResponseFormat {
+  type: "json_schema";
+  json_schema: { name: string; strict: true; schema: JsonObject };
+}
+
+/** The strict `response_format` named `name` whose answers follow `schema`. */
+export function strictJsonSchema(name: string, schema: JsonObject): JsonSchemaResponseFormat {
+  return { type: "json_schema", json_schema: { name, strict: true, schema } };
+}
+
 /** The strict JSON-schema `response_format` the judge is asked to follow. */
-export const JUDGE_RESPONSE_FORMAT = {
-  type: "json_schema",
-  json_schema: {
-    name: "evaluation_verdict",
-    strict: true,
-    schema: {
-      type: "object",
-      title: "Checklist evaluation verdict",
-      description: "Whether the messages under evaluation satisfy one checklist item.",
-      properties: {
-        high_level_understanding_of_the_question: { type: "string" },
-        analysis_of_if_focus_on: { type: "string" },
-        analysis_of_pass_condition: { type: "string" },
-        analysis_of_failure_examples: { type: "string" },
-        answer: { type: "boolean" },
-      },
-      required: [
-        "high_level_understanding_of_the_question",
-        "analysis_of_if_focus_on",
-        "analysis_of_pass_condition",
-        "analysis_of_failure_examples",
-        "answer",
-      ],
-      additionalProperties: false,
-    },
+export const JUDGE_RESPONSE_FORMAT = strictJsonSchema("evaluation_verdict", {
+  type: "object",
+  title: "Checklist evaluation verdict",
+  description: "Whether the messages under evaluation satisfy one checklist item.",
+  properties: {
+    high_level_understanding_of_the_question: { type: "string" },
+    analysis_of_if_focus_on: { type: "string" },
+    analysis_of_pass_condition: { type: "string" },
+    analysis_of_failure_examples: { type: "string" },
+    answer: { type: "boolean" },
   },
-} as const;
+  required: [
+    "high_level_understanding_of_the_question",
+    "analysis_of_if_focus_on",
+    "analysis_of_pass_condition",
+    "analysis_of_failure_examples",
+    "answer",
+  ],
+  additionalProperties: false,
+});
 
 /** Why a judge reply could not be used. */
 export class VerdictParseError extends EnvaceError {
