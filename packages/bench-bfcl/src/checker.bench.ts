@@ -2,6 +2,7 @@
 // multi-turn replay. Compared, in the same run, with a plain-JSON exact-match checker (the same
 // matching modes without Python's value semantics) to show what faithful scoring costs.
 import { join } from "node:path";
+import { toJson } from "@envace/python-text";
 import { alternativesRules, matchCalls } from "@envace/rewards";
 import type { FunctionCall } from "@envace/rewards";
 import { isRelevanceOrIrrelevance, SINGLE_TURN_CATEGORIES, MULTI_TURN_CATEGORIES } from "./categories.js";
@@ -11,7 +12,6 @@ import type { MultiTurnEntry, SingleTurnEntry } from "./data.js";
 import { decodePythonCalls, functionCallExecutionList } from "./decode.js";
 import { checkMultiTurn, oracleMultiTurnCalls } from "./multi-turn/checker.js";
 import { oracleCalls } from "./oracle.js";
-import { toJsonValue } from "./py/json-value.js";
 import { missingDataNote, sharedDataDir } from "./shared-data.js";
 
 const data = sharedDataDir();
@@ -66,8 +66,8 @@ for (const category of SINGLE_TURN_CATEGORIES) {
   });
   // Baseline: the same matching over plain JSON values with exact equality.
   const plain = entries.map((entry) => ({
-    calls: oracleCalls(entry).map((c): FunctionCall<string> => ({ name: c.name, args: new Map([...c.args].map(([k, v]) => [k, JSON.stringify(toJsonValue(v))])) })),
-    expected: (entry.answer ?? []).map((a) => ({ name: a.name, params: new Map([...a.params].map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => JSON.stringify(toJsonValue(x))) : []])) })),
+    calls: oracleCalls(entry).map((c): FunctionCall<string> => ({ name: c.name, args: new Map([...c.args].map(([k, v]) => [k, JSON.stringify(toJson(v))])) })),
+    expected: (entry.answer ?? []).map((a) => ({ name: a.name, params: new Map([...a.params].map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => JSON.stringify(toJson(x))) : []])) })),
     functions: entry.functions.map((f) => ({ name: f.name, params: new Map(Object.entries(f.parameters.properties)), required: f.parameters.required })),
   }));
   const rules = alternativesRules<string>({ equals: (a, b) => a === b, isOmissionMarker: (v) => v === '""' });

@@ -3,13 +3,11 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { InputError, parseRecord, RecordError } from "@envace/protocol";
 import type { RecordSource } from "@envace/protocol";
-import { JsonDecodeError } from "@envace/python-text";
+import { JsonDecodeError, PyHashDict, type PyObject } from "@envace/python-text";
 import * as z from "zod";
 import { categoryOfId, isAgentic, isLongContext, isMultiTurn, isRelevanceOrIrrelevance, questionFileName } from "./categories.js";
 import type { AnswerCall } from "./checker/ast.js";
 import { parsePyJson } from "./py/json.js";
-import { PyDict } from "./py/value.js";
-import type { Py } from "./py/value.js";
 
 /** A chat message of a BFCL question. */
 export const ChatMessage = z.looseObject({ role: z.string(), content: z.string() });
@@ -58,7 +56,7 @@ export interface SingleTurnEntry {
   readonly question: readonly ChatMessage[];
   readonly functions: readonly FunctionDoc[];
   /** The same function docs as parsed Python values, key order and float literals kept (for prompts). */
-  readonly rawFunctions: readonly PyDict[];
+  readonly rawFunctions: readonly PyHashDict[];
   /** Absent for relevance and irrelevance categories, which are scored on whether any call is made. */
   readonly answer?: readonly AnswerCall[];
   readonly source: RecordSource;
@@ -71,12 +69,12 @@ export interface MultiTurnEntry {
   readonly category: string;
   /** User messages per turn; a held-out (miss_func) turn has none. */
   readonly turns: readonly (readonly ChatMessage[])[];
-  readonly initialConfig: PyDict;
+  readonly initialConfig: PyHashDict;
   readonly involvedClasses: readonly string[];
   /** The functions offered from the first turn. */
   readonly functions: readonly FunctionDoc[];
   /** The same function docs as parsed Python values, key order and float literals kept (for prompts). */
-  readonly rawFunctions: readonly PyDict[];
+  readonly rawFunctions: readonly PyHashDict[];
   /** miss_func: functions held back, re-offered at the start of the given turn. */
   readonly heldOut: ReadonlyMap<number, HeldOutFunctions>;
   readonly groundTruth: readonly (readonly string[])[];
@@ -88,13 +86,13 @@ export type Entry = SingleTurnEntry | MultiTurnEntry;
 
 export interface HeldOutFunctions {
   readonly functions: readonly FunctionDoc[];
-  readonly rawFunctions: readonly PyDict[];
+  readonly rawFunctions: readonly PyHashDict[];
 }
 
 /** A function doc both validated and as parsed Python values. */
 interface LoadedDoc {
   readonly doc: FunctionDoc;
-  readonly raw: PyDict;
+  readonly raw: PyHashDict;
 }
 
 /** The function-doc file of each multi-turn environment class, inside `multi_turn_func_doc/`. */
@@ -143,15 +141,15 @@ function parseJson(line: Line): unknown {
 }
 
 /** A line read as Python's `json.loads` reads it, which must give an object (`expected` says which). */
-export function parsePy(line: Line, expected = "a JSON object"): PyDict {
-  let value: Py;
+export function parsePy(line: Line, expected = "a JSON object"): PyHashDict {
+  let value: PyObject;
   try {
     value = parsePyJson(line.text);
   } catch (error) {
     if (error instanceof JsonDecodeError) throw new RecordError(line.source, [{ path: "", message: `not JSON (${error.message})` }]);
     throw error;
   }
-  if (!(value instanceof PyDict)) throw new RecordError(line.source, [{ path: "", message: `expected ${expected}` }]);
+  if (!(value instanceof PyHashDict)) throw new RecordError(line.source, [{ path: "", message: `expected ${expected}` }]);
   return value;
 }
 
@@ -192,7 +190,7 @@ function singleTurnEntry(line: Line, category: string, answerLine: Line | undefi
   const record = parseRecord(SingleTurnRecord, parseJson(line), line.source);
   const question = record.question[0];
   if (question === undefined) throw new RecordError(line.source, [{ path: "question", message: "has no turn" }]);
-  let rawFunctions: PyDict[] | undefined;
+  let rawFunctions: PyHashDict[] | undefined;
   return {
     kind: "single_turn",
     id: record.id,
@@ -209,12 +207,12 @@ function singleTurnEntry(line: Line, category: string, answerLine: Line | undefi
   };
 }
 
-function rawFunctionsOf(line: Line): PyDict[] {
+function rawFunctionsOf(line: Line): PyHashDict[] {
   const raw = parsePy(line).get("function");
-  return Array.isArray(raw) ? raw.filter((doc): doc is PyDict => doc instanceof PyDict) : [];
+  return Array.isArray(raw) ? (raw as PyObject[]).filter((doc): doc is PyHashDict => doc instanceof PyHashDict) : [];
 }
 
-function groundTruthOf(line: Line): Py {
+function groundTruthOf(line: Line): PyObject {
   const record = parsePy(line);
   if (!record.has("ground_truth")) throw new RecordError(line.source, [{ path: "ground_truth", message: "is missing" }]);
   return record.get("ground_truth")!;
@@ -226,10 +224,10 @@ function parseSingleTurnAnswer(line: Line): AnswerCall[] {
   if (!Array.isArray(truth)) throw new RecordError(line.source, [{ path: "ground_truth", message: "expected a list of calls" }]);
   return truth.map((call, i) => {
     const path = `ground_truth[${i}]`;
-    if (!(call instanceof PyDict) || call.size !== 1) throw new RecordError(line.source, [{ path, message: "expected {function_name: {param: [values]}}" }]);
+    if (!(call instanceof PyHashDict) || call.size !== 1) throw new RecordError(line.source, [{ path, message: "expected {function_name: {param: [values]}}" }]);
     const [name, params] = [...call][0]!;
-    if (typeof name !== "string" || !(params instanceof PyDict)) throw new RecordError(line.source, [{ path, message: "expected {function_name: {param: [values]}}" }]);
-    const map = new Map<string, Py>();
+    if (typeof name !== "string" || !(params instanceof PyHashDict)) throw new RecordError(line.source, [{ path, message: "expected {function_name: {param: [values]}}" }]);
+    const map = new Map<string, PyObject>();
     for (const [param, acceptable] of params) {
       if (typeof param !== "string") throw new RecordError(line.source, [{ path: `${path}.${name}`, message: "parameter names must be strings" }]);
       map.set(param, acceptable);
@@ -254,7 +252,7 @@ async function loadFunctionDocs(dataDir: string): Promise<Map<string, LoadedDoc[
 
 /** A doc validated now, and read as Python values only when a prompt asks for it. */
 function loadedDoc(line: Line): LoadedDoc {
-  let raw: PyDict | undefined;
+  let raw: PyHashDict | undefined;
   return {
     doc: parseRecord(FunctionDoc, parseJson(line), line.source),
     get raw() {
@@ -265,7 +263,7 @@ function loadedDoc(line: Line): LoadedDoc {
 
 /** Docs and their Python values, the values read on first use. */
 function docsOf(loaded: readonly LoadedDoc[]): HeldOutFunctions {
-  let raw: PyDict[] | undefined;
+  let raw: PyHashDict[] | undefined;
   return {
     functions: loaded.map((l) => l.doc),
     get rawFunctions() {
@@ -276,8 +274,8 @@ function docsOf(loaded: readonly LoadedDoc[]): HeldOutFunctions {
 
 function multiTurnEntry(line: Line, answerLine: Line, category: string, docs: ReadonlyMap<string, LoadedDoc[]>): MultiTurnEntry {
   const record = parseRecord(MultiTurnRecord, parseJson(line), line.source);
-  const config = parsePy(line).get("initial_config") ?? new PyDict();
-  if (!(config instanceof PyDict)) throw new RecordError(line.source, [{ path: "initial_config", message: "expected an object" }]);
+  const config = parsePy(line).get("initial_config") ?? new PyHashDict();
+  if (!(config instanceof PyHashDict)) throw new RecordError(line.source, [{ path: "initial_config", message: "expected an object" }]);
   const functions: LoadedDoc[] = [];
   for (const [index, className] of record.involved_classes.entries()) {
     const classDocs = docs.get(className);

@@ -1,3 +1,4 @@
+import { pyRepr } from "@envace/python-text";
 import { describe, expect, it } from "vitest";
 import {
   DecodeError,
@@ -10,7 +11,6 @@ import {
 } from "./decode.js";
 import type { DecodedCall } from "./decode.js";
 import { parsePyJson } from "./py/json.js";
-import { pyRepr } from "./py/repr.js";
 import { parseExpression, PySyntaxError } from "./py/syntax.js";
 import { unparse } from "./py/unparse.js";
 

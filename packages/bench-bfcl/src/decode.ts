@@ -1,13 +1,9 @@
+import { operator, PyException, PyHashDict, type PyObject, pyRepr, pyStr, PyTuple, strip } from "@envace/python-text";
 import { EnvaceError } from "@envace/errors";
 import { parsePyJson } from "./py/json.js";
-import * as ops from "./py/ops.js";
-import { pyRepr, pyStr } from "./py/repr.js";
-import { strip } from "./py/strings.js";
 import { parseExpression } from "./py/syntax.js";
 import type { Expr } from "./py/syntax.js";
 import { unparse } from "./py/unparse.js";
-import { PyDict, PyError, PyTuple } from "./py/value.js";
-import type { Py } from "./py/value.js";
 
 /**
  * One decoded call as BFCL's checkers see it: `{name: {arg: value}}`. Arguments are keyword
@@ -15,7 +11,7 @@ import type { Py } from "./py/value.js";
  */
 export interface DecodedCall {
   readonly name: string;
-  readonly args: ReadonlyMap<string, Py>;
+  readonly args: ReadonlyMap<string, PyObject>;
 }
 
 /** A model output that cannot be decoded into calls. */
@@ -37,7 +33,7 @@ export function decodePythonCalls(text: string): DecodedCall[] {
   try {
     tree = parseExpression(body);
   } catch (error) {
-    throw new DecodeError((error as Error).message);
+    throw new DecodeError(error instanceof PyException ? error.text : (error as Error).message);
   }
   if (tree.kind === "call") return [resolveCall(tree)];
   if (tree.kind !== "list" && tree.kind !== "tuple" && tree.kind !== "set") {
@@ -59,7 +55,7 @@ function resolveCall(call: Extract<Expr, { kind: "call" }>): DecodedCall {
   }
   // Upstream keeps a plain name at the root of the chain and silently drops anything else.
   if (func.kind === "name") parts.push(func.id);
-  const args = new Map<string, Py>();
+  const args = new Map<string, PyObject>();
   for (const keyword of call.keywords) args.set(keyword.arg, resolveValue(keyword.value));
   return { name: parts.reverse().join("."), args };
 }
@@ -70,7 +66,7 @@ function resolveCall(call: Extract<Expr, { kind: "call" }>): DecodedCall {
  * call without keywords is its source text, a call with keywords a nested `{name: args}`
  * dict, and arithmetic on literals is computed.
  */
-export function resolveValue(expr: Expr): Py {
+export function resolveValue(expr: Expr): PyObject {
   switch (expr.kind) {
     case "constant":
       return expr.value;
@@ -84,7 +80,7 @@ export function resolveValue(expr: Expr): Py {
     case "tuple":
       return new PyTuple(expr.elts.map(resolveValue));
     case "dict":
-      return guarded(() => new PyDict(expr.keys.map((key, i) => [resolveValue(key), resolveValue(expr.values[i]!)])));
+      return guarded(() => new PyHashDict(expr.keys.map((key, i) => [resolveValue(key), resolveValue(expr.values[i]!)])));
     case "binop":
       return guarded(() => evaluateArithmetic(expr));
     case "name":
@@ -92,7 +88,7 @@ export function resolveValue(expr: Expr): Py {
     case "call": {
       if (expr.keywords.length === 0) return unparse(expr);
       const nested = resolveCall(expr);
-      return new PyDict([[nested.name, new PyDict(nested.args)]]);
+      return new PyHashDict([[nested.name, new PyHashDict(nested.args)]]);
     }
     case "subscript":
       return `${unparse(expr.value)}[${unparse(expr.slice)}]`;
@@ -103,21 +99,21 @@ export function resolveValue(expr: Expr): Py {
   }
 }
 
-function negate(value: Py): Py {
-  return guarded(() => ops.neg(value));
+function negate(value: PyObject): PyObject {
+  return guarded(() => operator.neg(value));
 }
 
 function guarded<T>(compute: () => T): T {
   try {
     return compute();
   } catch (error) {
-    if (error instanceof PyError) throw new DecodeError(`${error.type}: ${error.message}`);
+    if (error instanceof PyException) throw new DecodeError(error.message);
     throw error;
   }
 }
 
 /** Compute arithmetic on literals (upstream evaluates the expression's source). */
-function evaluateArithmetic(expr: Expr): Py {
+function evaluateArithmetic(expr: Expr): PyObject {
   switch (expr.kind) {
     case "constant":
       return expr.value;
@@ -127,13 +123,13 @@ function evaluateArithmetic(expr: Expr): Py {
       return new PyTuple(expr.elts.map(evaluateArithmetic));
     case "unary": {
       const operand = evaluateArithmetic(expr.operand);
-      if (expr.op === "-") return ops.neg(operand);
-      if (expr.op === "+") return ops.pos(operand);
-      if (expr.op === "~") return ops.invert(operand);
+      if (expr.op === "-") return operator.neg(operand);
+      if (expr.op === "+") return operator.pos(operand);
+      if (expr.op === "~") return operator.invert(operand);
       break;
     }
     case "binop": {
-      const op = ops.ARITHMETIC_OPERATORS[expr.op];
+      const op = operator.BINARY[expr.op];
       if (op) return op(evaluateArithmetic(expr.left), evaluateArithmetic(expr.right));
       break;
     }
@@ -148,13 +144,13 @@ function evaluateArithmetic(expr: Expr): Py {
  * call string. A dict whose values are all dicts is written as a nested call (an empty dict
  * therefore fails to decode), any other dict with quoted keys, everything else by `repr`.
  */
-function nestedValueSource(value: Py): string {
-  if (value instanceof PyDict) {
+function nestedValueSource(value: PyObject): string {
+  if (value instanceof PyHashDict) {
     const entries = [...value];
-    if (entries.every(([, v]) => v instanceof PyDict)) {
+    if (entries.every(([, v]) => v instanceof PyHashDict)) {
       const first = entries[0];
       if (first === undefined) throw new DecodeError("IndexError: list index out of range");
-      const [name, args] = first as [Py, PyDict];
+      const [name, args] = first as [PyObject, PyHashDict];
       return `${pyStr(name)}(${[...args].map(([k, v]) => `${pyStr(k)}=${nestedValueSource(v)}`).join(", ")})`;
     }
     return `{${entries.map(([k, v]) => `'${pyStr(k)}': ${nestedValueSource(v)}`).join(", ")}}`;
@@ -190,15 +186,15 @@ export class OutputFormatError extends DecodeError {
  * (Python call syntax), a function-calling model's `[{name: "<JSON arguments>"}]`, or the
  * decoded `[{name: {args}}]`. Java and JavaScript text is read by `decodeJavaLikeCalls`.
  */
-export function decodeSingleTurnResult(result: Py, language: "python" | "java" | "javascript"): DecodedCall[] {
+export function decodeSingleTurnResult(result: PyObject, language: "python" | "java" | "javascript"): DecodedCall[] {
   if (typeof result === "string") return language === "python" ? decodePythonCalls(result) : decodeJavaLikeCalls(result, language);
   if (!Array.isArray(result)) throw new OutputFormatError(`expected a list of calls, got ${pyRepr(result)}`);
   return result.map(decodeCallObject);
 }
 
 /** One `{name: {args}}` or `{name: "<JSON arguments>"}`. */
-export function decodeCallObject(item: Py): DecodedCall {
-  if (!(item instanceof PyDict) || item.size !== 1) throw new OutputFormatError(`not a call of the form {name: {args}}: ${pyRepr(item)}`);
+export function decodeCallObject(item: PyObject): DecodedCall {
+  if (!(item instanceof PyHashDict) || item.size !== 1) throw new OutputFormatError(`not a call of the form {name: {args}}: ${pyRepr(item)}`);
   const [name, rawArgs] = [...item][0]!;
   let args = rawArgs;
   if (typeof args === "string") {
@@ -208,8 +204,8 @@ export function decodeCallObject(item: Py): DecodedCall {
       throw new DecodeError(`arguments of ${pyRepr(name)} are not JSON: ${(error as Error).message}`);
     }
   }
-  if (typeof name !== "string" || !(args instanceof PyDict)) throw new OutputFormatError(`not a call of the form {name: {args}}: ${pyRepr(item)}`);
-  const map = new Map<string, Py>();
+  if (typeof name !== "string" || !(args instanceof PyHashDict)) throw new OutputFormatError(`not a call of the form {name: {args}}: ${pyRepr(item)}`);
+  const map = new Map<string, PyObject>();
   for (const [key, value] of args) {
     if (typeof key !== "string") throw new OutputFormatError(`argument names must be strings: ${pyRepr(item)}`);
     map.set(key, value);
@@ -222,9 +218,9 @@ export function decodeCallObject(item: Py): DecodedCall {
  * `decode_execute` does: text through the Python decoder (with its nested-call quirks), a list
  * of `{name: args}` (arguments as objects or JSON strings) through the function-calling path.
  */
-export function decodeMultiTurnStep(step: Py): string[] {
+export function decodeMultiTurnStep(step: PyObject): string[] {
   if (typeof step === "string") return decodePythonExecution(step);
-  const items = step instanceof PyDict ? [step] : step;
+  const items = step instanceof PyHashDict ? [step] : step;
   if (!Array.isArray(items)) throw new OutputFormatError(`expected model text or a list of calls, got ${pyRepr(step)}`);
   return functionCallExecutionList(items.map(decodeCallObject));
 }
@@ -244,7 +240,7 @@ export function decodeJavaLikeCalls(text: string, language: "java" | "javascript
   const call = /^([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)\s*\(/.exec(body);
   if (!call) throw new DecodeError(`Error parsing ${language} source code: no call found`);
   const close = matchingParen(body, call[0].length - 1);
-  const args = new Map<string, Py>();
+  const args = new Map<string, PyObject>();
   for (const part of splitTopLevel(body.slice(call[0].length, close))) {
     const assignment = /^([A-Za-z_$][\w$]*)\s*=(?!=)\s*([\s\S]*)$/.exec(part);
     if (!assignment) continue;

@@ -1,3 +1,4 @@
+import { pyDumps, PyHashDict, type PyObject } from "@envace/python-text";
 import { BfclDataError } from "./errors.js";
 import { existsSync, statSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -19,9 +20,6 @@ import type { MultiTurnCalls } from "./multi-turn/checker.js";
 import { defaultLongContextSource, loadLongContextFiller } from "./multi-turn/long-context.js";
 import { oracleCalls } from "./oracle.js";
 import { parsePyJson } from "./py/json.js";
-import { jsonDumps } from "./py/repr.js";
-import { PyDict } from "./py/value.js";
-import type { Py } from "./py/value.js";
 import { decodeSingleTurnOutput, scoreSingleTurn } from "./score.js";
 import type { EntryVerdict } from "./score.js";
 import { categoryScore, summarize, summaryTable } from "./summary.js";
@@ -84,7 +82,7 @@ export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalRe
   const entriesOut = openOutput(entriesFile, SavedVerdict, resume, { serialize: entryLine });
   const done = new Map(entriesOut.records.map((r) => [r.id, { id: r.id, category: "", valid: r.valid, error: r.error ?? null }]));
   // results.jsonl holds Python's json.dumps text, which may carry NaN.
-  const resultsOut = options.source.kind === "policy" ? openOutput(resultsFile, z.unknown(), resume, { parse: parsePyJson, serialize: jsonDumps }) : undefined;
+  const resultsOut = options.source.kind === "policy" ? openOutput(resultsFile, z.unknown(), resume, { parse: parsePyJson, serialize: (result: PyObject) => pyDumps(result) }) : undefined;
   const { scores, skipped } = await runCategories(options, saved, done, entriesOut, resultsOut);
   // Saved results can still miss every entry `limit` keeps: no score, so no summary.
   if (scores.length === 0) throw new InputError(`nothing scored: ${skipped.map((s) => `${s.category} (${s.reason})`).join(", ")}`);
@@ -104,7 +102,7 @@ export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalRe
  * data folder must exist and hold a question file of a category asked for, and saved results
  * must have entries of such a category.
  */
-function checkRunnable(options: BfclEvalOptions, saved: ReadonlyMap<string, Py> | undefined): void {
+function checkRunnable(options: BfclEvalOptions, saved: ReadonlyMap<string, PyObject> | undefined): void {
   const { dataDir, categories } = options;
   if (!existsSync(dataDir)) throw new InputError(`${dataDir}: no such folder (--data must be an upstream BFCL data folder, bfcl_eval/data)`);
   if (!statSync(dataDir).isDirectory()) throw new InputError(`${dataDir}: not a folder (--data must be an upstream BFCL data folder, bfcl_eval/data)`);
@@ -131,10 +129,10 @@ function openOutput<S extends z.ZodType, W>(file: string, schema: S, resume: boo
 
 async function runCategories(
   options: BfclEvalOptions,
-  saved: ReadonlyMap<string, Py> | undefined,
+  saved: ReadonlyMap<string, PyObject> | undefined,
   done: ReadonlyMap<string, EntryVerdict>,
   entriesOut: JsonLinesFile<SavedVerdictLine, EntryVerdict>,
-  resultsOut: JsonLinesFile<unknown, Py> | undefined,
+  resultsOut: JsonLinesFile<unknown, PyObject> | undefined,
 ): Promise<{ scores: CategoryScore[]; skipped: { category: string; reason: string }[] }> {
   const skipped: { category: string; reason: string }[] = [];
   const scores: CategoryScore[] = [];
@@ -159,7 +157,7 @@ async function runCategories(
     const pending = entries.filter((entry) => !done.has(entry.id));
     const verdicts = await scoreAll(pending, options, saved, filler, (scored, count) => {
       entriesOut.append(scored.verdict);
-      resultsOut?.append(PyDict.of({ id: scored.verdict.id, result: scored.raw ?? null }));
+      resultsOut?.append(PyHashDict.of({ id: scored.verdict.id, result: scored.raw ?? null }));
       options.onEntry?.(scored.verdict, category, previous.length + count, entries.length);
     });
     scores.push(categoryScore(category, [...previous, ...verdicts.map((v) => v.verdict)]));
@@ -189,14 +187,14 @@ function entryLine(verdict: EntryVerdict): string {
 interface Scored {
   readonly verdict: EntryVerdict;
   /** The policy's raw output, for `results.jsonl`. */
-  readonly raw?: Py;
+  readonly raw?: PyObject;
 }
 
 /** Score entries (concurrently for policies), reporting each in entry order. */
 async function scoreAll(
   entries: readonly Entry[],
   options: BfclEvalOptions,
-  saved: ReadonlyMap<string, Py> | undefined,
+  saved: ReadonlyMap<string, PyObject> | undefined,
   filler: LongContextFiller | undefined,
   report: (scored: Scored, done: number) => void,
 ): Promise<Scored[]> {
@@ -225,7 +223,7 @@ async function scoreAll(
   return results as Scored[];
 }
 
-async function scoreEntry(entry: Entry, options: BfclEvalOptions, saved: ReadonlyMap<string, Py> | undefined, filler: LongContextFiller | undefined): Promise<Scored> {
+async function scoreEntry(entry: Entry, options: BfclEvalOptions, saved: ReadonlyMap<string, PyObject> | undefined, filler: LongContextFiller | undefined): Promise<Scored> {
   const source = options.source;
   if (entry.kind === "single_turn") {
     if (source.kind === "oracle") return { verdict: scoreSingleTurn(entry, { calls: oracleCalls(entry) }, options.astOptions) };
@@ -275,7 +273,7 @@ function scoreMultiTurn(entry: MultiTurnEntry, calls: MultiTurnCalls, filler: Lo
  * A saved multi-turn result (turns of steps of raw outputs) decoded as upstream's evaluator
  * does: each step decoded separately, steps that fail to decode or decode to nothing dropped.
  */
-export function decodeMultiTurnResult(result: Py): MultiTurnCalls | undefined {
+export function decodeMultiTurnResult(result: PyObject): MultiTurnCalls | undefined {
   if (!Array.isArray(result)) return undefined;
   return result.map((turn) => {
     const steps = Array.isArray(turn) ? turn : [];
@@ -293,8 +291,8 @@ export function decodeMultiTurnResult(result: Py): MultiTurnCalls | undefined {
 }
 
 /** Read a results file: JSON Lines of `{"id", "result"}`; ids must be unique. */
-export async function readResults(file: string): Promise<Map<string, Py>> {
-  const results = new Map<string, Py>();
+export async function readResults(file: string): Promise<Map<string, PyObject>> {
+  const results = new Map<string, PyObject>();
   for (const line of await readLines(file)) {
     const record = parsePy(line, 'an object {"id", "result"}');
     const id = record.get("id");

@@ -36,13 +36,9 @@ export { createSession, ENVIRONMENT_CLASSES, EnvironmentSet, EXECUTION_ERROR_PRE
 export { oracleCalls } from "./oracle.js";
 export { additionalFunctionsPrompt, ADDITIONAL_FUNCTIONS_PROMPT, systemPrompt, toolNameOf, toTools, withLanguageHints } from "./prompts.js";
 export { parsePyJson } from "./py/json.js";
-export { fromJsonValue, toJsonValue } from "./py/json-value.js";
 export { PythonRandom } from "./py/random.js";
-export { jsonDumps, pyRepr, pyStr } from "./py/repr.js";
 export { parseExpression, PySyntaxError } from "./py/syntax.js";
 export type { Expr } from "./py/syntax.js";
-export { pyEquals, PyDict, PyError, PyFloat, PyOpaque, PySet, PyTuple, typeName } from "./py/value.js";
-export type { Py } from "./py/value.js";
 export { decodeSingleTurnOutput, scoreSingleTurn } from "./score.js";
 export type { EntryVerdict, SingleTurnOutput } from "./score.js";
 export { CategoryScore, categoryScore, GroupScore, OVERALL_WEIGHTS, percent, Summary, summarize, summaryTable } from "./summary.js";

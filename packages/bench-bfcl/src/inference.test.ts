@@ -1,3 +1,4 @@
+import type { PyHashDict } from "@envace/python-text";
 import type { GenerateRequest, Generation, Policy } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import type { MultiTurnEntry, SingleTurnEntry } from "./data.js";
@@ -5,7 +6,6 @@ import { inferMultiTurn, inferSingleTurn, MAXIMUM_STEP_LIMIT } from "./inference
 import { checkMultiTurn } from "./multi-turn/checker.js";
 import { ADDITIONAL_FUNCTIONS_PROMPT } from "./prompts.js";
 import { parsePyJson } from "./py/json.js";
-import type { PyDict } from "./py/value.js";
 
 /** A policy that answers from a script and keeps every request. */
 class ScriptPolicy implements Policy {
@@ -20,8 +20,8 @@ class ScriptPolicy implements Policy {
 }
 
 const fileSystemDocs = [
-  parsePyJson('{"name": "cd", "description": "Change directory.", "parameters": {"type": "dict", "properties": {"folder": {"type": "string", "description": "The folder."}}, "required": ["folder"]}}') as PyDict,
-  parsePyJson('{"name": "mkdir", "description": "Make a directory.", "parameters": {"type": "dict", "properties": {"dir_name": {"type": "string", "description": "Its name."}}, "required": ["dir_name"]}}') as PyDict,
+  parsePyJson('{"name": "cd", "description": "Change directory.", "parameters": {"type": "dict", "properties": {"folder": {"type": "string", "description": "The folder."}}, "required": ["folder"]}}') as PyHashDict,
+  parsePyJson('{"name": "mkdir", "description": "Make a directory.", "parameters": {"type": "dict", "properties": {"dir_name": {"type": "string", "description": "Its name."}}, "required": ["dir_name"]}}') as PyHashDict,
 ];
 
 function multiTurnEntry(groundTruth: string[][], heldOutAt?: number): MultiTurnEntry {
@@ -30,7 +30,7 @@ function multiTurnEntry(groundTruth: string[][], heldOutAt?: number): MultiTurnE
     id: "multi_turn_miss_func_0",
     category: "multi_turn_miss_func",
     turns: groundTruth.map((_, i) => (i === heldOutAt ? [] : [{ role: "user", content: `request ${i}` }])),
-    initialConfig: parsePyJson('{"GorillaFileSystem": {"root": {"home": {"type": "directory", "contents": {}}}}}') as PyDict,
+    initialConfig: parsePyJson('{"GorillaFileSystem": {"root": {"home": {"type": "directory", "contents": {}}}}}') as PyHashDict,
     involvedClasses: ["GorillaFileSystem"],
     functions: [],
     rawFunctions: heldOutAt === undefined ? fileSystemDocs : fileSystemDocs.slice(0, 1),
@@ -85,7 +85,7 @@ describe("function-calling mode", () => {
       category: "simple_python",
       question: [{ role: "user", content: "Area of a 10 by 5 triangle?" }],
       functions: [],
-      rawFunctions: [parsePyJson('{"name": "geo.area", "description": "Area.", "parameters": {"type": "dict", "properties": {"base": {"type": "float", "description": "Base."}}, "required": ["base"]}}') as PyDict],
+      rawFunctions: [parsePyJson('{"name": "geo.area", "description": "Area.", "parameters": {"type": "dict", "properties": {"base": {"type": "float", "description": "Base."}}, "required": ["base"]}}') as PyHashDict],
       source: { file: "test" },
     };
     const policy = new ScriptPolicy(() => ({ toolCalls: [{ id: "c1", type: "function", function: { name: "geo_area", arguments: '{"base": 10.0}' } }] }));

@@ -1,3 +1,4 @@
+import { pyDumps, PyHashDict, type PyObject } from "@envace/python-text";
 import { SamplingParams } from "@envace/protocol";
 import type { AssistantMessage, GenerateRequest, Generation, Message, Policy, SamplingParamsInput, ToolSpec, WireToolCall } from "@envace/protocol";
 import { languageOf } from "./checker/ast.js";
@@ -9,9 +10,6 @@ import type { MultiTurnCalls } from "./multi-turn/checker.js";
 import { createSession, EnvironmentSet } from "./multi-turn/runtime.js";
 import { additionalFunctionsPrompt, ADDITIONAL_FUNCTIONS_PROMPT, systemPrompt, toTools, withLanguageHints } from "./prompts.js";
 import { parsePyJson } from "./py/json.js";
-import { jsonDumps } from "./py/repr.js";
-import { PyDict } from "./py/value.js";
-import type { Py } from "./py/value.js";
 import type { SingleTurnOutput } from "./score.js";
 
 /**
@@ -41,10 +39,10 @@ function request(options: InferenceOptions, messages: Message[], tools: ToolSpec
 }
 
 /** The raw output of one generation, in upstream's result form: text, or `[{name: "<JSON args>"}]`. */
-export function rawResult(generation: Generation, mode: InferenceMode): Py {
+export function rawResult(generation: Generation, mode: InferenceMode): PyObject {
   if (mode === "prompt") return generation.text;
   const calls = nativeCalls(generation);
-  return calls.map((call) => new PyDict([[call.function.name, call.function.arguments]]));
+  return calls.map((call) => new PyHashDict([[call.function.name, call.function.arguments]]));
 }
 
 const TOOL_CALL_BLOCK = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g;
@@ -54,16 +52,16 @@ function nativeCalls(generation: Generation): WireToolCall[] {
   if (generation.toolCalls && generation.toolCalls.length > 0) return generation.toolCalls;
   const calls: WireToolCall[] = [];
   for (const [index, block] of [...generation.text.matchAll(TOOL_CALL_BLOCK)].entries()) {
-    let parsed: Py;
+    let parsed: PyObject;
     try {
       parsed = parsePyJson(block[1]!.trim());
     } catch {
       continue;
     }
-    if (!(parsed instanceof PyDict) || typeof parsed.get("name") !== "string") continue;
-    const args = parsed.get("arguments") ?? new PyDict();
+    if (!(parsed instanceof PyHashDict) || typeof parsed.get("name") !== "string") continue;
+    const args = parsed.get("arguments") ?? new PyHashDict();
     // Python's json.dumps text is JSON that still tells 1.0 from 1.
-    const argumentsText = typeof args === "string" ? args : jsonDumps(args);
+    const argumentsText = typeof args === "string" ? args : pyDumps(args);
     calls.push({ id: `call_${index}`, type: "function", function: { name: parsed.get("name") as string, arguments: argumentsText } });
   }
   return calls;
@@ -71,11 +69,11 @@ function nativeCalls(generation: Generation): WireToolCall[] {
 
 /** Decode function-calling output into calls (names as the model wrote them). */
 function decodeNative(generation: Generation): DecodedCall[] {
-  return nativeCalls(generation).map((call) => decodeCallObject(new PyDict([[call.function.name, call.function.arguments]])));
+  return nativeCalls(generation).map((call) => decodeCallObject(new PyHashDict([[call.function.name, call.function.arguments]])));
 }
 
 /** Ask for one single-turn entry's calls. The raw output is returned too, for a results file. */
-export async function inferSingleTurn(entry: SingleTurnEntry, options: InferenceOptions): Promise<{ output: SingleTurnOutput; raw: Py }> {
+export async function inferSingleTurn(entry: SingleTurnEntry, options: InferenceOptions): Promise<{ output: SingleTurnOutput; raw: PyObject }> {
   const language = languageOf(entry.category);
   const docs = withLanguageHints(entry.rawFunctions, language);
   const messages: Message[] = entry.question.map((m) => chatMessage(m.role, m.content));
@@ -111,7 +109,7 @@ export interface MultiTurnInference {
   /** Decoded steps per turn, for the checker. */
   readonly calls: MultiTurnCalls;
   /** Raw outputs per turn and step, in upstream's result form. */
-  readonly raw: Py[][];
+  readonly raw: PyObject[][];
   /** The 20-step limit was hit and the remaining turns were skipped (the checker then fails the entry unless it was the last turn, as upstream). */
   readonly forceQuit: boolean;
 }
@@ -133,7 +131,7 @@ export async function inferMultiTurn(entry: MultiTurnEntry, options: InferenceOp
   let tools = options.mode === "fc" ? toTools(docs) : [];
   const messages: Message[] = [];
   const calls: string[][][] = [];
-  const raw: Py[][] = [];
+  const raw: PyObject[][] = [];
   for (const [turnIndex, turn] of entry.turns.entries()) {
     let turnMessages: Message[] = turn.map((m) => chatMessage(m.role, m.content));
     const heldOut = entry.heldOut.get(turnIndex);
@@ -146,7 +144,7 @@ export async function inferMultiTurn(entry: MultiTurnEntry, options: InferenceOp
     if (turnIndex === 0 && options.mode === "prompt") prependSystemPrompt(turnMessages, systemPrompt(docs));
     messages.push(...turnMessages);
     const turnCalls: string[][] = [];
-    const turnRaw: Py[] = [];
+    const turnRaw: PyObject[] = [];
     for (let step = 0; ; step++) {
       const generation = await options.policy.generate(request(options, messages, tools), options.signal);
       turnRaw.push(rawResult(generation, options.mode));

@@ -1,8 +1,7 @@
+import { PyHashDict, type PyObject } from "@envace/python-text";
 import type { AnswerCall } from "./checker/ast.js";
 import type { FunctionDoc, SingleTurnEntry } from "./data.js";
 import type { DecodedCall } from "./decode.js";
-import { PyDict } from "./py/value.js";
-import type { Py } from "./py/value.js";
 
 /**
  * The oracle: replay the reference answer as the model output. Each call keeps the answer
@@ -17,7 +16,7 @@ export function oracleCalls(entry: Pick<SingleTurnEntry, "functions" | "answer">
 
 function oracleCall(call: AnswerCall, functions: readonly FunctionDoc[]): DecodedCall {
   const declared = functions.find((doc) => doc.name === call.name)?.parameters.properties;
-  const args = new Map<string, Py>();
+  const args = new Map<string, PyObject>();
   for (const [param, acceptable] of call.params) {
     if (declared !== undefined && !Object.hasOwn(declared, param)) continue;
     const value = firstAcceptable(acceptable);
@@ -26,14 +25,14 @@ function oracleCall(call: AnswerCall, functions: readonly FunctionDoc[]): Decode
   return { name: call.name, args };
 }
 
-function firstAcceptable(acceptable: Py): Py | undefined {
+function firstAcceptable(acceptable: PyObject): PyObject | undefined {
   if (!Array.isArray(acceptable)) return acceptable;
   return acceptable.find((value) => value !== "" && value !== null);
 }
 
-function resolve(value: Py): Py {
-  if (value instanceof PyDict) {
-    const out = new PyDict();
+function resolve(value: PyObject): PyObject {
+  if (value instanceof PyHashDict) {
+    const out = new PyHashDict();
     for (const [key, acceptable] of value) {
       const first = firstAcceptable(acceptable);
       if (first !== undefined) out.set(key, resolve(first));

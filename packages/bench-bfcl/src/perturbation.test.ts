@@ -1,3 +1,4 @@
+import { type PyObject } from "@envace/python-text";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkAst } from "./checker/ast.js";
@@ -9,7 +10,6 @@ import { createSession, EnvironmentSet } from "./multi-turn/runtime.js";
 import { oracleCalls } from "./oracle.js";
 import { parseExpression } from "./py/syntax.js";
 import { unparse } from "./py/unparse.js";
-import type { Py } from "./py/value.js";
 import { missingDataNote, sharedDataDir } from "./shared-data.js";
 
 const data = sharedDataDir();
@@ -23,7 +23,7 @@ function verdictOf(entry: SingleTurnEntry, output: DecodedCall[]): boolean {
   return checkAst({ category: entry.category, functions: entry.functions, output, answer: entry.answer! }).valid;
 }
 
-function withArgs(call: DecodedCall, edit: (args: Map<string, Py>) => void): DecodedCall {
+function withArgs(call: DecodedCall, edit: (args: Map<string, PyObject>) => void): DecodedCall {
   const args = new Map(call.args);
   edit(args);
   return { name: call.name, args };
@@ -51,7 +51,7 @@ describe.skipIf(!data)("perturbed outputs are rejected", () => {
       "wrong type (an integer parameter given as a string)",
       (entry, calls) => {
         const first = calls[0]!;
-        const param = [...first.args.keys()].find((p) => declaredType(entry, first, p) === "integer" && typeof first.args.get(p) === "number");
+        const param = [...first.args.keys()].find((p) => declaredType(entry, first, p) === "integer" && typeof first.args.get(p) === "bigint");
         return param === undefined ? undefined : [withArgs(first, (args) => args.set(param, "not-a-number")), ...calls.slice(1)];
       },
     ],
@@ -64,7 +64,7 @@ describe.skipIf(!data)("perturbed outputs are rejected", () => {
         return param === undefined ? undefined : [withArgs(first, (args) => args.delete(param)), ...calls.slice(1)];
       },
     ],
-    ["unexpected parameter", (_entry, calls) => [withArgs(calls[0]!, (args) => args.set("unexpected_param_xyz", 1)), ...calls.slice(1)]],
+    ["unexpected parameter", (_entry, calls) => [withArgs(calls[0]!, (args) => args.set("unexpected_param_xyz", 1n)), ...calls.slice(1)]],
     [
       "wrong value (a string parameter no alternative matches)",
       (entry, calls) => {

@@ -1,9 +1,9 @@
+import type { PyHashDict } from "@envace/python-text";
 import { describe, expect, it } from "vitest";
 import { additionalFunctionsPrompt, systemPrompt, toTools, withLanguageHints } from "./prompts.js";
 import { parsePyJson } from "./py/json.js";
-import type { PyDict } from "./py/value.js";
 
-const doc = (json: string) => parsePyJson(json) as PyDict;
+const doc = (json: string) => parsePyJson(json) as PyHashDict;
 
 describe("BFCL prompts", () => {
   const area = doc('{"name": "geo.area", "description": "Area.", "parameters": {"type": "dict", "properties": {"base": {"type": "float", "description": "Base.", "default": 1.0}}, "required": ["base"]}}');
@@ -25,7 +25,7 @@ describe("BFCL prompts", () => {
     expect(python!.get("description")).toBe("Area. Note that the provided function is in Python 3 syntax.");
     const list = doc('{"name": "f", "description": "F.", "parameters": {"type": "dict", "properties": {"xs": {"type": "ArrayList", "description": "Xs.", "items": {"type": "String"}}}}}');
     const [java] = withLanguageHints([list], "java");
-    const xs = ((java!.get("parameters") as PyDict).get("properties") as PyDict).get("xs") as PyDict;
+    const xs = ((java!.get("parameters") as PyHashDict).get("properties") as PyHashDict).get("xs") as PyHashDict;
     expect(xs.get("type")).toBe("string");
     expect(xs.get("description")).toBe("Xs. This is Java ArrayList type parameter in string representation. The list elements are of type String; they are not in string representation.");
     expect(xs.has("items")).toBe(false);

@@ -1,10 +1,7 @@
+import { pyDeepCopy, pyDumps, PyHashDict, type PyObject, pyRepr, toJson } from "@envace/python-text";
 import type { ToolSpec } from "@envace/protocol";
 import { GORILLA_TO_JSON_SCHEMA } from "./checker/types.js";
 import type { Language } from "./checker/types.js";
-import { toJsonValue } from "./py/json-value.js";
-import { jsonDumps, jsonDumpsIndented, pyRepr } from "./py/repr.js";
-import { deepCopy, PyDict } from "./py/value.js";
-import type { Py } from "./py/value.js";
 
 /**
  * The prompts BFCL's inference uses, so that runs here are comparable with the leaderboard:
@@ -25,14 +22,14 @@ const MULTI_TURN_BEHAVIOR =
 export const ADDITIONAL_FUNCTIONS_PROMPT = "I have updated some more functions you can choose from. What about now?";
 
 /** Upstream's default system prompt for prompting models, with the function docs as indented JSON. */
-export function systemPrompt(functions: readonly PyDict[]): string {
-  const tools = `Here is a list of functions in json format that you can invoke.\n${jsonDumpsIndented([...functions], 4)}\n`;
+export function systemPrompt(functions: readonly PyHashDict[]): string {
+  const tools = `Here is a list of functions in json format that you can invoke.\n${pyDumps([...functions], { indent: 4 })}\n`;
   // Upstream joins persona and task with no space between them.
   return `${PERSONA}${TASK}\n\n${TOOL_CALL_FORMAT}\n\n${MULTI_TURN_BEHAVIOR}\n\n${tools}`;
 }
 
 /** The miss_func message for prompting models: the held-out docs as a Python list, then the request. */
-export function additionalFunctionsPrompt(functions: readonly PyDict[]): string {
+export function additionalFunctionsPrompt(functions: readonly PyHashDict[]): string {
   return `${pyRepr([...functions])}\n${ADDITIONAL_FUNCTIONS_PROMPT}`;
 }
 
@@ -42,7 +39,7 @@ function hintFor(language: Language): string {
   return " Note that the provided function is in Python 3 syntax.";
 }
 
-function text(value: Py | undefined): string {
+function text(value: PyObject | undefined): string {
   return typeof value === "string" ? value : "";
 }
 
@@ -51,26 +48,26 @@ function text(value: Py | undefined): string {
  * every description, and for Java and JavaScript every parameter retyped as a string whose
  * description says which type to write.
  */
-export function withLanguageHints(functions: readonly PyDict[], language: Language): PyDict[] {
+export function withLanguageHints(functions: readonly PyHashDict[], language: Language): PyHashDict[] {
   return functions.map((original) => {
-    const doc = deepCopy(original);
+    const doc = pyDeepCopy(original);
     doc.set("description", text(doc.get("description")) + hintFor(language));
     if (language === "python") return doc;
-    const properties = (doc.get("parameters") as PyDict | undefined)?.get("properties");
-    if (!(properties instanceof PyDict)) return doc;
+    const properties = (doc.get("parameters") as PyHashDict | undefined)?.get("properties");
+    if (!(properties instanceof PyHashDict)) return doc;
     const name = language === "java" ? "Java" : "JavaScript";
     for (const [, param] of properties) {
-      if (!(param instanceof PyDict)) continue;
+      if (!(param instanceof PyHashDict)) continue;
       const type = text(param.get("type"));
       let description = text(param.get("description"));
       description += type === "any" ? ` This parameter can be of any type of ${name} object in string representation.` : ` This is ${name} ${type} type parameter in string representation.`;
       const listTypes = language === "java" ? ["ArrayList", "Array"] : ["array"];
       if (listTypes.includes(type)) {
-        description += ` The list elements are of type ${text((param.get("items") as PyDict | undefined)?.get("type"))}; they are not in string representation.`;
+        description += ` The list elements are of type ${text((param.get("items") as PyHashDict | undefined)?.get("type"))}; they are not in string representation.`;
         param.delete("items");
       }
       if (language === "javascript" && type === "dict" && param.has("properties")) {
-        description += ` The dictionary entries have the following schema; they are not in string representation. ${jsonDumps(param.get("properties")!)}`;
+        description += ` The dictionary entries have the following schema; they are not in string representation. ${pyDumps(param.get("properties")!)}`;
         param.delete("properties");
       }
       param.set("description", description);
@@ -86,9 +83,9 @@ export function toolNameOf(name: string): string {
 }
 
 /** Gorilla parameter schemas as JSON Schema (upstream's `_cast_to_openai_type`). */
-function castProperties(properties: PyDict): PyDict {
+function castProperties(properties: PyHashDict): PyHashDict {
   for (const [, param] of properties) {
-    if (!(param instanceof PyDict)) continue;
+    if (!(param instanceof PyHashDict)) continue;
     const type = param.get("type");
     if (typeof type !== "string") param.set("type", "string");
     else {
@@ -102,27 +99,27 @@ function castProperties(properties: PyDict): PyDict {
     if (mapped !== "array" && mapped !== "object") continue;
     const nested = param.get("properties");
     const items = param.get("items");
-    if (nested instanceof PyDict) param.set("properties", castProperties(nested));
-    else if (items instanceof PyDict) {
+    if (nested instanceof PyHashDict) param.set("properties", castProperties(nested));
+    else if (items instanceof PyHashDict) {
       items.set("type", GORILLA_TO_JSON_SCHEMA[text(items.get("type"))] ?? "string");
       const inner = items.get("items");
       const innerProperties = items.get("properties");
-      if (items.get("type") === "array" && inner instanceof PyDict) inner.set("type", GORILLA_TO_JSON_SCHEMA[text(inner.get("type"))] ?? "string");
-      else if (items.get("type") === "object" && innerProperties instanceof PyDict) items.set("properties", castProperties(innerProperties));
+      if (items.get("type") === "array" && inner instanceof PyHashDict) inner.set("type", GORILLA_TO_JSON_SCHEMA[text(inner.get("type"))] ?? "string");
+      else if (items.get("type") === "object" && innerProperties instanceof PyHashDict) items.set("properties", castProperties(innerProperties));
     }
   }
   return properties;
 }
 
 /** Function docs as OpenAI function tools: JSON Schema types, dots in names replaced. */
-export function toTools(functions: readonly PyDict[]): ToolSpec[] {
+export function toTools(functions: readonly PyHashDict[]): ToolSpec[] {
   return functions.map((original) => {
-    const doc = deepCopy(original);
-    const parameters = doc.get("parameters") instanceof PyDict ? (doc.get("parameters") as PyDict) : new PyDict();
+    const doc = pyDeepCopy(original);
+    const parameters = doc.get("parameters") instanceof PyHashDict ? (doc.get("parameters") as PyHashDict) : new PyHashDict();
     parameters.set("type", "object");
     const properties = parameters.get("properties");
-    parameters.set("properties", castProperties(properties instanceof PyDict ? properties : new PyDict()));
-    const json = toJsonValue(parameters) as Record<string, never>;
+    parameters.set("properties", castProperties(properties instanceof PyHashDict ? properties : new PyHashDict()));
+    const json = toJson(parameters) as Record<string, never>;
     return {
       type: "function",
       function: { name: toolNameOf(text(doc.get("name"))), description: text(doc.get("description")), parameters: json },

@@ -1,3 +1,4 @@
+import type { PyObject } from "@envace/python-text";
 import { BfclDataError } from "./errors.js";
 import { isIrrelevance, isRelevanceOrIrrelevance } from "./categories.js";
 import { checkAst, languageOf } from "./checker/ast.js";
@@ -6,7 +7,6 @@ import type { SingleTurnEntry } from "./data.js";
 import { DecodeError, decodeSingleTurnResult, OutputFormatError } from "./decode.js";
 import type { DecodedCall } from "./decode.js";
 import type { ExecutedCall } from "./multi-turn/checker.js";
-import type { Py } from "./py/value.js";
 
 /** The verdict on one entry, as a line of `entries.jsonl`. */
 export interface EntryVerdict {
@@ -23,7 +23,7 @@ export interface EntryVerdict {
 export type SingleTurnOutput = { readonly calls: readonly DecodedCall[] } | { readonly decodeError: string; readonly wrongFormat: boolean };
 
 /** Decode a saved result (any upstream form) for a single-turn entry. */
-export function decodeSingleTurnOutput(entry: SingleTurnEntry, result: Py): SingleTurnOutput {
+export function decodeSingleTurnOutput(entry: SingleTurnEntry, result: PyObject): SingleTurnOutput {
   try {
     return { calls: decodeSingleTurnResult(result, languageOf(entry.category)) };
   } catch (error) {

@@ -1,11 +1,7 @@
+import { iterate, keyError, operator, PyException, PyHashDict, type PyObject, pyRepr, PyTuple, pyTypeName } from "@envace/python-text";
 import { ACCEPT, matchCalls, reject } from "@envace/rewards";
 import type { ArgumentRules, ExpectedCall, FunctionSignature, MatchMode, Verdict } from "@envace/rewards";
 import type { DecodedCall } from "../decode.js";
-import { contains } from "../py/containers.js";
-import { pyRepr } from "../py/repr.js";
-import { codePoints } from "../py/strings.js";
-import { float, PyDict, PyError, PyTuple, typeName } from "../py/value.js";
-import type { Py } from "../py/value.js";
 import { convertJava } from "./java.js";
 import { convertJavaScript } from "./javascript.js";
 import { JAVA_TYPES, JAVASCRIPT_TYPES, NESTED_CONVERSION_TYPES, PYTHON_NESTED_TYPES, PYTHON_TYPES } from "./types.js";
@@ -27,7 +23,7 @@ export interface FunctionDocLike {
 /** One call of a reference answer: for each parameter, the values it accepts (`""` = may be omitted). */
 export interface AnswerCall {
   readonly name: string;
-  readonly params: ReadonlyMap<string, Py>;
+  readonly params: ReadonlyMap<string, PyObject>;
 }
 
 export interface AstVerdict {
@@ -94,11 +90,11 @@ export function checkAst(input: {
     verdict = matchCalls(mode, {
       functions: input.functions.map(signatureOf),
       calls: input.output,
-      expected: input.answer.map((call): ExpectedCall<Py> => ({ name: call.name, params: call.params })),
+      expected: input.answer.map((call): ExpectedCall<PyObject> => ({ name: call.name, params: call.params })),
       rules: bfclRules(language, input.options ?? {}),
     });
   } catch (error) {
-    if (error instanceof PyError) return { valid: false, errorType: "ast_checker:error", error: `${error.type}: ${error.message}` };
+    if (error instanceof PyException) return { valid: false, errorType: "ast_checker:error", error: error.message };
     throw error;
   }
   if (verdict.valid) return { valid: true };
@@ -118,10 +114,6 @@ function signatureOf(doc: FunctionDocLike): FunctionSignature<ParamDoc> {
   return signature;
 }
 
-function keyError(key: string): PyError {
-  return new PyError("KeyError", pyRepr(key));
-}
-
 function tableType(table: Readonly<Record<string, string>>, gorillaType: string): string {
   if (!Object.hasOwn(table, gorillaType)) throw keyError(gorillaType);
   return table[gorillaType]!;
@@ -134,15 +126,15 @@ function itemTypeOf(schema: ParamDoc): string {
 }
 
 /** The BFCL argument rules for one language. */
-export function bfclRules(language: Language, options: AstCheckOptions): ArgumentRules<Py, Py, ParamDoc> {
+export function bfclRules(language: Language, options: AstCheckOptions): ArgumentRules<PyObject, PyObject, ParamDoc> {
   return {
-    mayOmit: (acceptable) => contains(acceptable, ""),
+    mayOmit: (acceptable) => operator.contains(acceptable, ""),
     nameInOutput: (name) => (options.underscoreToDot && name.includes(".") ? name.replaceAll(".", "_") : name),
     checkArgument: (param, value, acceptable, schema) => checkArgument(language, param, value, acceptable, schema),
   };
 }
 
-function checkArgument(language: Language, param: string, raw: Py, acceptable: Py, schema: ParamDoc): Verdict {
+function checkArgument(language: Language, param: string, raw: PyObject, acceptable: PyObject, schema: ParamDoc): Verdict {
   const declared = schema.type;
   let value = raw;
   let expected: string;
@@ -156,7 +148,7 @@ function checkArgument(language: Language, param: string, raw: Py, acceptable: P
     if (typeof value !== "string") {
       return reject(
         `type_error:${language === "java" ? "java" : "js"}`,
-        `Incorrect type for parameter '${param}'. Expected type String, got ${typeName(value)}. Parameter value: ${pyRepr(value)}.`,
+        `Incorrect type for parameter '${param}'. Expected type String, got ${pyTypeName(value)}. Parameter value: ${pyRepr(value)}.`,
       );
     }
     const convert = language === "java" ? convertJava : convertJavaScript;
@@ -169,34 +161,29 @@ function checkArgument(language: Language, param: string, raw: Py, acceptable: P
   // JSON turns tuples into lists, so a tuple is checked as a list.
   if (declared === "tuple" && value instanceof PyTuple) value = [...value.items];
   // Python accepts an int where a float is declared.
-  if (language === "python" && declared === "float" && typeof value === "number") value = float(value);
-  if (language === "python" && declared === "float" && typeof value === "bigint") value = float(Number(value));
+  if (language === "python" && declared === "float" && typeof value === "bigint") value = Number(value);
 
   const typeCheck = checkType(param, value, acceptable, declared, expected, nested);
   if (!typeCheck.verdict.valid) return typeCheck.verdict;
   if (!typeCheck.isVariable) {
-    if (expected === "dict") return value instanceof PyDict ? checkDict(param, value, acceptable) : checkOther(param, value, acceptable);
-    if (expected === "list" && nested === "dict") return checkListOfDicts(param, value as Py[], acceptable);
+    if (expected === "dict") return value instanceof PyHashDict ? checkDict(param, value, acceptable) : checkOther(param, value, acceptable);
+    if (expected === "list" && nested === "dict") return checkListOfDicts(param, value as PyObject[], acceptable);
     if (expected === "str") return checkString(param, value as string, acceptable);
-    if (expected === "list") return checkList(param, value as Py[], acceptable);
+    if (expected === "list") return checkList(param, value as PyObject[], acceptable);
   }
   return checkOther(param, value, acceptable);
 }
 
 /** The type of the first alternative that is not the omission marker `""`. */
-function answerType(acceptable: Py): string | undefined {
+function answerType(acceptable: PyObject): string | undefined {
   for (const alternative of iterateAlternatives(acceptable)) {
-    if (alternative !== "") return typeName(alternative);
+    if (alternative !== "") return pyTypeName(alternative);
   }
   return undefined;
 }
 
-function iterateAlternatives(acceptable: Py): Py[] {
-  if (Array.isArray(acceptable)) return acceptable;
-  if (acceptable instanceof PyTuple) return [...acceptable.items];
-  if (typeof acceptable === "string") return codePoints(acceptable);
-  if (acceptable instanceof PyDict) return acceptable.keys();
-  throw new PyError("TypeError", `'${typeName(acceptable)}' object is not iterable`);
+function iterateAlternatives(acceptable: PyObject): PyObject[] {
+  return Array.isArray(acceptable) ? acceptable : iterate(acceptable);
 }
 
 /**
@@ -207,8 +194,8 @@ function iterateAlternatives(acceptable: Py): Py[] {
  */
 function checkType(
   param: string,
-  value: Py,
-  acceptable: Py,
+  value: PyObject,
+  acceptable: PyObject,
   declared: string,
   expected: string,
   nested: string | undefined,
@@ -216,12 +203,12 @@ function checkType(
   const referenceType = answerType(acceptable);
   const isVariable = referenceType !== undefined && referenceType !== expected;
   let verdict: Verdict = ACCEPT;
-  if (typeName(value) === expected) {
+  if (pyTypeName(value) === expected) {
     if (nested === undefined) return { verdict: ACCEPT, isVariable };
     for (const alternative of iterateAlternatives(acceptable)) {
       let itemsMatch = true;
       if (Array.isArray(alternative)) {
-        for (const item of value as Py[]) {
+        for (const item of value as PyObject[]) {
           if (!checkType(param, item, alternative, nested, nested, undefined).verdict.valid) {
             itemsMatch = false;
             break;
@@ -235,11 +222,11 @@ function checkType(
       `Nested type checking failed for parameter '${param}'. Expected outer type ${declared} with inner type ${nested}. Parameter value: ${pyRepr(value)}.`,
     );
   }
-  if (referenceType !== undefined && typeName(value) === referenceType) return { verdict, isVariable: true };
+  if (referenceType !== undefined && pyTypeName(value) === referenceType) return { verdict, isVariable: true };
   if (verdict.valid) {
     verdict = reject(
       "type_error:simple",
-      `Incorrect type for parameter '${param}'. Expected type ${declared}, got ${typeName(value)}. Parameter value: ${pyRepr(value)}.`,
+      `Incorrect type for parameter '${param}'. Expected type ${declared}, got ${pyTypeName(value)}. Parameter value: ${pyRepr(value)}.`,
     );
   }
   return { verdict, isVariable };

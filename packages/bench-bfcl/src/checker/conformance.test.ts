@@ -1,3 +1,4 @@
+import type { PyHashDict } from "@envace/python-text";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -5,7 +6,6 @@ import { loadCategory } from "../data.js";
 import type { SingleTurnEntry } from "../data.js";
 import { decodeSingleTurnResult, DecodeError } from "../decode.js";
 import { parsePyJson } from "../py/json.js";
-import type { PyDict } from "../py/value.js";
 import { missingDataNote, sharedDataDir } from "../shared-data.js";
 import { checkAst, languageOf } from "./ast.js";
 
@@ -14,11 +14,11 @@ if (!data) console.warn(missingDataNote("BFCL AST conformance"));
 const verdictsDir = data ? join(data, "bfcl-verdicts") : "";
 const categories = data ? readdirSync(verdictsDir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name) : [];
 
-function jsonLines(file: string): PyDict[] {
+function jsonLines(file: string): PyHashDict[] {
   return readFileSync(file, "utf8")
     .split("\n")
     .filter((line) => line.trim())
-    .map((line) => parsePyJson(line) as PyDict);
+    .map((line) => parsePyJson(line) as PyHashDict);
 }
 
 describe.skipIf(!data)("agreement with the upstream AST checker's verdicts", () => {

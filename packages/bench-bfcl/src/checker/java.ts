@@ -1,6 +1,4 @@
-import { toFloat, toInt } from "../py/ops.js";
-import { PyDict, PyError } from "../py/value.js";
-import type { Py } from "../py/value.js";
+import { PyException, pyFloat, PyHashDict, pyInt, type PyObject } from "@envace/python-text";
 import { JAVA_TYPES } from "./types.js";
 
 /**
@@ -17,19 +15,19 @@ const DOUBLE = new RegExp(String.raw`^-?\d+(\.\d+)?([eE][+-]?\d+)?${END}`);
 const LONG = new RegExp(String.raw`^-?\d+[lL]${END}`);
 const WORD = String.raw`[\p{L}\p{N}_]`;
 
-export function convertJava(value: string, type: string, itemType?: string): Py {
-  if (!Object.hasOwn(JAVA_TYPES, type)) throw new PyError("ValueError", `Unsupported type: ${type}`);
+export function convertJava(value: string, type: string, itemType?: string): PyObject {
+  if (!Object.hasOwn(JAVA_TYPES, type)) throw new PyException("ValueError", `Unsupported type: ${type}`);
   switch (type) {
     case "byte":
     case "short":
     case "integer":
-      return INTEGER.test(value) ? toInt(value) : value;
+      return INTEGER.test(value) ? pyInt(value) : value;
     case "float":
-      return FLOAT.test(value) ? toFloat(value.replace(/[fF](?=\n?$)/, "")) : value;
+      return FLOAT.test(value) ? pyFloat(value.replace(/[fF](?=\n?$)/, "")) : value;
     case "double":
-      return DOUBLE.test(value) ? toFloat(value) : value;
+      return DOUBLE.test(value) ? pyFloat(value) : value;
     case "long":
-      return LONG.test(value) ? toInt(value.replace(/[lL](?=\n?$)/, "")) : value;
+      return LONG.test(value) ? pyInt(value.replace(/[lL](?=\n?$)/, "")) : value;
     case "boolean":
       return value === "true" ? true : value === "false" ? false : value;
     case "char":
@@ -45,18 +43,18 @@ export function convertJava(value: string, type: string, itemType?: string): Py 
       return value;
     case "Set":
     case "Hashtable":
-      throw new PyError("NotImplementedError", "Set conversion is not implemented");
+      throw new PyException("NotImplementedError", "Set conversion is not implemented");
     default:
-      throw new PyError("NotImplementedError", `${type} conversion is not implemented`);
+      throw new PyException("NotImplementedError", `${type} conversion is not implemented`);
   }
 }
 
-function convertItem(text: string, itemType: string | undefined): Py {
+function convertItem(text: string, itemType: string | undefined): PyObject {
   if (itemType === "char" || itemType === "String") return text.slice(1, -1);
   return itemType ? convertJava(text, itemType) : parseJavaValue(text);
 }
 
-function parseArrayList(input: string, itemType: string | undefined): Py {
+function parseArrayList(input: string, itemType: string | undefined): PyObject {
   const asList = new RegExp(String.raw`new\s+ArrayList<${WORD}*>\(Arrays\.asList\(([^\n]+?)\)\)`, "u").exec(input);
   if (asList) return asList[1]!.split(",").map((element) => convertItem(element.trim(), itemType));
   const adds = new RegExp(String.raw`new\s+ArrayList<${WORD}*>\(\)\s*\{\{\s*([\s\S]+?)\s*\}\}`, "u").exec(input);
@@ -65,7 +63,7 @@ function parseArrayList(input: string, itemType: string | undefined): Py {
   return input;
 }
 
-function parseArray(input: string, itemType: string | undefined): Py {
+function parseArray(input: string, itemType: string | undefined): PyObject {
   const match = new RegExp(String.raw`new\s+${WORD}+\[\]\s*\{([^\n]*?)\}`, "u").exec(input);
   if (!match) return input;
   return match[1]!
@@ -74,32 +72,32 @@ function parseArray(input: string, itemType: string | undefined): Py {
     .map((element) => (itemType ? convertJava(element.trim(), itemType) : parseJavaValue(element.trim())));
 }
 
-function parseHashMap(input: string): Py {
+function parseHashMap(input: string): PyObject {
   const match = /new\s+HashMap<[\s\S]*?>\s*\(\)\s*\{\s*\{?\s*([\s\S]*?)\s*\}?\s*\}/.exec(input);
   if (match) {
-    const dict = new PyDict();
+    const dict = new PyHashDict();
     const puts = match[1]!;
     if (puts.trim() !== "") {
       for (const put of puts.matchAll(/put\("([^\n]*?)",\s*([^\n]*?)\)/g)) dict.set(put[1]!, parseJavaValue(put[2]!.trim()));
     }
     return dict;
   }
-  if (/new\s+HashMap<[^\n]*?>\s*\(\)/.test(input)) return new PyDict();
+  if (/new\s+HashMap<[^\n]*?>\s*\(\)/.test(input)) return new PyHashDict();
   return input;
 }
 
 /** A Java literal read without knowing its declared type. */
-export function parseJavaValue(text: string): Py {
+export function parseJavaValue(text: string): PyObject {
   if (text === "true") return true;
   if (text === "false") return false;
   if (text.startsWith('"') && text.endsWith('"')) return text.slice(1, -1);
-  if (LONG.test(text)) return toInt(text.slice(0, -1));
-  if (FLOAT.test(text)) return toFloat(text.replace(/[fF](?=\n?$)/, ""));
+  if (LONG.test(text)) return pyInt(text.slice(0, -1));
+  if (FLOAT.test(text)) return pyFloat(text.replace(/[fF](?=\n?$)/, ""));
   try {
-    return toInt(text);
+    return pyInt(text);
   } catch {
     try {
-      return toFloat(text);
+      return pyFloat(text);
     } catch {
       return text;
     }

@@ -1,6 +1,4 @@
-import { toFloat, toInt } from "../py/ops.js";
-import { PyDict, PyError } from "../py/value.js";
-import type { Py } from "../py/value.js";
+import { PyException, pyFloat, PyHashDict, pyInt, type PyObject } from "@envace/python-text";
 import { JAVASCRIPT_TYPES } from "./types.js";
 
 /**
@@ -13,17 +11,17 @@ const INTEGER = new RegExp(String.raw`^-?\d+${END}`);
 const FLOAT = new RegExp(String.raw`^-?\d+(\.\d+)?${END}`);
 const BIGINT = new RegExp(String.raw`^-?\d+n${END}`);
 
-export function convertJavaScript(value: string, type: string, itemType?: string): Py {
-  if (!Object.hasOwn(JAVASCRIPT_TYPES, type)) throw new PyError("ValueError", `Unsupported type: ${type}`);
+export function convertJavaScript(value: string, type: string, itemType?: string): PyObject {
+  if (!Object.hasOwn(JAVASCRIPT_TYPES, type)) throw new PyException("ValueError", `Unsupported type: ${type}`);
   switch (type) {
     case "String":
       return isQuoted(value) ? value.slice(1, -1) : value;
     case "integer":
-      return INTEGER.test(value) ? toInt(value) : value;
+      return INTEGER.test(value) ? pyInt(value) : value;
     case "float":
-      return FLOAT.test(value) ? toFloat(value) : value;
+      return FLOAT.test(value) ? pyFloat(value) : value;
     case "Bigint":
-      return BIGINT.test(value) ? toInt(value.slice(0, -1)) : value;
+      return BIGINT.test(value) ? pyInt(value.slice(0, -1)) : value;
     case "Boolean":
       return value === "true" ? true : value === "false" ? false : value;
     case "dict":
@@ -42,7 +40,7 @@ function isQuoted(text: string): boolean {
 const ARRAY_2D = /^(?:\[\s*\[[^\n]*?\]\s*(,\s*\[[^\n]*?\]\s*)*\]|\bnew\s+Array\(\s*\[[^\n]*?\]\s*(,\s*\[[^\n]*?\]\s*)*\))/;
 const ARRAY = /^(?:\[([^\n]*?)\]|\bnew\s+Array\(([^\n]*?)\))/;
 
-function parseArray(code: string, itemType: string | undefined): Py {
+function parseArray(code: string, itemType: string | undefined): PyObject {
   try {
     const nested = ARRAY_2D.exec(code);
     if (nested) {
@@ -63,16 +61,16 @@ function parseArray(code: string, itemType: string | undefined): Py {
     });
   } catch (error) {
     // Upstream falls back to the raw text when any item fails to convert.
-    if (error instanceof PyError) return code;
+    if (error instanceof PyException) return code;
     throw error;
   }
 }
 
-function parseDict(code: string): Py {
-  if (code === "{}") return new PyDict();
+function parseDict(code: string): PyObject {
+  if (code === "{}") return new PyHashDict();
   const match = /^\{([^\n]*?)\}/.exec(code);
   if (!match) return code;
-  const dict = new PyDict();
+  const dict = new PyHashDict();
   for (const pair of match[1]!.matchAll(/([^:]+):\s*([^\n]*?)(?:,\s*(?=[^,]+:)|$)/g)) {
     const key = stripChars(pair[1]!.trim(), "'\"");
     const value = pair[2]!.trim();
@@ -92,16 +90,16 @@ function stripChars(text: string, chars: string): string {
 }
 
 /** A JavaScript literal read without knowing its declared type. */
-export function parseJavaScriptValue(input: string): Py {
+export function parseJavaScriptValue(input: string): PyObject {
   const text = input.trim();
   if (text === "true") return true;
   if (text === "false") return false;
   if (isQuoted(text)) return text.slice(1, -1);
   try {
-    return toInt(text);
+    return pyInt(text);
   } catch {
     try {
-      return toFloat(text);
+      return pyFloat(text);
     } catch {
       return text;
     }

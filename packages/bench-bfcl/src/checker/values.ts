@@ -1,7 +1,4 @@
-import { contains, getItem, iterate, len } from "../py/containers.js";
-import { pyRepr } from "../py/repr.js";
-import { pyEquals, PyDict, PyError, typeName } from "../py/value.js";
-import type { Py } from "../py/value.js";
+import { attributeError, iterate, len, operator, pyEquals, PyHashDict, type PyObject, pyRepr, pyTypeName } from "@envace/python-text";
 import { ACCEPT, reject } from "@envace/rewards";
 import type { Verdict } from "@envace/rewards";
 
@@ -22,16 +19,16 @@ export function standardize(text: string): string {
   return text.replace(STANDARDIZE, "").toLowerCase().replaceAll("'", '"');
 }
 
-function standardized(value: Py): Py {
+function standardized(value: PyObject): PyObject {
   return typeof value === "string" ? standardize(value) : value;
 }
 
-function isIn(value: Py, candidates: readonly Py[]): boolean {
+function isIn(value: PyObject, candidates: readonly PyObject[]): boolean {
   return candidates.some((candidate) => candidate === value || pyEquals(candidate, value));
 }
 
 /** A string argument: equal to some string alternative after standardisation. */
-export function checkString(param: string, value: string, acceptable: Py): Verdict {
+export function checkString(param: string, value: string, acceptable: PyObject): Verdict {
   const value_ = standardize(value);
   const candidates = iterate(acceptable)
     .filter((candidate): candidate is string => typeof candidate === "string")
@@ -41,7 +38,7 @@ export function checkString(param: string, value: string, acceptable: Py): Verdi
 }
 
 /** A list argument: equal, item by item after standardising strings, to some alternative. */
-export function checkList(param: string, value: Py[], acceptable: Py): Verdict {
+export function checkList(param: string, value: PyObject[], acceptable: PyObject): Verdict {
   const value_ = value.map(standardized);
   const candidates = iterate(acceptable).map((alternative) => iterate(alternative).map(standardized));
   if (isIn(value_, candidates)) return ACCEPT;
@@ -52,7 +49,7 @@ export function checkList(param: string, value: Py[], acceptable: Py): Verdict {
  * A dict argument: some non-empty alternative knows every key, accepts every value (strings
  * standardised), and every key it lists is present unless its values include `""`.
  */
-export function checkDict(param: string, value: PyDict, acceptable: Py): Verdict {
+export function checkDict(param: string, value: PyHashDict, acceptable: PyObject): Verdict {
   let verdict: Verdict = reject("dict_checker:unclear", `Invalid value for parameter '${param}'.`);
   for (const alternative of iterate(acceptable)) {
     if (alternative === "") continue;
@@ -62,23 +59,23 @@ export function checkDict(param: string, value: PyDict, acceptable: Py): Verdict
   return verdict;
 }
 
-function checkDictAgainst(value: PyDict, alternative: Py): Verdict {
+function checkDictAgainst(value: PyHashDict, alternative: PyObject): Verdict {
   for (const [key, item] of value) {
-    if (!contains(alternative, key)) return reject("value_error:dict_key", `Unexpected dict key parameter: ${pyRepr(key)}.`);
-    const candidates = iterate(getItem(alternative, key)).map(standardized);
+    if (!operator.contains(alternative, key)) return reject("value_error:dict_key", `Unexpected dict key parameter: ${pyRepr(key)}.`);
+    const candidates = iterate(operator.getitem(alternative, key)).map(standardized);
     if (!isIn(standardized(item), candidates)) {
       return reject("value_error:dict_value", `Invalid value for parameter ${pyRepr(key)}: ${pyRepr(item)}. Expected one of ${pyRepr(candidates)}.`);
     }
   }
-  if (!(alternative instanceof PyDict)) throw new PyError("AttributeError", `'${typeName(alternative)}' object has no attribute 'items'`);
+  if (!(alternative instanceof PyHashDict)) throw attributeError(`'${pyTypeName(alternative)}' object has no attribute 'items'`);
   for (const [key, accepted] of alternative) {
-    if (!value.has(key) && !contains(accepted, "")) return reject("value_error:dict_key", `Missing dict key parameter: ${pyRepr(key)}.`);
+    if (!value.has(key) && !operator.contains(accepted, "")) return reject("value_error:dict_key", `Missing dict key parameter: ${pyRepr(key)}.`);
   }
   return ACCEPT;
 }
 
 /** A list of dicts: some alternative has as many dicts, each accepted by its counterpart. */
-export function checkListOfDicts(param: string, value: Py[], acceptable: Py): Verdict {
+export function checkListOfDicts(param: string, value: PyObject[], acceptable: PyObject): Verdict {
   let verdict: Verdict = reject("list_dict_checker:unclear", `Invalid value for parameter '${param}'.`);
   for (const alternative of iterate(acceptable)) {
     if (value.length !== len(alternative)) {
@@ -87,8 +84,8 @@ export function checkListOfDicts(param: string, value: Py[], acceptable: Py): Ve
     }
     let accepted = true;
     for (const [index, item] of value.entries()) {
-      if (!(item instanceof PyDict)) throw new PyError("AttributeError", `'${typeName(item)}' object has no attribute 'items'`);
-      verdict = checkDict(param, item, [getItem(alternative, index)]);
+      if (!(item instanceof PyHashDict)) throw attributeError(`'${pyTypeName(item)}' object has no attribute 'items'`);
+      verdict = checkDict(param, item, [operator.getitem(alternative, BigInt(index))]);
       if (!verdict.valid) {
         accepted = false;
         break;
@@ -100,7 +97,7 @@ export function checkListOfDicts(param: string, value: Py[], acceptable: Py): Ve
 }
 
 /** Any other value: equal (Python `==`, so `1 == 1.0 == True`) to some alternative. */
-export function checkOther(param: string, value: Py, acceptable: Py): Verdict {
-  if (contains(acceptable, value)) return ACCEPT;
+export function checkOther(param: string, value: PyObject, acceptable: PyObject): Verdict {
+  if (operator.contains(acceptable, value)) return ACCEPT;
   return reject("value_error:others", `Invalid value for parameter '${param}': ${pyRepr(value)}. Expected one of ${pyRepr(acceptable)}.`);
 }

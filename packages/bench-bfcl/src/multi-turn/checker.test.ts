@@ -1,7 +1,7 @@
+import type { PyHashDict } from "@envace/python-text";
 import { describe, expect, it } from "vitest";
 import type { MultiTurnEntry } from "../data.js";
 import { parsePyJson } from "../py/json.js";
-import type { PyDict } from "../py/value.js";
 import { checkMultiTurn, oracleMultiTurnCalls } from "./checker.js";
 
 function entry(groundTruth: string[][], config = '{"GorillaFileSystem": {"root": {"home": {"type": "directory", "contents": {"a.txt": {"type": "file", "content": "hello"}}}}}}'): MultiTurnEntry {
@@ -10,7 +10,7 @@ function entry(groundTruth: string[][], config = '{"GorillaFileSystem": {"root":
     id: "multi_turn_test_0",
     category: "multi_turn_test",
     turns: groundTruth.map(() => [{ role: "user", content: "..." }]),
-    initialConfig: parsePyJson(config) as PyDict,
+    initialConfig: parsePyJson(config) as PyHashDict,
     involvedClasses: ["GorillaFileSystem"],
     functions: [],
     rawFunctions: [],

@@ -1,7 +1,6 @@
+import { pyEquals, pyRepr } from "@envace/python-text";
 import { BfclDataError } from "../errors.js";
 import type { MultiTurnEntry } from "../data.js";
-import { pyRepr } from "../py/repr.js";
-import { pyEquals } from "../py/value.js";
 import type { LongContextFiller } from "./environment.js";
 import { createSession, EnvironmentSet } from "./runtime.js";
 

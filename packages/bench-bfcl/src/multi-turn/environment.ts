@@ -1,5 +1,4 @@
-import { PyError, typeError } from "../py/value.js";
-import type { Py, PyDict } from "../py/value.js";
+import { PyException, type PyHashDict, type PyObject, typeError } from "@envace/python-text";
 
 /** A parameter of an environment method: required, or with a default as Python would bind it. */
 export interface Param {
@@ -8,25 +7,25 @@ export interface Param {
    * The default value. A mutable default (a list) is one object shared by every call, as a
    * Python default argument is; the session keeps that object.
    */
-  readonly default?: Py;
+  readonly default?: PyObject;
 }
 
 export interface Method {
   readonly name: string;
   readonly params: readonly Param[];
-  readonly run: (...args: Py[]) => Py;
+  readonly run: (...args: PyObject[]) => PyObject;
 }
 
 /** State shared by every environment instance of one entry's evaluation. */
 export interface Session {
   /** Mutable default arguments, one object per class, method and parameter. */
-  readonly defaults: Map<string, Py>;
+  readonly defaults: Map<string, PyObject>;
   /** The long-context filler, when the entry needs it. */
   readonly filler?: LongContextFiller;
 }
 
 /** The upstream long-context extensions, by their upstream names (see `long-context.ts`). */
-export type LongContextFiller = ReadonlyMap<string, Py>;
+export type LongContextFiller = ReadonlyMap<string, PyObject>;
 
 /**
  * One BFCL multi-turn environment class (GorillaFileSystem, TravelAPI, ...), ported from its
@@ -40,15 +39,15 @@ export abstract class BfclEnvironment {
   constructor(protected readonly session: Session) {}
 
   /** Load a scenario (upstream `_load_scenario`); the config is already a private deep copy. */
-  abstract load(config: PyDict, longContext: boolean): void;
+  abstract load(config: PyHashDict, longContext: boolean): void;
 
   /** Public attributes, in definition order (`vars(instance)` minus `_`-prefixed names). */
-  abstract publicState(): Map<string, Py>;
+  abstract publicState(): Map<string, PyObject>;
 
   /** Stateless classes (MathAPI) are never loaded. */
   readonly stateless: boolean = false;
 
-  protected define(name: string, params: readonly (string | Param)[], run: (...args: Py[]) => Py): void {
+  protected define(name: string, params: readonly (string | Param)[], run: (...args: PyObject[]) => PyObject): void {
     this.table.set(name, { name, params: params.map((p) => (typeof p === "string" ? { name: p } : p)), run });
   }
 
@@ -57,20 +56,20 @@ export abstract class BfclEnvironment {
   }
 
   /** The long-context extension named `name` (upstream's module-level constants). */
-  protected filler(name: string): Py {
+  protected filler(name: string): PyObject {
     const value = this.session.filler?.get(name);
-    if (value === undefined) throw new PyError("RuntimeError", `long-context filler "${name}" is not loaded`);
+    if (value === undefined) throw new PyException("RuntimeError", `long-context filler "${name}" is not loaded`);
     return value;
   }
 
   /** Call a method as Python binds a call: positional arguments by order, then keywords, then defaults. */
-  invoke(name: string, positional: readonly Py[], keywords: ReadonlyMap<string, Py>): Py {
+  invoke(name: string, positional: readonly PyObject[], keywords: ReadonlyMap<string, PyObject>): PyObject {
     const method = this.table.get(name);
-    if (method === undefined) throw new PyError("AttributeError", `'${this.className}' object has no attribute '${name}'`);
+    if (method === undefined) throw new PyException("AttributeError", `'${this.className}' object has no attribute '${name}'`);
     return method.run(...this.bind(method, positional, keywords));
   }
 
-  private bind(method: Method, positional: readonly Py[], keywords: ReadonlyMap<string, Py>): Py[] {
+  private bind(method: Method, positional: readonly PyObject[], keywords: ReadonlyMap<string, PyObject>): PyObject[] {
     const qualname = `${this.className}.${method.name}()`;
     const params = method.params;
     if (positional.length > params.length) {
@@ -79,7 +78,7 @@ export abstract class BfclEnvironment {
       const plural = required === params.length && params.length === 0 ? "argument" : "arguments";
       throw typeError(`${qualname} takes ${takes} positional ${plural} but ${positional.length + 1} were given`);
     }
-    const bound = new Map<string, Py>();
+    const bound = new Map<string, PyObject>();
     params.slice(0, positional.length).forEach((p, i) => bound.set(p.name, positional[i]!));
     for (const [key, value] of keywords) {
       if (!params.some((p) => p.name === key)) throw typeError(`${qualname} got an unexpected keyword argument '${key}'`);
@@ -94,7 +93,7 @@ export abstract class BfclEnvironment {
     return params.map((p) => (bound.has(p.name) ? bound.get(p.name)! : this.defaultOf(method, p)));
   }
 
-  private defaultOf(method: Method, param: Param): Py {
+  private defaultOf(method: Method, param: Param): PyObject {
     const value = param.default!;
     if (!Array.isArray(value)) return value;
     const key = `${this.className}.${method.name}.${param.name}`;

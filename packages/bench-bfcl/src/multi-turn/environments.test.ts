@@ -1,10 +1,10 @@
+import type { PyHashDict } from "@envace/python-text";
 import { describe, expect, it } from "vitest";
 import { parsePyJson } from "../py/json.js";
-import type { PyDict } from "../py/value.js";
 import { createSession, EnvironmentSet, resultString } from "./runtime.js";
 
 function environments(classes: string[], config = "{}"): EnvironmentSet {
-  return new EnvironmentSet({ involvedClasses: classes, initialConfig: parsePyJson(config) as PyDict, longContext: false, session: createSession() });
+  return new EnvironmentSet({ involvedClasses: classes, initialConfig: parsePyJson(config) as PyHashDict, longContext: false, session: createSession() });
 }
 
 function run(set: EnvironmentSet, calls: string[]): string[] {

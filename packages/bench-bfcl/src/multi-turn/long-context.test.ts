@@ -1,6 +1,6 @@
+import type { PyHashDict } from "@envace/python-text";
 import { describe, expect, it } from "vitest";
 import { parsePyJson } from "../py/json.js";
-import type { PyDict } from "../py/value.js";
 import { FILLER_NAMES, parseLongContextModule } from "./long-context.js";
 import { createSession, EnvironmentSet } from "./runtime.js";
 
@@ -26,7 +26,7 @@ describe("the long-context filler", () => {
   it("buries the scenario in filler: extended file contents and populated innermost folders", () => {
     const set = new EnvironmentSet({
       involvedClasses: ["GorillaFileSystem", "TradingBot"],
-      initialConfig: parsePyJson('{"GorillaFileSystem": {"root": {"w": {"type": "directory", "contents": {"a.txt": {"type": "file", "content": "A."}, "log.txt": {"type": "file", "content": "L."}}}}}, "TradingBot": {"authenticated": true}}') as PyDict,
+      initialConfig: parsePyJson('{"GorillaFileSystem": {"root": {"w": {"type": "directory", "contents": {"a.txt": {"type": "file", "content": "A."}, "log.txt": {"type": "file", "content": "L."}}}}}, "TradingBot": {"authenticated": true}}') as PyHashDict,
       longContext: true,
       session: createSession(parseLongContextModule(fillerModule())),
     });

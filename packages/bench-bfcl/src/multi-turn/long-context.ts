@@ -1,10 +1,10 @@
+import type { PyObject } from "@envace/python-text";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { InputError } from "@envace/protocol";
 import { evaluate } from "../py/evaluate.js";
 import { parseExpression } from "../py/syntax.js";
-import type { Py } from "../py/value.js";
 import type { LongContextFiller } from "./environment.js";
 
 /** The names of the extensions the environments read in long-context runs. */
@@ -33,8 +33,8 @@ export const FILLER_NAMES = [
  * bury the relevant data in. The filler is upstream's content and is read from the user's copy
  * of the repository rather than shipped here.
  */
-export function parseLongContextModule(source: string, file = "long_context.py"): Map<string, Py> {
-  const filler = new Map<string, Py>();
+export function parseLongContextModule(source: string, file = "long_context.py"): Map<string, PyObject> {
+  const filler = new Map<string, PyObject>();
   const starts = [...source.matchAll(/^([A-Za-z_]\w*)\s*=/gm)];
   starts.forEach((match, i) => {
     const end = i + 1 < starts.length ? starts[i + 1]!.index : source.length;

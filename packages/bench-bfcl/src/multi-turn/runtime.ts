@@ -1,9 +1,7 @@
+import { pyDeepCopy, pyDumps, PyException, PyHashDict, type PyObject, pyStr } from "@envace/python-text";
 import { BfclDataError } from "../errors.js";
 import { evaluate } from "../py/evaluate.js";
-import { jsonDumps, NotSerializable, pyStr } from "../py/repr.js";
 import { parseExpression } from "../py/syntax.js";
-import { deepCopy, PyDict, PyError } from "../py/value.js";
-import type { Py } from "../py/value.js";
 import type { BfclEnvironment, LongContextFiller, Session } from "./environment.js";
 import { GorillaFileSystem } from "./envs/file-system.js";
 import { MathAPI } from "./envs/math.js";
@@ -35,7 +33,7 @@ export const EXECUTION_ERROR_PREFIX = "Error during execution: ";
 
 /** A new session: the state every instance of one entry's evaluation shares. */
 export function createSession(filler?: LongContextFiller): Session {
-  const copy = filler ? new Map([...filler].map(([name, value]) => [name, deepCopy(value)])) : undefined;
+  const copy = filler ? new Map([...filler].map(([name, value]) => [name, pyDeepCopy(value)])) : undefined;
   return copy ? { defaults: new Map(), filler: copy } : { defaults: new Map() };
 }
 
@@ -48,15 +46,15 @@ export class EnvironmentSet {
   readonly instances = new Map<string, BfclEnvironment>();
   private readonly owners = new Map<string, BfclEnvironment>();
 
-  constructor(options: { involvedClasses: readonly string[]; initialConfig: PyDict; longContext: boolean; session: Session }) {
+  constructor(options: { involvedClasses: readonly string[]; initialConfig: PyHashDict; longContext: boolean; session: Session }) {
     for (const className of options.involvedClasses) {
       const Class = ENVIRONMENT_CLASSES[className];
       if (Class === undefined) throw new BfclDataError(`unknown BFCL environment class "${className}" (known: ${Object.keys(ENVIRONMENT_CLASSES).join(", ")})`);
       const instance = new Class(options.session);
       if (!instance.stateless) {
-        const config = options.initialConfig.get(className) ?? new PyDict();
-        if (!(config instanceof PyDict)) throw new BfclDataError(`initial_config.${className} is not an object`);
-        instance.load(deepCopy(config), options.longContext);
+        const config = options.initialConfig.get(className) ?? new PyHashDict();
+        if (!(config instanceof PyHashDict)) throw new BfclDataError(`initial_config.${className} is not an object`);
+        instance.load(pyDeepCopy(config), options.longContext);
       }
       this.instances.set(className, instance);
       // A later class's method shadows an earlier one of the same name, as upstream's mapping does.
@@ -77,10 +75,10 @@ export class EnvironmentSet {
   execute(call: string): string {
     try {
       const forbidden = this.forbiddenName(call);
-      if (forbidden !== undefined) throw new PyError("Exception", `Function call ${forbidden} is not allowed.`);
+      if (forbidden !== undefined) throw new PyException("Exception", `Function call ${forbidden} is not allowed.`);
       return resultString(this.evaluateCall(call));
     } catch (error) {
-      if (error instanceof PyError) return `${EXECUTION_ERROR_PREFIX}${error.message}`;
+      if (error instanceof PyException) return `${EXECUTION_ERROR_PREFIX}${error.text}`;
       throw error;
     }
   }
@@ -93,34 +91,35 @@ export class EnvironmentSet {
     return FORBIDDEN.includes(name) ? name : undefined;
   }
 
-  private evaluateCall(call: string): Py {
+  private evaluateCall(call: string): PyObject {
     const tree = parseExpression(call);
     return evaluate(tree, {
       call: (func, args, keywords) => {
-        if (func.kind !== "name") throw new PyError("TypeError", "only calls of environment methods are supported");
+        if (func.kind !== "name") throw new PyException("TypeError", "only calls of environment methods are supported");
         // `print` is the one builtin models reach for; it returns None.
         if (func.id === "print" && !this.owners.has("print")) return null;
         const owner = this.owners.get(func.id);
-        if (owner === undefined) throw new PyError("NameError", `name '${func.id}' is not defined`);
+        if (owner === undefined) throw new PyException("NameError", `name '${func.id}' is not defined`);
         return owner.invoke(func.id, args, keywords);
       },
     });
   }
 
   /** Public attributes of every instance, by class. */
-  states(): Map<string, Map<string, Py>> {
+  states(): Map<string, Map<string, PyObject>> {
     return new Map([...this.instances].map(([name, instance]) => [name, instance.publicState()]));
   }
 }
 
 /** How upstream turns a call's return value into the string the model and the checker see. */
-export function resultString(value: Py): string {
+export function resultString(value: PyObject): string {
   if (typeof value === "string") return value;
-  if (value instanceof PyDict) {
+  if (value instanceof PyHashDict) {
     try {
-      return jsonDumps(value);
+      return pyDumps(value);
     } catch (error) {
-      if (!(error instanceof NotSerializable)) throw error;
+      // Upstream writes `str(result)` when `json.dumps` fails (a set, an `mpf` inside).
+      if (!(error instanceof PyException)) throw error;
     }
   }
   return pyStr(value);

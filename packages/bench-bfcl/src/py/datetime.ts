@@ -1,6 +1,4 @@
-import { pyRepr } from "./repr.js";
-import { PyError, typeName } from "./value.js";
-import type { Py } from "./value.js";
+import { pyRepr, type PyObject, pyTypeName, typeError, valueError } from "@envace/python-text";
 
 /**
  * `datetime.strptime` for the two formats the environments parse (`%Y-%m-%d` and
@@ -17,19 +15,19 @@ const FIELD_PATTERNS: Readonly<Record<string, string>> = {
   "%S": String.raw`(6[0-1]|[0-5]\d|\d)`,
 };
 
-export function strptime(text: Py, format: string): number {
-  if (typeof text !== "string") throw new PyError("TypeError", `strptime() argument 1 must be str, not ${typeName(text)}`);
+export function strptime(text: PyObject, format: string): number {
+  if (typeof text !== "string") throw typeError(`strptime() argument 1 must be str, not ${pyTypeName(text)}`);
   const fields = format.match(/%[YmdHMS]/g) ?? [];
   const pattern = format.replace(/%[YmdHMS]/g, (f) => FIELD_PATTERNS[f]!).replace(/ /g, String.raw`\s+`);
   const match = new RegExp(`^${pattern}`, "i").exec(text);
-  if (!match) throw new PyError("ValueError", `time data ${pyRepr(text)} does not match format ${pyRepr(format)}`);
-  if (match[0].length !== text.length) throw new PyError("ValueError", `unconverted data remains: ${text.slice(match[0].length)}`);
+  if (!match) throw valueError(`time data ${pyRepr(text)} does not match format ${pyRepr(format)}`);
+  if (match[0].length !== text.length) throw valueError(`unconverted data remains: ${text.slice(match[0].length)}`);
   const value: Record<string, number> = { "%Y": 1900, "%m": 1, "%d": 1, "%H": 0, "%M": 0, "%S": 0 };
   fields.forEach((field, i) => (value[field] = Number(match[i + 1]!.trim())));
   const [year, month, day] = [value["%Y"]!, value["%m"]!, value["%d"]!];
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (day > daysInMonth) throw new PyError("ValueError", "day is out of range for month");
-  if (value["%S"]! > 59) throw new PyError("ValueError", "second must be in 0..59");
+  if (day > daysInMonth) throw valueError("day is out of range for month");
+  if (value["%S"]! > 59) throw valueError("second must be in 0..59");
   const date = new Date(0);
   date.setUTCFullYear(year, month - 1, day);
   date.setUTCHours(value["%H"]!, value["%M"], value["%S"], 0);

@@ -1,5 +1,4 @@
-import { binaryParts, divRoundHalfEven } from "@envace/python-text";
-import { PyError } from "./value.js";
+import { binaryParts, divRoundHalfEven, valueError } from "@envace/python-text";
 
 /**
  * The slice of Python's `decimal` module that BFCL's `MathAPI.square_root` uses: exact
@@ -15,7 +14,7 @@ export interface Decimal {
 
 /** `Decimal(x)` for a float: its exact binary value in decimal. */
 export function decimalFromDouble(x: number): Decimal {
-  if (!Number.isFinite(x)) throw new PyError("ValueError", "infinite or NaN Decimal values are not supported");
+  if (!Number.isFinite(x)) throw valueError("infinite or NaN Decimal values are not supported");
   const negative = x < 0 || Object.is(x, -0);
   const { mantissa, exponent } = binaryParts(Math.abs(x));
   if (mantissa === 0n) return { negative, coefficient: 0n, exponent: 0 };

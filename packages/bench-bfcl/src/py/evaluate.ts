@@ -1,13 +1,10 @@
-import { getItem } from "./containers.js";
-import * as ops from "./ops.js";
+import { operator, PyException, PyHashDict, PyOpaque, type PyObject, PySet, PyTuple, truthy, typeError } from "@envace/python-text";
 import type { Expr } from "./syntax.js";
-import { PyDict, PyError, PyOpaque, PySet, PyTuple, truthy, typeError } from "./value.js";
-import type { Py } from "./value.js";
 
 /** What names and calls mean while evaluating; by default every name is undefined. */
 export interface Scope {
-  name?(id: string): Py | undefined;
-  call?(func: Expr, args: Py[], keywords: Map<string, Py>): Py;
+  name?(id: string): PyObject | undefined;
+  call?(func: Expr, args: PyObject[], keywords: Map<string, PyObject>): PyObject;
 }
 
 const ELLIPSIS = new PyOpaque("ellipsis", "Ellipsis");
@@ -17,7 +14,7 @@ const ELLIPSIS = new PyOpaque("ellipsis", "Ellipsis");
  * literals, containers, arithmetic, subscripts, and names and calls resolved through `scope`.
  * Nothing is executed beyond what `scope.call` does.
  */
-export function evaluate(expr: Expr, scope: Scope = {}): Py {
+export function evaluate(expr: Expr, scope: Scope = {}): PyObject {
   switch (expr.kind) {
     case "constant":
       return expr.value;
@@ -30,16 +27,16 @@ export function evaluate(expr: Expr, scope: Scope = {}): Py {
     case "set":
       return new PySet(expr.elts.map((e) => evaluate(e, scope)));
     case "dict":
-      return new PyDict(expr.keys.map((key, i) => [evaluate(key, scope), evaluate(expr.values[i]!, scope)]));
+      return new PyHashDict(expr.keys.map((key, i) => [evaluate(key, scope), evaluate(expr.values[i]!, scope)]));
     case "unary": {
       const operand = evaluate(expr.operand, scope);
-      if (expr.op === "-") return ops.neg(operand);
-      if (expr.op === "+") return ops.pos(operand);
-      if (expr.op === "~") return ops.invert(operand);
+      if (expr.op === "-") return operator.neg(operand);
+      if (expr.op === "+") return operator.pos(operand);
+      if (expr.op === "~") return operator.invert(operand);
       return !truthy(operand);
     }
     case "binop": {
-      const op = ops.ARITHMETIC_OPERATORS[expr.op];
+      const op = operator.BINARY[expr.op];
       const left = evaluate(expr.left, scope);
       const right = evaluate(expr.right, scope);
       if (!op) throw typeError(`the '${expr.op}' operator is not supported`);
@@ -47,17 +44,17 @@ export function evaluate(expr: Expr, scope: Scope = {}): Py {
     }
     case "subscript":
       if (expr.slice.kind === "slice") throw typeError("slices are not supported");
-      return getItem(evaluate(expr.value, scope), evaluate(expr.slice, scope));
+      return operator.getitem(evaluate(expr.value, scope), evaluate(expr.slice, scope));
     case "name": {
       const value = scope.name?.(expr.id);
-      if (value === undefined) throw new PyError("NameError", `name '${expr.id}' is not defined`);
+      if (value === undefined) throw new PyException("NameError", `name '${expr.id}' is not defined`);
       return value;
     }
     case "attribute":
       evaluate(expr.value, scope);
-      throw new PyError("AttributeError", `attribute '${expr.attr}' is not available`);
+      throw new PyException("AttributeError", `attribute '${expr.attr}' is not available`);
     case "call": {
-      if (!scope.call) throw new PyError("NameError", "calls are not allowed here");
+      if (!scope.call) throw new PyException("NameError", "calls are not allowed here");
       const args = expr.args.map((a) => evaluate(a, scope));
       const keywords = new Map(expr.keywords.map((k) => [k.arg, evaluate(k.value, scope)]));
       return scope.call(expr.func, args, keywords);

@@ -1,25 +1,12 @@
-import { jsonLoads, type JsonModel } from "@envace/python-text";
-import { float, int, PyDict } from "./value.js";
-import type { Py } from "./value.js";
-
-/** `json.loads`' values as `Py`: ints as `number` (a `bigint` past 2^53), floats as `PyFloat`. */
-const pyModel: JsonModel<Py, PyDict> = {
-  int: (literal) => {
-    const n = Number(literal);
-    return Number.isSafeInteger(n) ? int(n) : int(BigInt(literal));
-  },
-  float,
-  dict: () => new PyDict(),
-  set: (dict, key, value) => dict.set(key, value),
-  list: (items) => items,
-};
+import { hashDictModel, jsonLoads, type PyObject } from "@envace/python-text";
 
 /**
  * Parse JSON as Python's `json.loads` does: a number with a fraction or an exponent is a
  * `float` even when integral (`1.0`), integers are exact at any size, `NaN`, `Infinity` and
- * `-Infinity` are accepted, and objects become insertion-ordered dicts. Syntax errors are
- * `JsonDecodeError`s (from `@envace/python-text`) with Python's message.
+ * `-Infinity` are accepted, and objects become insertion-ordered `PyHashDict`s (the environments
+ * key some of them by ints later, as upstream does). Syntax errors are `JsonDecodeError`s with
+ * Python's message.
  */
-export function parsePyJson(text: string): Py {
-  return jsonLoads(text, pyModel);
+export function parsePyJson(text: string): PyObject {
+  return jsonLoads(text, hashDictModel);
 }

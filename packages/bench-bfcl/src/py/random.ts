@@ -115,12 +115,11 @@ export class PythonRandom {
   }
 
   /** `randint(a, b)`: uniform over the integers a..b inclusive. */
-  randint(a: number | bigint, b: number | bigint): number | bigint {
+  randint(a: number | bigint, b: number | bigint): bigint {
     const low = BigInt(a);
     const width = BigInt(b) + 1n - low;
     if (width <= 0n) throw new RangeError(`empty range in randint(${a}, ${b})`);
-    const value = low + this.randbelow(width);
-    return Number.isSafeInteger(Number(value)) ? Number(value) : value;
+    return low + this.randbelow(width);
   }
 
   /** `uniform(a, b)`: `a + (b - a) * random()`. */

@@ -1,5 +1,4 @@
-import { float, int, PyError } from "./value.js";
-import type { Py } from "./value.js";
+import { PyException, type PyObject } from "@envace/python-text";
 
 /**
  * A parser for the Python expressions BFCL exchanges as text: call lists such as
@@ -7,7 +6,7 @@ import type { Py } from "./value.js";
  * evaluates anything; `literal.ts` and `decode.ts` give the tree its two upstream meanings.
  */
 export type Expr =
-  | { kind: "constant"; value: Py }
+  | { kind: "constant"; value: PyObject }
   | { kind: "ellipsis" }
   | { kind: "name"; id: string }
   | { kind: "attribute"; value: Expr; attr: string }
@@ -30,7 +29,7 @@ export type UnaryOp = "-" | "+" | "~" | "not";
 export type BinaryOp = "+" | "-" | "*" | "/" | "//" | "%" | "**" | "@" | "<<" | ">>" | "&" | "|" | "^";
 
 /** Text that is not a Python expression of the supported kind. */
-export class PySyntaxError extends PyError {
+export class PySyntaxError extends PyException {
   constructor(
     message: string,
     readonly offset: number,
@@ -455,11 +454,11 @@ class Parser {
   }
 }
 
-function numberValue(text: string, start: number): Py {
+function numberValue(text: string, start: number): PyObject {
   if (/[jJ]$/.test(text)) throw new PySyntaxError("complex numbers are not supported", start);
   const clean = text.replaceAll("_", "");
-  if (/^0[xXoObB]/.test(clean)) return int(BigInt(clean));
-  if (/[.eE]/.test(clean)) return float(Number(clean));
+  if (/^0[xXoObB]/.test(clean)) return BigInt(clean);
+  if (/[.eE]/.test(clean)) return Number(clean);
   if (/^0+[1-9]/.test(clean)) throw new PySyntaxError("leading zeros in decimal integer literals are not permitted", start);
-  return int(BigInt(clean));
+  return BigInt(clean);
 }

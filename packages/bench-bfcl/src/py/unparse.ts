@@ -1,4 +1,4 @@
-import { pyRepr } from "./repr.js";
+import { pyRepr } from "@envace/python-text";
 import type { BinaryOp, Expr } from "./syntax.js";
 
 /** Binding strength of each construct, as Python's `ast.unparse` ranks them. */

@@ -4,6 +4,7 @@
 // interleaved runs) and passes inside one process (first, then warm). Upstream runs when
 // ENVACE_BFCL_UPSTREAM names a berkeley-function-call-leaderboard folder (gorilla 6ea57973c7a6)
 // and ENVACE_BFCL_PYTHON the Python to run it with (default python3); otherwise ours alone.
+import { type PyHashDict, pyRepr } from "@envace/python-text";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -12,8 +13,6 @@ import { build } from "esbuild";
 import { decodeSingleTurnResult } from "../decode.js";
 import type { DecodedCall } from "../decode.js";
 import { parsePyJson } from "../py/json.js";
-import { pyRepr } from "../py/repr.js";
-import type { PyDict } from "../py/value.js";
 import { missingDataNote, sharedDataDir } from "../shared-data.js";
 import { median } from "./worker.bench.js";
 import type { SideFigures, SpeedCase } from "./worker.bench.js";
@@ -27,11 +26,11 @@ export function callText(call: DecodedCall): string {
   return `${call.name}(${[...call.args].map(([key, value]) => `${key}=${pyRepr(value)}`).join(", ")})`;
 }
 
-function jsonLines(file: string): PyDict[] {
+function jsonLines(file: string): PyHashDict[] {
   return readFileSync(file, "utf8")
     .split("\n")
     .filter((line) => line.trim())
-    .map((line) => parsePyJson(line) as PyDict);
+    .map((line) => parsePyJson(line) as PyHashDict);
 }
 
 /** Every perturbation case of the Python AST categories, with upstream's verdict. */

@@ -1,17 +1,11 @@
-import { compareCodePoints, formatFixed } from "@envace/python-text";
-import { compare } from "../../py/ops.js";
-import { pyRepr } from "../../py/repr.js";
-import { codePointLength, rstrip, splitlines, splitWhitespace, strip } from "../../py/strings.js";
-import { hashKey, PyDict, PyError, pyEquals, PyOpaque, truthy, typeError, typeName } from "../../py/value.js";
-import type { Py } from "../../py/value.js";
+import { attributeError, compareCodePoints, formatFixed, hashKey, iterate, len, operator, pyEquals, PyHashDict, type PyObject, PyOpaque, pyRepr, pyStr, pyTypeName, rstrip, splitlines, splitWhitespace, strip, truthy, typeError, valueError } from "@envace/python-text";
 import { BfclEnvironment } from "../environment.js";
-import { contains } from "../../py/containers.js";
-import { asStr, dictGet, item, iter, noAttribute } from "../python-access.js";
+import { asStr, dictGet, noAttribute } from "../python-access.js";
 
 class FsFile {
   constructor(
     public name: string,
-    public content: Py = "",
+    public content: PyObject = "",
   ) {}
 }
 
@@ -22,24 +16,24 @@ class FsDirectory {
     public parent: FsDirectory | null = null,
   ) {}
 
-  has(name: Py): boolean {
+  has(name: PyObject): boolean {
     if (typeof name === "string") return this.contents.has(name);
     hashKey(name);
     return false;
   }
 
-  get(name: Py): FsNode | undefined {
+  get(name: PyObject): FsNode | undefined {
     if (name === ".") return this;
     return typeof name === "string" ? this.contents.get(name) : undefined;
   }
 
-  addFile(name: string, content: Py = ""): void {
-    if (this.contents.has(name)) throw new PyError("ValueError", `File '${name}' already exists in directory '${this.name}'.`);
+  addFile(name: string, content: PyObject = ""): void {
+    if (this.contents.has(name)) throw valueError(`File '${name}' already exists in directory '${this.name}'.`);
     this.contents.set(name, new FsFile(name, content));
   }
 
   addDirectory(name: string): void {
-    if (this.contents.has(name)) throw new PyError("ValueError", `Directory '${name}' already exists in directory '${this.name}'.`);
+    if (this.contents.has(name)) throw valueError(`Directory '${name}' already exists in directory '${this.name}'.`);
     this.contents.set(name, new FsDirectory(name, this));
   }
 }
@@ -58,21 +52,21 @@ function nodesEqual(a: FsNode, b: FsNode): boolean {
 
 
 function nodeRepr(node: FsNode): string {
-  if (node instanceof FsFile) return `<<File: ${node.name}, Content: ${typeof node.content === "string" ? node.content : pyRepr(node.content)}>>`;
+  if (node instanceof FsFile) return `<<File: ${node.name}, Content: ${pyStr(node.content)}>>`;
   const contents = [...node.contents].map(([name, child]) => `${pyRepr(name)}: ${nodeRepr(child)}`).join(", ");
   return `<Directory: ${node.name}, Parent: ${node.parent ? node.parent.name : "None"}, Contents: {${contents}}>`;
 }
 
 /** Upstream's name check: none of `|/\\?%*:"><` may occur in it (by Python's `in`, so any container passes through). */
-function isValidName(name: Py): boolean {
-  return !Array.from('|/\\?%*:"><').some((c) => contains(name, c));
+function isValidName(name: PyObject): boolean {
+  return !Array.from('|/\\?%*:"><').some((c) => operator.contains(name, c));
 }
 
 /** A name as a directory key: only strings are supported (lists and dicts fail as unhashable, as upstream's lookups do). */
-function nameKey(name: Py): string {
+function nameKey(name: PyObject): string {
   if (typeof name === "string") return name;
   hashKey(name);
-  throw typeError(`file and directory names must be strings, not '${typeName(name)}'`);
+  throw typeError(`file and directory names must be strings, not '${pyTypeName(name)}'`);
 }
 
 /** A small in-memory file system the agent navigates with shell-like commands (upstream `GorillaFileSystem`). */
@@ -82,49 +76,49 @@ export class GorillaFileSystem extends BfclEnvironment {
   private current = this.root;
   private longContext = false;
 
-  override load(config: PyDict, longContext: boolean): void {
+  override load(config: PyHashDict, longContext: boolean): void {
     this.longContext = longContext;
     this.root = new FsDirectory("/");
     if (config.has("root")) {
       const scenarioRoot = config.get("root")!;
-      const rootName = iter(scenarioRoot)[0]!;
+      const rootName = iterate(scenarioRoot)[0]!;
       const root = new FsDirectory(asStr(rootName, "name"));
-      this.root = this.loadDirectory(item(item(scenarioRoot, rootName), "contents"), root);
+      this.root = this.loadDirectory(operator.getitem(operator.getitem(scenarioRoot, rootName), "contents"), root);
     }
     this.current = this.root;
   }
 
-  private loadDirectory(current: Py, parent: FsDirectory): FsDirectory {
+  private loadDirectory(current: PyObject, parent: FsDirectory): FsDirectory {
     let bottommost = true;
-    if (!(current instanceof PyDict)) throw noAttribute(current, "items");
+    if (!(current instanceof PyHashDict)) throw noAttribute(current, "items");
     for (const [name, data] of current) {
       const key = asStr(name, "name");
-      const type = item(data, "type");
+      const type = operator.getitem(data, "type");
       if (type === "directory") {
         bottommost = false;
-        parent.contents.set(key, this.loadDirectory(item(data, "contents"), new FsDirectory(key, parent)));
+        parent.contents.set(key, this.loadDirectory(operator.getitem(data, "contents"), new FsDirectory(key, parent)));
       } else if (type === "file") {
-        let content = item(data, "content");
-        if (this.longContext && !(iter(this.filler("FILES_TAIL_USED"))).includes(key)) {
+        let content = operator.getitem(data, "content");
+        if (this.longContext && !(iterate(this.filler("FILES_TAIL_USED"))).includes(key)) {
           content = asStr(content, "__add__") + asStr(this.filler("FILE_CONTENT_EXTENSION"), "__add__");
         }
         parent.contents.set(key, new FsFile(key, content));
       }
     }
     if (bottommost && this.longContext) {
-      for (const name of iter(this.filler("POPULATE_FILE_EXTENSION"))) parent.addFile(asStr(name, "name"));
+      for (const name of iterate(this.filler("POPULATE_FILE_EXTENSION"))) parent.addFile(asStr(name, "name"));
     }
     return parent;
   }
 
-  override publicState(): Map<string, Py> {
+  override publicState(): Map<string, PyObject> {
     const root = this.root;
     const snapshot = new PyOpaque("Directory", () => nodeRepr(root), (other) => {
       const theirs = other instanceof PyOpaque ? DIRECTORIES.get(other) : undefined;
       return theirs !== undefined && nodesEqual(root, theirs);
     });
     DIRECTORIES.set(snapshot, root);
-    return new Map<string, Py>([
+    return new Map<string, PyObject>([
       ["long_context", this.longContext],
       ["root", snapshot],
     ]);
@@ -144,7 +138,7 @@ export class GorillaFileSystem extends BfclEnvironment {
     this.define("sort", ["file_name"], (name) => this.sort(name));
     this.define("grep", ["file_name", "pattern"], (name, pattern) => this.grep(name, pattern));
     this.define("du", [{ name: "human_readable", default: false }], (human) => this.du(human));
-    this.define("tail", ["file_name", { name: "lines", default: 10 }], (name, lines) => this.tail(name, lines));
+    this.define("tail", ["file_name", { name: "lines", default: 10n }], (name, lines) => this.tail(name, lines));
     this.define("diff", ["file_name1", "file_name2"], (a, b) => this.diff(a, b));
     this.define("mv", ["source", "destination"], (source, destination) => this.mv(source, destination));
     this.define("rm", ["file_name"], (name) => this.rm(name));
@@ -152,74 +146,74 @@ export class GorillaFileSystem extends BfclEnvironment {
     this.define("cp", ["source", "destination"], (source, destination) => this.cp(source, destination));
   }
 
-  private pwd(): Py {
+  private pwd(): PyObject {
     const path: string[] = [];
     for (let dir: FsDirectory | null = this.current; dir !== null; dir = dir.parent) path.push(dir.name);
-    return PyDict.of({ current_working_directory: `/${path.reverse().join("/")}` });
+    return PyHashDict.of({ current_working_directory: `/${path.reverse().join("/")}` });
   }
 
-  private ls(a: Py): Py {
+  private ls(a: PyObject): PyObject {
     let contents = [...this.current.contents.keys()];
     if (!truthy(a)) contents = contents.filter((name) => !name.startsWith("."));
-    return PyDict.of({ current_directory_content: contents });
+    return PyHashDict.of({ current_directory_content: contents });
   }
 
-  private cd(folderArg: Py): Py {
+  private cd(folderArg: PyObject): PyObject {
     let folder = rstrip(asStr(folderArg, "rstrip"), "/");
     if (folder === "") folder = "/";
     if (![".", "..", "/"].includes(folder) && folder.includes("/")) {
-      return PyDict.of({ error: `cd: ${folder}: Unsupported path. Only one folder level at a time is supported.` });
+      return PyHashDict.of({ error: `cd: ${folder}: Unsupported path. Only one folder level at a time is supported.` });
     }
     if (folder === "..") {
       if (this.current.parent) this.current = this.current.parent;
-      else if (this.root === this.current) return PyDict.of({ error: "Current directory is already the root. Cannot go back." });
-      else return PyDict.of({ error: "cd: ..: No such directory" });
-      return new PyDict();
+      else if (this.root === this.current) return PyHashDict.of({ error: "Current directory is already the root. Cannot go back." });
+      else return PyHashDict.of({ error: "cd: ..: No such directory" });
+      return new PyHashDict();
     }
     const target = this.navigate(folder);
-    if (target instanceof PyDict) return target;
+    if (target instanceof PyHashDict) return target;
     this.current = target;
-    return PyDict.of({ current_working_directory: target.name });
+    return PyHashDict.of({ current_working_directory: target.name });
   }
 
-  private mkdir(name: Py): Py {
-    if (!isValidName(name)) return PyDict.of({ error: `mkdir: cannot create directory '${pyStrOf(name)}': Invalid character` });
-    if (this.current.has(name)) return PyDict.of({ error: `mkdir: cannot create directory '${pyStrOf(name)}': File exists` });
+  private mkdir(name: PyObject): PyObject {
+    if (!isValidName(name)) return PyHashDict.of({ error: `mkdir: cannot create directory '${pyStr(name)}': Invalid character` });
+    if (this.current.has(name)) return PyHashDict.of({ error: `mkdir: cannot create directory '${pyStr(name)}': File exists` });
     this.current.addDirectory(nameKey(name));
     return null;
   }
 
-  private touch(name: Py): Py {
-    if (!isValidName(name)) return PyDict.of({ error: `touch: cannot touch '${pyStrOf(name)}': Invalid character` });
-    if (this.current.has(name)) return PyDict.of({ error: `touch: cannot touch '${pyStrOf(name)}': File exists` });
+  private touch(name: PyObject): PyObject {
+    if (!isValidName(name)) return PyHashDict.of({ error: `touch: cannot touch '${pyStr(name)}': Invalid character` });
+    if (this.current.has(name)) return PyHashDict.of({ error: `touch: cannot touch '${pyStr(name)}': File exists` });
     this.current.addFile(nameKey(name));
     return null;
   }
 
-  private echo(content: Py, name: Py): Py {
-    if (name === null) return PyDict.of({ terminal_output: content });
-    if (!isValidName(name)) return PyDict.of({ error: `echo: cannot write to '${pyStrOf(name)}': Invalid character` });
-    if (!truthy(name)) return PyDict.of({ terminal_output: content });
-    if (!this.current.has(name)) return PyDict.of({ error: `echo: cannot write to '${pyStrOf(name)}': No such file` });
+  private echo(content: PyObject, name: PyObject): PyObject {
+    if (name === null) return PyHashDict.of({ terminal_output: content });
+    if (!isValidName(name)) return PyHashDict.of({ error: `echo: cannot write to '${pyStr(name)}': Invalid character` });
+    if (!truthy(name)) return PyHashDict.of({ terminal_output: content });
+    if (!this.current.has(name)) return PyHashDict.of({ error: `echo: cannot write to '${pyStr(name)}': No such file` });
     const node = this.current.get(name)!;
-    if (!(node instanceof FsFile)) throw new PyError("AttributeError", "'Directory' object has no attribute '_write'");
+    if (!(node instanceof FsFile)) throw attributeError("'Directory' object has no attribute '_write'");
     node.content = content;
     return null;
   }
 
-  private cat(name: Py): Py {
-    if (!isValidName(name)) return PyDict.of({ error: `cat: '${pyStrOf(name)}': Invalid character` });
-    if (!this.current.has(name)) return PyDict.of({ error: `cat: '${pyStrOf(name)}': No such file or directory` });
+  private cat(name: PyObject): PyObject {
+    if (!isValidName(name)) return PyHashDict.of({ error: `cat: '${pyStr(name)}': Invalid character` });
+    if (!this.current.has(name)) return PyHashDict.of({ error: `cat: '${pyStr(name)}': No such file or directory` });
     const node = this.current.get(name)!;
-    if (node instanceof FsFile) return PyDict.of({ file_content: node.content });
-    return PyDict.of({ error: `cat: '${pyStrOf(name)}': Is a directory` });
+    if (node instanceof FsFile) return PyHashDict.of({ file_content: node.content });
+    return PyHashDict.of({ error: `cat: '${pyStr(name)}': Is a directory` });
   }
 
-  private find(path: Py, name: Py): Py {
+  private find(path: PyObject, name: PyObject): PyObject {
     const target = this.navigate(path);
-    if (target instanceof PyDict) {
+    if (target instanceof PyHashDict) {
       const message = dictGet(target, "error", "");
-      if (typeof message === "string" && message.startsWith("cd:")) return PyDict.of({ error: message.replace("cd:", "find:") });
+      if (typeof message === "string" && message.startsWith("cd:")) return PyHashDict.of({ error: message.replace("cd:", "find:") });
       return target;
     }
     const matches: string[] = [];
@@ -231,40 +225,40 @@ export class GorillaFileSystem extends BfclEnvironment {
       }
     };
     search(target, rstrip(asStr(path, "rstrip"), "/"));
-    return PyDict.of({ matches });
+    return PyHashDict.of({ matches });
   }
 
-  private wc(name: Py, mode: Py): Py {
-    if (!["l", "w", "c"].includes(mode as string)) return PyDict.of({ error: `wc: invalid mode '${pyStrOf(mode)}'` });
+  private wc(name: PyObject, mode: PyObject): PyObject {
+    if (!["l", "w", "c"].includes(mode as string)) return PyHashDict.of({ error: `wc: invalid mode '${pyStr(mode)}'` });
     const node = this.current.has(name) ? this.current.get(name) : undefined;
     if (node instanceof FsFile) {
       const content = node.content;
-      if (mode === "l") return PyDict.of({ count: splitlines(asStr(content, "splitlines")).length, type: "lines" });
-      if (mode === "w") return PyDict.of({ count: splitWhitespace(asStr(content, "split")).length, type: "words" });
-      return PyDict.of({ count: lenOf(content), type: "characters" });
+      if (mode === "l") return PyHashDict.of({ count: BigInt(splitlines(asStr(content, "splitlines")).length), type: "lines" });
+      if (mode === "w") return PyHashDict.of({ count: BigInt(splitWhitespace(asStr(content, "split")).length), type: "words" });
+      return PyHashDict.of({ count: BigInt(len(content)), type: "characters" });
     }
-    return PyDict.of({ error: `wc: ${pyStrOf(name)}: No such file or directory` });
+    return PyHashDict.of({ error: `wc: ${pyStr(name)}: No such file or directory` });
   }
 
-  private sort(name: Py): Py {
+  private sort(name: PyObject): PyObject {
     const node = this.current.has(name) ? this.current.get(name) : undefined;
     if (node instanceof FsFile) {
       const lines = splitlines(asStr(node.content, "splitlines")).sort(compareCodePoints);
-      return PyDict.of({ sorted_content: lines.join("\n") });
+      return PyHashDict.of({ sorted_content: lines.join("\n") });
     }
-    return PyDict.of({ error: `sort: ${pyStrOf(name)}: No such file or directory` });
+    return PyHashDict.of({ error: `sort: ${pyStr(name)}: No such file or directory` });
   }
 
-  private grep(name: Py, pattern: Py): Py {
+  private grep(name: PyObject, pattern: PyObject): PyObject {
     const node = this.current.has(name) ? this.current.get(name) : undefined;
     if (node instanceof FsFile) {
       const lines = splitlines(asStr(node.content, "splitlines"));
-      return PyDict.of({ matching_lines: lines.filter((line) => line.includes(asSubstring(pattern))) });
+      return PyHashDict.of({ matching_lines: lines.filter((line) => line.includes(asSubstring(pattern))) });
     }
-    return PyDict.of({ error: `grep: ${pyStrOf(name)}: No such file or directory` });
+    return PyHashDict.of({ error: `grep: ${pyStr(name)}: No such file or directory` });
   }
 
-  private du(human: Py): Py {
+  private du(human: PyObject): PyObject {
     const size = (node: FsNode): number => {
       if (node instanceof FsFile) return Buffer.byteLength(asStr(node.content, "encode"), "utf8");
       let total = 0;
@@ -272,29 +266,31 @@ export class GorillaFileSystem extends BfclEnvironment {
       return total;
     };
     let total = size(this.current);
-    if (!truthy(human)) return PyDict.of({ disk_usage: `${total} bytes` });
+    if (!truthy(human)) return PyHashDict.of({ disk_usage: `${total} bytes` });
     for (const unit of ["B", "KB", "MB", "GB", "TB"]) {
-      if (total < 1024) return PyDict.of({ disk_usage: `${formatFixed(total, 2)} ${unit}` });
+      if (total < 1024) return PyHashDict.of({ disk_usage: `${formatFixed(total, 2)} ${unit}` });
       total /= 1024;
     }
-    return PyDict.of({ disk_usage: `${formatFixed(total, 2)} PB` });
+    return PyHashDict.of({ disk_usage: `${formatFixed(total, 2)} PB` });
   }
 
-  private tail(name: Py, lines: Py): Py {
+  private tail(name: PyObject, lines: PyObject): PyObject {
     const node = this.current.has(name) ? this.current.get(name) : undefined;
     if (node instanceof FsFile) {
       const content = splitlines(asStr(node.content, "splitlines"));
       let count = lines;
-      if (compare(">", count, content.length)) count = content.length;
-      if (typeof count === "boolean") count = count ? 1 : 0;
-      if (typeof count !== "number") throw typeError("slice indices must be integers or None or have an __index__ method");
-      const start = -count < 0 ? Math.max(content.length - count, 0) : Math.min(-count, content.length);
-      return PyDict.of({ last_lines: content.slice(start).join("\n") });
+      if (operator.gt(count, BigInt(content.length))) count = BigInt(content.length);
+      if (typeof count === "boolean") count = count ? 1n : 0n;
+      if (typeof count !== "bigint") throw typeError("slice indices must be integers or None or have an __index__ method");
+      // `content[-count:]`: the last `count` lines, all of them for 0, from line `-count` when negative.
+      const n = Number(count);
+      const start = n > 0 ? Math.max(content.length - n, 0) : Math.min(-n, content.length);
+      return PyHashDict.of({ last_lines: content.slice(start).join("\n") });
     }
-    return PyDict.of({ error: `tail: ${pyStrOf(name)}: No such file or directory` });
+    return PyHashDict.of({ error: `tail: ${pyStr(name)}: No such file or directory` });
   }
 
-  private diff(first: Py, second: Py): Py {
+  private diff(first: PyObject, second: PyObject): PyObject {
     if (this.current.has(first) && this.current.has(second)) {
       const a = this.current.get(first);
       const b = this.current.get(second);
@@ -305,30 +301,30 @@ export class GorillaFileSystem extends BfclEnvironment {
         for (let i = 0; i < Math.min(left.length, right.length); i++) {
           if (left[i] !== right[i]) lines.push(`- ${left[i]}\n+ ${right[i]}`);
         }
-        return PyDict.of({ diff_lines: lines.join("\n") });
+        return PyHashDict.of({ diff_lines: lines.join("\n") });
       }
     }
-    return PyDict.of({ error: `diff: ${pyStrOf(first)} or ${pyStrOf(second)}: No such file or directory` });
+    return PyHashDict.of({ error: `diff: ${pyStr(first)} or ${pyStr(second)}: No such file or directory` });
   }
 
-  private mv(source: Py, destination: Py): Py {
-    if (!this.current.has(source)) return PyDict.of({ error: `mv: cannot move '${pyStrOf(source)}': No such file or directory` });
+  private mv(source: PyObject, destination: PyObject): PyObject {
+    if (!this.current.has(source)) return PyHashDict.of({ error: `mv: cannot move '${pyStr(source)}': No such file or directory` });
     const node = this.current.get(source)!;
     const src = source as string;
-    if (contains(destination, "/")) return PyDict.of({ error: "mv: path not allowed in destination. Provide only a file or directory name." });
+    if (operator.contains(destination, "/")) return PyHashDict.of({ error: "mv: path not allowed in destination. Provide only a file or directory name." });
     if (this.current.has(destination)) {
       const dest = destination as string;
       const target = this.current.get(dest)!;
-      if (!(target instanceof FsDirectory)) return PyDict.of({ error: `mv: cannot move '${src}' to '${dest}': Not a directory` });
-      if (target.contents.has(src)) return PyDict.of({ error: `mv: cannot move '${src}' to '${dest}/${src}': File exists` });
+      if (!(target instanceof FsDirectory)) return PyHashDict.of({ error: `mv: cannot move '${src}' to '${dest}': Not a directory` });
+      if (target.contents.has(src)) return PyHashDict.of({ error: `mv: cannot move '${src}' to '${dest}/${src}': File exists` });
       this.current.contents.delete(src);
       this.place(target, src, node, false);
-      return PyDict.of({ result: `'${src}' moved to '${dest}/${src}'` });
+      return PyHashDict.of({ result: `'${src}' moved to '${dest}/${src}'` });
     }
     const dest = nameKey(destination);
     this.current.contents.delete(src);
     this.place(this.current, dest, node, false);
-    return PyDict.of({ result: `'${src}' moved to '${dest}'` });
+    return PyHashDict.of({ result: `'${src}' moved to '${dest}'` });
   }
 
   /** Put a file or directory under `parent` as upstream does: a new node, whose directory contents are shared or shallow-copied. */
@@ -341,47 +337,47 @@ export class GorillaFileSystem extends BfclEnvironment {
     (parent.contents.get(name) as FsDirectory).contents = copyContents ? new Map(node.contents) : node.contents;
   }
 
-  private rm(name: Py): Py {
-    if (!this.current.has(name)) return PyDict.of({ error: `rm: cannot remove '${pyStrOf(name)}': No such file or directory` });
+  private rm(name: PyObject): PyObject {
+    if (!this.current.has(name)) return PyHashDict.of({ error: `rm: cannot remove '${pyStr(name)}': No such file or directory` });
     this.current.contents.delete(name as string);
-    return PyDict.of({ result: `'${pyStrOf(name)}' removed` });
+    return PyHashDict.of({ result: `'${pyStr(name)}' removed` });
   }
 
-  private rmdir(name: Py): Py {
-    if (!this.current.has(name)) return PyDict.of({ error: `rmdir: cannot remove '${pyStrOf(name)}': No such file or directory` });
+  private rmdir(name: PyObject): PyObject {
+    if (!this.current.has(name)) return PyHashDict.of({ error: `rmdir: cannot remove '${pyStr(name)}': No such file or directory` });
     const node = this.current.get(name)!;
-    if (!(node instanceof FsDirectory)) return PyDict.of({ error: `rmdir: cannot remove '${pyStrOf(name)}': Not a directory` });
-    if (node.contents.size > 0) return PyDict.of({ error: `rmdir: cannot remove '${pyStrOf(name)}': Directory not empty` });
+    if (!(node instanceof FsDirectory)) return PyHashDict.of({ error: `rmdir: cannot remove '${pyStr(name)}': Not a directory` });
+    if (node.contents.size > 0) return PyHashDict.of({ error: `rmdir: cannot remove '${pyStr(name)}': Directory not empty` });
     this.current.contents.delete(name as string);
-    return PyDict.of({ result: `'${pyStrOf(name)}' removed` });
+    return PyHashDict.of({ result: `'${pyStr(name)}' removed` });
   }
 
-  private cp(source: Py, destination: Py): Py {
-    if (!this.current.has(source)) return PyDict.of({ error: `cp: cannot copy '${pyStrOf(source)}': No such file or directory` });
+  private cp(source: PyObject, destination: PyObject): PyObject {
+    if (!this.current.has(source)) return PyHashDict.of({ error: `cp: cannot copy '${pyStr(source)}': No such file or directory` });
     const node = this.current.get(source)!;
     const src = source as string;
-    if (contains(destination, "/")) return PyDict.of({ error: "cp: path not allowed in destination. Provide only a file or directory name." });
+    if (operator.contains(destination, "/")) return PyHashDict.of({ error: "cp: path not allowed in destination. Provide only a file or directory name." });
     if (this.current.has(destination)) {
       const dest = destination as string;
       const target = this.current.get(dest)!;
-      if (!(target instanceof FsDirectory)) return PyDict.of({ error: `cp: cannot copy '${src}' to '${dest}': Not a directory` });
+      if (!(target instanceof FsDirectory)) return PyHashDict.of({ error: `cp: cannot copy '${src}' to '${dest}': Not a directory` });
       // Upstream looks for "dest/src" among the directory's entries, which never holds a slash.
       this.place(target, src, node, true);
-      return PyDict.of({ result: `'${src}' copied to '${dest}/${src}'` });
+      return PyHashDict.of({ result: `'${src}' copied to '${dest}/${src}'` });
     }
     const dest = nameKey(destination);
     this.place(this.current, dest, node, true);
-    return PyDict.of({ result: `'${src}' copied to '${dest}'` });
+    return PyHashDict.of({ result: `'${src}' copied to '${dest}'` });
   }
 
-  private navigate(pathArg: Py): FsDirectory | PyDict {
+  private navigate(pathArg: PyObject): FsDirectory | PyHashDict {
     if (pathArg === null || pathArg === ".") return this.current;
     if (pathArg === "/") return this.root;
     const path = asStr(pathArg, "strip");
     let dir = path.startsWith("/") ? this.root : this.current;
     for (const name of strip(path, "/").split("/")) {
       const next = dir.get(name);
-      if (!(next instanceof FsDirectory)) return PyDict.of({ error: `cd: '${path}': No such file or directory` });
+      if (!(next instanceof FsDirectory)) return PyHashDict.of({ error: `cd: '${path}': No such file or directory` });
       dir = next;
     }
     return dir;
@@ -391,16 +387,7 @@ export class GorillaFileSystem extends BfclEnvironment {
 /** The directory tree behind each state snapshot, so two snapshots compare as upstream's `Directory.__eq__`. */
 const DIRECTORIES = new WeakMap<PyOpaque, FsDirectory>();
 
-function pyStrOf(value: Py): string {
-  return typeof value === "string" ? value : pyRepr(value);
-}
-
-function asSubstring(value: Py): string {
+function asSubstring(value: PyObject): string {
   if (typeof value === "string") return value;
-  throw typeError(`'in <string>' requires string as left operand, not ${typeName(value)}`);
-}
-
-function lenOf(value: Py): number {
-  if (typeof value === "string") return codePointLength(value);
-  throw typeError(`object of type '${typeName(value)}' has no len()`);
+  throw typeError(`'in <string>' requires string as left operand, not ${pyTypeName(value)}`);
 }

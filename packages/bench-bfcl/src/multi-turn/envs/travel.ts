@@ -1,16 +1,12 @@
-import { roundFloat } from "@envace/python-text";
+import { iterate, operator, pyDeepCopy, pyEquals, PyException, pyFloat, PyHashDict, type PyObject, pyRepr, pyStr, PyTuple, roundFloat, valueError } from "@envace/python-text";
 import { strptime } from "../../py/datetime.js";
-import * as ops from "../../py/ops.js";
 import { PythonRandom } from "../../py/random.js";
-import { pyRepr, pyStr } from "../../py/repr.js";
-import { deepCopy, float, PyDict, PyError, pyEquals, PyFloat, PyTuple } from "../../py/value.js";
-import type { Py } from "../../py/value.js";
 import { BfclEnvironment } from "../environment.js";
-import { asDict, asStr, dictGet, has, item, iter, setItem } from "../python-access.js";
+import { asDict, asStr, dictGet } from "../python-access.js";
 import { randomFrom } from "./seed.js";
 
 const KEYS = ["credit_card_list", "booking_record", "access_token", "token_type", "token_expires_in", "token_scope", "user_first_name", "user_last_name", "budget_limit"];
-const DEFAULT_SEED = 141053;
+const DEFAULT_SEED = 141053n;
 
 /** Base fares between airports, in upstream's order (the order matters: long-context runs list every fare). */
 const BASE_COSTS: readonly (readonly [string, string, number])[] = [
@@ -38,11 +34,11 @@ const BASE_COSTS: readonly (readonly [string, string, number])[] = [
     return [from, to, Number(cost)] as const;
   });
 
-const BASE_COST_TABLE = new PyDict(BASE_COSTS.map(([from, to, cost]) => [new PyTuple([from, to]), cost]));
+const BASE_COST_TABLE = new PyHashDict(BASE_COSTS.map(([from, to, cost]) => [new PyTuple([from, to]), BigInt(cost)]));
 
 const AIRPORTS = ["RMS", "SBK", "MPC", "SVP", "SHD", "CDG", "LHR", "SSV", "OKD", "WLB", "PEK", "HND", "HKG", "CIA", "CRH", "ATV", "PHV", "GFD", "SFO", "LAX", "JFK", "ORD", "BOS"];
 
-const NEAREST_AIRPORT = PyDict.of({
+const NEAREST_AIRPORT = PyHashDict.of({
   Rivermist: "RMS",
   Stonebrook: "SBK",
   Maplecrest: "MPC",
@@ -69,31 +65,31 @@ const NEAREST_AIRPORT = PyDict.of({
 });
 
 /** Exchange rates from USD, in upstream's order. */
-const EXCHANGE_RATES: readonly (readonly [string, string, Py])[] = [
-  ["USD", "RMB", 7],
-  ["USD", "EUR", float(0.8)],
-  ["USD", "JPY", 110],
-  ["USD", "GBP", float(0.7)],
-  ["USD", "CAD", float(1.3)],
-  ["USD", "AUD", float(1.4)],
-  ["USD", "INR", 70],
-  ["USD", "RUB", 60],
-  ["USD", "BRL", float(3.8)],
-  ["USD", "MXN", 20],
+const EXCHANGE_RATES: readonly (readonly [string, string, PyObject])[] = [
+  ["USD", "RMB", 7n],
+  ["USD", "EUR", 0.8],
+  ["USD", "JPY", 110n],
+  ["USD", "GBP", 0.7],
+  ["USD", "CAD", 1.3],
+  ["USD", "AUD", 1.4],
+  ["USD", "INR", 70n],
+  ["USD", "RUB", 60n],
+  ["USD", "BRL", 3.8],
+  ["USD", "MXN", 20n],
 ];
 
 /** Flights, credit cards, bookings, insurance (upstream `TravelAPI`). */
 export class TravelAPI extends BfclEnvironment {
   readonly className = "TravelAPI";
-  private readonly state = new Map<string, Py>();
+  private readonly state = new Map<string, PyObject>();
   private longContext = false;
   private random = new PythonRandom(DEFAULT_SEED);
-  private flightCostLookup = new PyDict();
+  private flightCostLookup = new PyHashDict();
 
-  override load(config: PyDict, longContext: boolean): void {
+  override load(config: PyHashDict, longContext: boolean): void {
     this.random = randomFrom(config.has("random_seed") ? config.get("random_seed")! : DEFAULT_SEED);
-    const defaults = PyDict.of({ credit_card_list: new PyDict(), booking_record: new PyDict() });
-    for (const key of KEYS) this.state.set(key, config.has(key) ? config.get(key)! : deepCopy(defaults.get(key) ?? null));
+    const defaults = PyHashDict.of({ credit_card_list: new PyHashDict(), booking_record: new PyHashDict() });
+    for (const key of KEYS) this.state.set(key, config.has(key) ? config.get(key)! : pyDeepCopy(defaults.get(key) ?? null));
     this.longContext = longContext;
     if (longContext) {
       for (const [name, target] of [
@@ -101,63 +97,63 @@ export class TravelAPI extends BfclEnvironment {
         ["BOOKING_RECORD_EXTENSION", "booking_record"],
       ] as const) {
         const records = this.get(target);
-        for (const [id, info] of asDict(this.filler(name), "items")) if (!has(records, id)) setItem(records, id, info);
+        for (const [id, info] of asDict(this.filler(name), "items")) if (!operator.contains(records, id)) operator.setitem(records, id, info);
       }
     }
   }
 
-  override publicState(): Map<string, Py> {
+  override publicState(): Map<string, PyObject> {
     return new Map([...this.state, ["long_context", this.longContext]]);
   }
 
-  private get(key: string): Py {
+  private get(key: string): PyObject {
     return this.state.get(key) ?? null;
   }
 
   /** The checks shared by the token-protected endpoints; `extra` adds the endpoint's status flag to errors. */
-  private tokenError(accessToken: Py, extra?: Record<string, Py>): PyDict | undefined {
-    if (pyEquals(this.get("token_expires_in"), 0)) return PyDict.of({ ...extra, error: "Token expired" });
-    if (!pyEquals(accessToken, this.get("access_token"))) return PyDict.of({ ...extra, error: "Invalid access token" });
+  private tokenError(accessToken: PyObject, extra?: Record<string, PyObject>): PyHashDict | undefined {
+    if (pyEquals(this.get("token_expires_in"), 0n)) return PyHashDict.of({ ...extra, error: "Token expired" });
+    if (!pyEquals(accessToken, this.get("access_token"))) return PyHashDict.of({ ...extra, error: "Invalid access token" });
     return undefined;
   }
 
   constructor(...args: ConstructorParameters<typeof BfclEnvironment>) {
     super(...args);
     this.define("authenticate_travel", ["client_id", "client_secret", "refresh_token", "grant_type", "user_first_name", "user_last_name"], (_id, _secret, _refresh, grantType, first, last) => {
-      this.state.set("token_expires_in", 2);
+      this.state.set("token_expires_in", 2n);
       this.state.set("access_token", String(this.random.randint(100000, 999999)));
       this.state.set("token_type", "Bearer");
       this.state.set("token_scope", grantType);
       this.state.set("user_first_name", first);
       this.state.set("user_last_name", last);
-      return PyDict.of({ expires_in: 2, access_token: this.get("access_token"), token_type: "Bearer", scope: grantType });
+      return PyHashDict.of({ expires_in: 2n, access_token: this.get("access_token"), token_type: "Bearer", scope: grantType });
     });
     this.define("travel_get_login_status", [], () => {
       const expires = this.get("token_expires_in");
-      return PyDict.of({ status: !(expires === null || pyEquals(expires, 0)) });
+      return PyHashDict.of({ status: !(expires === null || pyEquals(expires, 0n)) });
     });
-    this.define("get_budget_fiscal_year", [{ name: "lastModifiedAfter", default: null }, { name: "includeRemoved", default: null }], () => PyDict.of({ budget_fiscal_year: "2018" }));
+    this.define("get_budget_fiscal_year", [{ name: "lastModifiedAfter", default: null }, { name: "includeRemoved", default: null }], () => PyHashDict.of({ budget_fiscal_year: "2018" }));
     this.define("register_credit_card", ["access_token", "card_number", "expiration_date", "cardholder_name", "card_verification_number"], (token, number, expiration, holder, cvv) => {
-      if (this.get("token_expires_in") === null) return PyDict.of({ error: "Token not initialized" });
+      if (this.get("token_expires_in") === null) return PyHashDict.of({ error: "Token not initialized" });
       const invalid = this.tokenError(token);
       if (invalid) return invalid;
       // Upstream compares the card number with the registered card ids.
-      if (has(this.get("credit_card_list"), number)) return PyDict.of({ error: "Card already registered" });
+      if (operator.contains(this.get("credit_card_list"), number)) return PyHashDict.of({ error: "Card already registered" });
       const cardId = String(this.random.randint(100000000000, 999999999999));
-      setItem(
+      operator.setitem(
         this.get("credit_card_list"),
         cardId,
-        PyDict.of({ card_number: number, expiration_date: expiration, cardholder_name: holder, card_verification_number: cvv, balance: this.random.randint(10000, 99999) }),
+        PyHashDict.of({ card_number: number, expiration_date: expiration, cardholder_name: holder, card_verification_number: cvv, balance: this.random.randint(10000, 99999) }),
       );
-      return PyDict.of({ card_id: cardId });
+      return PyHashDict.of({ card_id: cardId });
     });
     this.define("get_flight_cost", ["travel_from", "travel_to", "travel_date", "travel_class"], (from, to, date, travelClass) => this.flightCost(from, to, date, travelClass));
     this.define("get_credit_card_balance", ["access_token", "card_id"], (token, cardId) => {
       const invalid = this.tokenError(token);
       if (invalid) return invalid;
       const cards = this.get("credit_card_list");
-      if (!has(cards, cardId)) return PyDict.of({ error: `Card not registered. Here are a list of card_id's: ${pyRepr(asDict(cards, "keys").keys())}` });
-      return PyDict.of({ card_balance: item(item(cards, cardId), "balance") });
+      if (!operator.contains(cards, cardId)) return PyHashDict.of({ error: `Card not registered. Here are a list of card_id's: ${pyRepr(asDict(cards, "keys").keys())}` });
+      return PyHashDict.of({ card_balance: operator.getitem(operator.getitem(cards, cardId), "balance") });
     });
     this.define("book_flight", ["access_token", "card_id", "travel_date", "travel_from", "travel_to", "travel_class"], (token, cardId, date, from, to, travelClass) =>
       this.bookFlight(token, cardId, date, from, to, travelClass),
@@ -166,39 +162,39 @@ export class TravelAPI extends BfclEnvironment {
       const invalid = this.tokenError(token);
       if (invalid) return invalid;
       const records = this.get("booking_record");
-      if (!has(records, bookingId)) return PyDict.of({ error: "Booking not found" });
-      const record = item(records, bookingId);
-      const invoice = PyDict.of({ booking_id: bookingId });
-      for (const field of ["travel_date", "travel_from", "travel_to", "travel_class", "travel_cost", "transaction_id"]) invoice.set(field, item(record, field));
-      return PyDict.of({ invoice });
+      if (!operator.contains(records, bookingId)) return PyHashDict.of({ error: "Booking not found" });
+      const record = operator.getitem(records, bookingId);
+      const invoice = PyHashDict.of({ booking_id: bookingId });
+      for (const field of ["travel_date", "travel_from", "travel_to", "travel_class", "travel_cost", "transaction_id"]) invoice.set(field, operator.getitem(record, field));
+      return PyHashDict.of({ invoice });
     });
-    this.define("get_booking_history", ["access_token"], (token) => this.tokenError(token) ?? PyDict.of({ booking_history: deepCopy(this.get("booking_record")) }));
+    this.define("get_booking_history", ["access_token"], (token) => this.tokenError(token) ?? PyHashDict.of({ booking_history: pyDeepCopy(this.get("booking_record")) }));
     this.define("list_all_airports", [], () => [...AIRPORTS]);
     this.define("cancel_booking", ["access_token", "booking_id"], (token, bookingId) => {
       const invalid = this.tokenError(token, { cancel_status: false });
       if (invalid) return invalid;
       const records = this.get("booking_record");
-      if (!has(records, bookingId)) return PyDict.of({ cancel_status: false, error: "Booking not found" });
-      const cardId = item(item(records, bookingId), "card_id");
-      const cost = item(item(records, bookingId), "travel_cost");
-      const card = item(this.get("credit_card_list"), cardId);
-      setItem(card, "balance", ops.add(item(card, "balance"), cost));
+      if (!operator.contains(records, bookingId)) return PyHashDict.of({ cancel_status: false, error: "Booking not found" });
+      const cardId = operator.getitem(operator.getitem(records, bookingId), "card_id");
+      const cost = operator.getitem(operator.getitem(records, bookingId), "travel_cost");
+      const card = operator.getitem(this.get("credit_card_list"), cardId);
+      operator.setitem(card, "balance", operator.add(operator.getitem(card, "balance"), cost));
       asDict(records, "pop").delete(bookingId);
-      return PyDict.of({ cancel_status: true });
+      return PyHashDict.of({ cancel_status: true });
     });
     this.define("compute_exchange_rate", ["base_currency", "target_currency", "value"], (base, target, value) => {
       for (const [from, to, rate] of EXCHANGE_RATES) {
-        if (pyEquals(base, from) && pyEquals(target, to)) return PyDict.of({ exchanged_value: ops.toFloat(ops.mul(value, rate)) });
+        if (pyEquals(base, from) && pyEquals(target, to)) return PyHashDict.of({ exchanged_value: pyFloat(operator.mul(value, rate)) });
         if (pyEquals(base, to) && pyEquals(target, from)) {
-          const quotient = ops.truediv(value, rate);
-          return PyDict.of({ exchanged_value: quotient instanceof PyFloat ? float(roundFloat(quotient.value, 2)) : quotient });
+          const quotient = operator.truediv(value, rate);
+          return PyHashDict.of({ exchanged_value: typeof quotient === "number" ? roundFloat(quotient, 2) : quotient });
         }
       }
-      throw new PyError("ValueError", "No available exchange rate for the given currencies.");
+      throw valueError("No available exchange rate for the given currencies.");
     });
     this.define("verify_traveler_information", ["first_name", "last_name", "date_of_birth", "passport_number"], (first, last, birth, passport) => {
       if (!pyEquals(this.get("user_first_name"), first) || !pyEquals(this.get("user_last_name"), last)) {
-        return PyDict.of({
+        return PyHashDict.of({
           verification_status: false,
           verification_failure: `Cannot book flight information for another user.Expected ${pyStr(this.get("user_first_name"))} ${pyStr(this.get("user_last_name"))}, got ${pyStr(first)} ${pyStr(last)}`,
         });
@@ -210,114 +206,114 @@ export class TravelAPI extends BfclEnvironment {
         const beforeBirthday = today.getMonth() + 1 < born.getUTCMonth() + 1 || (today.getMonth() === born.getUTCMonth() && today.getDate() < born.getUTCDate());
         age = today.getFullYear() - born.getUTCFullYear() - (beforeBirthday ? 1 : 0);
       } catch (error) {
-        if (error instanceof PyError && error.type === "ValueError") {
-          return PyDict.of({ verification_status: false, verification_failure: "Invalid date of birth format. Please use YYYY-MM-DD." });
+        if (error instanceof PyException && error.pyType === "ValueError") {
+          return PyHashDict.of({ verification_status: false, verification_failure: "Invalid date of birth format. Please use YYYY-MM-DD." });
         }
         throw error;
       }
-      if (age < 18) return PyDict.of({ verification_status: false, verification_failure: "Traveler must be at least 18 years old." });
-      if (!asStr(passport, "startswith").startsWith("US")) return PyDict.of({ verification_status: false, verification_failure: "Passport must be issued by the United States." });
-      return PyDict.of({ verification_status: true });
+      if (age < 18) return PyHashDict.of({ verification_status: false, verification_failure: "Traveler must be at least 18 years old." });
+      if (!asStr(passport, "startswith").startsWith("US")) return PyHashDict.of({ verification_status: false, verification_failure: "Passport must be issued by the United States." });
+      return PyHashDict.of({ verification_status: true });
     });
     this.define("set_budget_limit", ["access_token", "budget_limit"], (token, limit) => {
       const invalid = this.tokenError(token);
       if (invalid) return invalid;
-      const budget = ops.toFloat(limit);
+      const budget = pyFloat(limit);
       this.state.set("budget_limit", budget);
-      return PyDict.of({ budget_limit: budget });
+      return PyHashDict.of({ budget_limit: budget });
     });
-    this.define("get_nearest_airport_by_city", ["location"], (location) => PyDict.of({ nearest_airport: dictGet(NEAREST_AIRPORT, location, "Unknown") }));
+    this.define("get_nearest_airport_by_city", ["location"], (location) => PyHashDict.of({ nearest_airport: dictGet(NEAREST_AIRPORT, location, "Unknown") }));
     this.define("purchase_insurance", ["access_token", "insurance_type", "booking_id", "insurance_cost", "card_id"], (token, _type, bookingId, cost, cardId) => {
       const invalid = this.tokenError(token, { insurance_status: false });
       if (invalid) return invalid;
       const budget = this.get("budget_limit");
-      if (budget !== null && ops.compare("<", budget, cost)) return PyDict.of({ insurance_status: false, error: "Exceeded budget limit" });
-      if (!has(this.get("booking_record"), bookingId)) return PyDict.of({ insurance_status: false, error: "Booking not found" });
-      if (!has(this.get("credit_card_list"), cardId)) return PyDict.of({ insurance_status: false, error: "Credit card not registered" });
-      const card = item(this.get("credit_card_list"), cardId);
-      setItem(card, "balance", ops.sub(item(card, "balance"), cost));
-      return PyDict.of({ insurance_id: String(this.random.randint(100000000, 999999999)), insurance_status: true });
+      if (budget !== null && operator.lt(budget, cost)) return PyHashDict.of({ insurance_status: false, error: "Exceeded budget limit" });
+      if (!operator.contains(this.get("booking_record"), bookingId)) return PyHashDict.of({ insurance_status: false, error: "Booking not found" });
+      if (!operator.contains(this.get("credit_card_list"), cardId)) return PyHashDict.of({ insurance_status: false, error: "Credit card not registered" });
+      const card = operator.getitem(this.get("credit_card_list"), cardId);
+      operator.setitem(card, "balance", operator.sub(operator.getitem(card, "balance"), cost));
+      return PyHashDict.of({ insurance_id: String(this.random.randint(100000000, 999999999)), insurance_status: true });
     });
     this.define("contact_customer_support", ["booking_id", "message"], (bookingId) => {
-      if (!has(this.get("booking_record"), bookingId)) return PyDict.of({ error: "Booking not found" });
-      return PyDict.of({ customer_support_message: "Thank you for contacting customer support. Your message has been received and we will get back to you shortly." });
+      if (!operator.contains(this.get("booking_record"), bookingId)) return PyHashDict.of({ error: "Booking not found" });
+      return PyHashDict.of({ customer_support_message: "Thank you for contacting customer support. Your message has been received and we will get back to you shortly." });
     });
-    this.define("get_all_credit_cards", [], () => PyDict.of({ credit_card_list: this.get("credit_card_list") }));
+    this.define("get_all_credit_cards", [], () => PyHashDict.of({ credit_card_list: this.get("credit_card_list") }));
   }
 
-  private flightCost(from: Py, to: Py, date: Py, travelClass: Py): Py {
+  private flightCost(from: PyObject, to: PyObject, date: PyObject, travelClass: PyObject): PyObject {
     const route = new PyTuple([from, to]);
-    if (!BASE_COST_TABLE.has(route)) throw new PyError("ValueError", "No available route for the given airports.");
+    if (!BASE_COST_TABLE.has(route)) throw valueError("No available route for the given airports.");
     const factor = pyEquals(travelClass, "economy") ? 1 : pyEquals(travelClass, "business") ? 2 : pyEquals(travelClass, "first") ? 5 : undefined;
-    if (factor === undefined) throw new PyError("ValueError", "Invalid travel class. Options are: economy, business, first.");
-    const digitSum = iter(date)
+    if (factor === undefined) throw valueError("Invalid travel class. Options are: economy, business, first.");
+    const digitSum = iterate(date)
       .filter((c): c is string => typeof c === "string" && /^\d$/.test(c))
       .reduce((sum, c) => sum + Number(c), 0);
     const multiplier = digitSum % 2 === 0 ? 2 : 1;
-    const costs: Py[] = [];
-    this.flightCostLookup = new PyDict();
-    const cache = (routeFrom: Py, routeTo: Py, cost: number): void =>
-      this.flightCostLookup.set(`${pyStr(routeFrom)}|${pyStr(routeTo)}|${pyStr(travelClass)}|${pyStr(date)}`, PyDict.of({ cost: float(cost) }));
+    const costs: PyObject[] = [];
+    this.flightCostLookup = new PyHashDict();
+    const cache = (routeFrom: PyObject, routeTo: PyObject, cost: number): void =>
+      this.flightCostLookup.set(`${pyStr(routeFrom)}|${pyStr(routeTo)}|${pyStr(travelClass)}|${pyStr(date)}`, PyHashDict.of({ cost }));
     if (this.longContext) {
       for (const [routeFrom, routeTo, base] of BASE_COSTS) {
         const cost = base * factor * multiplier;
         cache(routeFrom, routeTo, cost);
-        costs.push(float(cost));
+        costs.push(cost);
       }
     } else {
-      const cost = (BASE_COST_TABLE.get(route) as number) * factor * multiplier;
-      costs.push(float(cost));
+      const cost = Number(BASE_COST_TABLE.get(route)) * factor * multiplier;
+      costs.push(cost);
       cache(from, to, cost);
     }
-    return PyDict.of({ travel_cost_list: costs });
+    return PyHashDict.of({ travel_cost_list: costs });
   }
 
-  private bookFlight(token: Py, cardId: Py, date: Py, from: Py, to: Py, travelClass: Py): Py {
-    const fail = (error: string): PyDict => PyDict.of({ booking_status: false, error });
+  private bookFlight(token: PyObject, cardId: PyObject, date: PyObject, from: PyObject, to: PyObject, travelClass: PyObject): PyObject {
+    const fail = (error: string): PyHashDict => PyHashDict.of({ booking_status: false, error });
     const invalid = this.tokenError(token, { booking_status: false });
     if (invalid) return invalid;
     const cards = this.get("credit_card_list");
-    if (!has(cards, cardId)) return fail("Card not registered");
-    const card = item(cards, cardId);
-    if (!has(card, "balance")) return fail("Balance not found");
+    if (!operator.contains(cards, cardId)) return fail("Card not registered");
+    const card = operator.getitem(cards, cardId);
+    if (!operator.contains(card, "balance")) return fail("Balance not found");
     if (!AIRPORTS.some((code) => pyEquals(code, from))) return fail(`Invalid departure airport code: ${pyStr(from)}`);
     if (!AIRPORTS.some((code) => pyEquals(code, to))) return fail(`Invalid destination airport code: ${pyStr(to)}`);
     try {
       strptime(date, "%Y-%m-%d");
     } catch (error) {
-      if (error instanceof PyError && error.type === "ValueError") return fail("Invalid date format. Use YYYY-MM-DD.");
+      if (error instanceof PyException && error.pyType === "ValueError") return fail("Invalid date format. Use YYYY-MM-DD.");
       throw error;
     }
     if (!["economy", "business", "first"].some((c) => pyEquals(c, travelClass))) {
       // Upstream prints a set here, whose order depends on string hashing.
       return fail("Invalid travel class. Must be one of {'economy', 'business', 'first'}");
     }
-    let cost: Py;
+    let cost: PyObject;
     try {
       this.flightCost(from, to, date, travelClass);
       const entry = this.flightCostLookup.get(`${pyStr(from)}|${pyStr(to)}|${pyStr(travelClass)}|${pyStr(date)}`);
       if (entry === undefined) return fail("No available route for the given parameters");
-      cost = item(entry, "cost");
+      cost = operator.getitem(entry, "cost");
     } catch (error) {
-      if (error instanceof PyError && error.type === "ValueError") return fail(error.message);
+      if (error instanceof PyException && error.pyType === "ValueError") return fail(error.text);
       throw error;
     }
-    if (ops.compare("<", item(card, "balance"), cost)) return fail("Insufficient funds");
+    if (operator.lt(operator.getitem(card, "balance"), cost)) return fail("Insufficient funds");
     const budget = this.get("budget_limit");
-    if (budget !== null && ops.compare("<", item(card, "balance"), budget)) return fail("Balance is less than budget limit");
-    setItem(card, "balance", ops.sub(item(card, "balance"), cost));
+    if (budget !== null && operator.lt(operator.getitem(card, "balance"), budget)) return fail("Balance is less than budget limit");
+    operator.setitem(card, "balance", operator.sub(operator.getitem(card, "balance"), cost));
     const bookingId = String(this.random.randint(1000000, 9999999));
     const transactionId = String(this.random.randint(10000000, 99999999));
-    setItem(
+    operator.setitem(
       this.get("booking_record"),
       bookingId,
-      PyDict.of({ card_id: cardId, travel_date: date, travel_from: from, travel_to: to, travel_class: travelClass, travel_cost: cost, transaction_id: transactionId }),
+      PyHashDict.of({ card_id: cardId, travel_date: date, travel_from: from, travel_to: to, travel_class: travelClass, travel_cost: cost, transaction_id: transactionId }),
     );
-    return PyDict.of({
+    return PyHashDict.of({
       booking_id: bookingId,
       transaction_id: transactionId,
       booking_status: true,
-      booking_history: this.longContext ? this.get("booking_record") : new PyDict(),
+      booking_history: this.longContext ? this.get("booking_record") : new PyHashDict(),
     });
   }
 }
