@@ -21,12 +21,13 @@ export interface PyModel {
  * (`PySet`), a dict keyed by any hashable value (`PyHashDict`), or an object known only by its
  * type name and repr (`PyOpaque`), and lists and `Map` dicts holding them. Every function of this
  * package that takes a value takes a `PyObject`, unless it says otherwise.
+ *
+ * `PyValue`'s own members (`PyValue[]`, …) stay in the union on purpose: a `PyValue` passed where
+ * a `PyObject` is expected then meets its own type, which typescript-eslint's
+ * no-unsafe-class-instance-assignment needs (between two different recursive types it recurses
+ * until the stack overflows).
  */
 export type PyObject = PyValue | PyObject[] | Map<string, PyObject> | PyFields | PyTuple | PySet | PyHashDict | PyOpaque;
-// `PyValue`'s own members (`PyValue[]`, …) are kept in the union on purpose: a `PyValue` passed
-// where a `PyObject` is expected then meets its own type, which typescript-eslint's
-// no-unsafe-class-instance-assignment needs (between two different recursive types it recurses
-// until the stack overflows).
 
 /** A model among `PyObject`s: a plain object of fields, in field order (every `PyModel` is one). */
 export interface PyFields {
