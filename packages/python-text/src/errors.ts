@@ -1,9 +1,11 @@
+import { EnvaceError } from "@envace/errors";
+
 /**
  * A Python exception raised by code that models Python (a benchmark's tools, its checker).
  * `text` is `str(exception)`, which is what an agent reads after `Error: `.
  */
-export class PyException extends Error {
-  override readonly name = "PyException";
+export class PyException extends EnvaceError {
+  override readonly code = "python-exception";
   constructor(
     /** The Python exception class: `ValueError`, `TypeError`, `KeyError`, … */
     readonly pyType: string,
@@ -11,6 +13,21 @@ export class PyException extends Error {
   ) {
     super(`${pyType}: ${text}`);
   }
+}
+
+/**
+ * Runs `fn` the way Python's `try: … except Exception as e:` reads it: the exception raised, as
+ * Python prints it (`ValueError: text`), or `undefined` when `fn` returned. Errors that are not
+ * Python exceptions propagate.
+ */
+export function exceptionText(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof PyException) return error.message;
+    throw error;
+  }
+  return undefined;
 }
 
 export function valueError(text: string): PyException {

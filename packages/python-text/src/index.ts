@@ -14,7 +14,7 @@ export {
   strRepr,
 } from "./string.js";
 export { pyDumps, dumpValue, type PyDumpsOptions } from "./dumps.js";
-export { attributeError, errorCode, PyException, typeError, valueError } from "./errors.js";
+export { attributeError, errorCode, exceptionText, PyException, typeError, valueError } from "./errors.js";
 export { abs, add, asDict, count, dictKey, getKey, greaterThan, hasKey, iterate, len, lessThan, max, mul, sorted, sub } from "./ops.js";
 export * as operator from "./operator.js";
 export { pyFloat, pyInt } from "./convert.js";

@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import { PyHashDict } from "./objects.js";
 import type { PyObject } from "./value.js";
 
@@ -8,8 +9,8 @@ import type { PyObject } from "./value.js";
  */
 
 /** A JSON text Python's `json.loads` rejects: Python's `JSONDecodeError`, with its message. */
-export class JsonDecodeError extends Error {
-  override readonly name = "JsonDecodeError";
+export class JsonDecodeError extends EnvaceError {
+  override readonly code = "json-decode";
   /** 1-based line of the error. */
   readonly line: number;
   /** 1-based column of the error in its line, in code points as Python counts. */

@@ -1,21 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { pyDumps } from "./dumps.js";
-import { PyException } from "./errors.js";
+import { exceptionText } from "./errors.js";
 import { hashDictModel, jsonLoads } from "./json-loads.js";
 import { hashKey, PyHashDict, PyOpaque, PySet, PyTuple } from "./objects.js";
 import { len, iterate } from "./ops.js";
 import { pyDeepCopy, pyEquals, pyRepr, pyTypeName, toJson, truthy, type PyObject } from "./value.js";
-
-/** The text of the Python exception a call raises. */
-function raised(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof PyException) return `${error.pyType}: ${error.text}`;
-    throw error;
-  }
-  throw new Error("nothing was raised");
-}
 
 const tuple = (...items: PyObject[]): PyTuple => new PyTuple(items);
 
@@ -49,11 +38,11 @@ describe("dicts with any hashable key", () => {
   });
 
   it("refuse unhashable keys as Python does", () => {
-    expect(raised(() => new PyHashDict().set([1n], 1n))).toBe("TypeError: unhashable type: 'list'");
-    expect(raised(() => new PyHashDict().get(new PyHashDict()))).toBe("TypeError: unhashable type: 'dict'");
-    expect(raised(() => new PyHashDict().has(new Map()))).toBe("TypeError: unhashable type: 'dict'");
-    expect(raised(() => hashKey(tuple(1n, [2n])))).toBe("TypeError: unhashable type: 'list'");
-    expect(raised(() => new PySet([new PySet()]))).toBe("TypeError: unhashable type: 'set'");
+    expect(exceptionText(() => new PyHashDict().set([1n], 1n))).toBe("TypeError: unhashable type: 'list'");
+    expect(exceptionText(() => new PyHashDict().get(new PyHashDict()))).toBe("TypeError: unhashable type: 'dict'");
+    expect(exceptionText(() => new PyHashDict().has(new Map()))).toBe("TypeError: unhashable type: 'dict'");
+    expect(exceptionText(() => hashKey(tuple(1n, [2n])))).toBe("TypeError: unhashable type: 'list'");
+    expect(exceptionText(() => new PySet([new PySet()]))).toBe("TypeError: unhashable type: 'set'");
   });
 
   it("delete, copy shallowly, and iterate keys, values and items in insertion order", () => {
@@ -109,7 +98,7 @@ describe("tuples, sets and opaque objects", () => {
     expect([len(tuple(1n, 2n)), len(new PySet([1n, 1, true])), len(PyHashDict.of({ a: 1n })), len("a😀b")]).toEqual([2, 1, 1, 3]);
     expect(iterate(new PyHashDict([[1n, "a"], ["k", "b"]]))).toEqual([1n, "k"]);
     expect(iterate(tuple("x", 2n))).toEqual(["x", 2n]);
-    expect(raised(() => len(new PyOpaque("mpf", "mpf('1.0')")))).toBe("TypeError: object of type 'mpf' has no len()");
+    expect(exceptionText(() => len(new PyOpaque("mpf", "mpf('1.0')")))).toBe("TypeError: object of type 'mpf' has no len()");
   });
 
   it("deep-copy containers and share what is immutable", () => {
@@ -133,15 +122,15 @@ describe("json.dumps and json.loads with these types", () => {
   });
 
   it("raises Python's TypeError for what JSON cannot carry", () => {
-    expect(raised(() => pyDumps(PyHashDict.of({ s: new PySet([1n]) })))).toBe("TypeError: Object of type set is not JSON serializable");
-    expect(raised(() => pyDumps([new PyOpaque("mpf", "mpf('1.0')")]))).toBe("TypeError: Object of type mpf is not JSON serializable");
-    expect(raised(() => pyDumps(new PyHashDict([[tuple(1n), 1n]])))).toBe("TypeError: keys must be str, int, float, bool or None, not tuple");
+    expect(exceptionText(() => pyDumps(PyHashDict.of({ s: new PySet([1n]) })))).toBe("TypeError: Object of type set is not JSON serializable");
+    expect(exceptionText(() => pyDumps([new PyOpaque("mpf", "mpf('1.0')")]))).toBe("TypeError: Object of type mpf is not JSON serializable");
+    expect(exceptionText(() => pyDumps(new PyHashDict([[tuple(1n), 1n]])))).toBe("TypeError: keys must be str, int, float, bool or None, not tuple");
   });
 
   it("sorts keys as sorted(d.items()) does, and refuses to order str and int keys", () => {
     // json.dumps({2: 'b', 1.5: 'a', True: 'c'}, sort_keys=True)
     expect(pyDumps(new PyHashDict([[2n, "b"], [1.5, "a"], [true, "c"]]), { sortKeys: true })).toBe('{"true": "c", "1.5": "a", "2": "b"}');
-    expect(raised(() => pyDumps(new PyHashDict([["a", 1n], [1n, 2n]]), { sortKeys: true }))).toBe("TypeError: '<' not supported between instances of 'int' and 'str'");
+    expect(exceptionText(() => pyDumps(new PyHashDict([["a", 1n], [1n, 2n]]), { sortKeys: true }))).toBe("TypeError: '<' not supported between instances of 'int' and 'str'");
   });
 
   it("indents as json.dumps(indent=n) does", () => {

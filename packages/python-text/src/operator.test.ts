@@ -1,20 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { pyFloat, pyInt } from "./convert.js";
-import { PyException } from "./errors.js";
+import { exceptionText } from "./errors.js";
 import { PyHashDict, PySet, PyTuple } from "./objects.js";
 import * as operator from "./operator.js";
 import type { PyObject } from "./value.js";
-
-/** The text of the Python exception a call raises. */
-function raised(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof PyException) return `${error.pyType}: ${error.text}`;
-    throw error;
-  }
-  throw new Error("nothing was raised");
-}
 
 const tuple = (...items: PyObject[]): PyTuple => new PyTuple(items);
 
@@ -60,22 +49,22 @@ describe("arithmetic keeps Python's types", () => {
   });
 
   it("raises what Python raises for the wrong types and for zero divisors", () => {
-    expect(raised(() => operator.add("a", 1n))).toBe('TypeError: can only concatenate str (not "int") to str');
-    expect(raised(() => operator.add([1n], tuple(2n)))).toBe('TypeError: can only concatenate list (not "tuple") to list');
-    expect(raised(() => operator.add(tuple(), [1n]))).toBe('TypeError: can only concatenate tuple (not "list") to tuple');
-    expect(raised(() => operator.add(1n, "a"))).toBe("TypeError: unsupported operand type(s) for +: 'int' and 'str'");
-    expect(raised(() => operator.sub("a", 1n))).toBe("TypeError: unsupported operand type(s) for -: 'str' and 'int'");
-    expect(raised(() => operator.mul("ab", 2))).toBe("TypeError: can't multiply sequence by non-int of type 'float'");
-    expect(raised(() => operator.mul(null, 2n))).toBe("TypeError: unsupported operand type(s) for *: 'NoneType' and 'int'");
-    expect(raised(() => operator.pow("a", 2n))).toBe("TypeError: unsupported operand type(s) for ** or pow(): 'str' and 'int'");
-    expect(raised(() => operator.neg("a"))).toBe("TypeError: bad operand type for unary -: 'str'");
-    expect(raised(() => operator.abs(null))).toBe("TypeError: bad operand type for abs(): 'NoneType'");
-    expect(raised(() => operator.truediv(1n, 0n))).toBe("ZeroDivisionError: division by zero");
-    expect(raised(() => operator.truediv(1, 0n))).toBe("ZeroDivisionError: float division by zero");
-    expect(raised(() => operator.floordiv(1n, 0n))).toBe("ZeroDivisionError: integer division or modulo by zero");
-    expect(raised(() => operator.mod(1n, false))).toBe("ZeroDivisionError: integer division or modulo by zero");
-    expect(raised(() => operator.mod(1.5, 0))).toBe("ZeroDivisionError: float modulo");
-    expect(raised(() => operator.mod("%s", 1n))).toBe("TypeError: not all arguments converted during string formatting");
+    expect(exceptionText(() => operator.add("a", 1n))).toBe('TypeError: can only concatenate str (not "int") to str');
+    expect(exceptionText(() => operator.add([1n], tuple(2n)))).toBe('TypeError: can only concatenate list (not "tuple") to list');
+    expect(exceptionText(() => operator.add(tuple(), [1n]))).toBe('TypeError: can only concatenate tuple (not "list") to tuple');
+    expect(exceptionText(() => operator.add(1n, "a"))).toBe("TypeError: unsupported operand type(s) for +: 'int' and 'str'");
+    expect(exceptionText(() => operator.sub("a", 1n))).toBe("TypeError: unsupported operand type(s) for -: 'str' and 'int'");
+    expect(exceptionText(() => operator.mul("ab", 2))).toBe("TypeError: can't multiply sequence by non-int of type 'float'");
+    expect(exceptionText(() => operator.mul(null, 2n))).toBe("TypeError: unsupported operand type(s) for *: 'NoneType' and 'int'");
+    expect(exceptionText(() => operator.pow("a", 2n))).toBe("TypeError: unsupported operand type(s) for ** or pow(): 'str' and 'int'");
+    expect(exceptionText(() => operator.neg("a"))).toBe("TypeError: bad operand type for unary -: 'str'");
+    expect(exceptionText(() => operator.abs(null))).toBe("TypeError: bad operand type for abs(): 'NoneType'");
+    expect(exceptionText(() => operator.truediv(1n, 0n))).toBe("ZeroDivisionError: division by zero");
+    expect(exceptionText(() => operator.truediv(1, 0n))).toBe("ZeroDivisionError: float division by zero");
+    expect(exceptionText(() => operator.floordiv(1n, 0n))).toBe("ZeroDivisionError: integer division or modulo by zero");
+    expect(exceptionText(() => operator.mod(1n, false))).toBe("ZeroDivisionError: integer division or modulo by zero");
+    expect(exceptionText(() => operator.mod(1.5, 0))).toBe("ZeroDivisionError: float modulo");
+    expect(exceptionText(() => operator.mod("%s", 1n))).toBe("TypeError: not all arguments converted during string formatting");
   });
 
   it("looks operators up by their symbol", () => {
@@ -106,10 +95,10 @@ describe("comparisons order as Python orders", () => {
   });
 
   it("raises TypeError for types without an order between them", () => {
-    expect(raised(() => operator.lt("a", 1n))).toBe("TypeError: '<' not supported between instances of 'str' and 'int'");
-    expect(raised(() => operator.ge(null, 1n))).toBe("TypeError: '>=' not supported between instances of 'NoneType' and 'int'");
-    expect(raised(() => operator.lt([1n], tuple(1n)))).toBe("TypeError: '<' not supported between instances of 'list' and 'tuple'");
-    expect(raised(() => operator.gt([1n, "a"], [1n, 2n]))).toBe("TypeError: '>' not supported between instances of 'str' and 'int'");
+    expect(exceptionText(() => operator.lt("a", 1n))).toBe("TypeError: '<' not supported between instances of 'str' and 'int'");
+    expect(exceptionText(() => operator.ge(null, 1n))).toBe("TypeError: '>=' not supported between instances of 'NoneType' and 'int'");
+    expect(exceptionText(() => operator.lt([1n], tuple(1n)))).toBe("TypeError: '<' not supported between instances of 'list' and 'tuple'");
+    expect(exceptionText(() => operator.gt([1n, "a"], [1n, 2n]))).toBe("TypeError: '>' not supported between instances of 'str' and 'int'");
   });
 });
 
@@ -121,9 +110,9 @@ describe("the container protocol", () => {
     expect(operator.contains(new PyHashDict([[1n, "x"]]), 1)).toBe(true);
     expect(operator.contains(new Map([["1", "x"]]), 1n)).toBe(false);
     expect(operator.contains(new PySet(["a"]), "a")).toBe(true);
-    expect(raised(() => operator.contains("abc", 1n))).toBe("TypeError: 'in <string>' requires string as left operand, not int");
-    expect(raised(() => operator.contains(5n, 1n))).toBe("TypeError: argument of type 'int' is not iterable");
-    expect(raised(() => operator.contains(PyHashDict.of({}), [1n]))).toBe("TypeError: unhashable type: 'list'");
+    expect(exceptionText(() => operator.contains("abc", 1n))).toBe("TypeError: 'in <string>' requires string as left operand, not int");
+    expect(exceptionText(() => operator.contains(5n, 1n))).toBe("TypeError: argument of type 'int' is not iterable");
+    expect(exceptionText(() => operator.contains(PyHashDict.of({}), [1n]))).toBe("TypeError: unhashable type: 'list'");
   });
 
   it("indexes as `x[k]` does, by code point for strings", () => {
@@ -133,15 +122,15 @@ describe("the container protocol", () => {
     expect(operator.getitem(tuple("x"), 0n)).toBe("x");
     expect(operator.getitem(PyHashDict.of({ a: 1n }), "a")).toBe(1n);
     expect(operator.getitem(new Map([["a", 1n]]), "a")).toBe(1n);
-    expect(raised(() => operator.getitem(PyHashDict.of({ a: 1n }), "b"))).toBe("KeyError: 'b'");
-    expect(raised(() => operator.getitem(new Map([["a", 1n]]), 1n))).toBe("KeyError: 1");
-    expect(raised(() => operator.getitem([1n], 1n))).toBe("IndexError: list index out of range");
-    expect(raised(() => operator.getitem(tuple(), 0n))).toBe("IndexError: tuple index out of range");
-    expect(raised(() => operator.getitem("ab", 5n))).toBe("IndexError: string index out of range");
-    expect(raised(() => operator.getitem([1n], "0"))).toBe("TypeError: list indices must be integers or slices, not str");
-    expect(raised(() => operator.getitem(tuple(1n), 0))).toBe("TypeError: tuple indices must be integers or slices, not float");
-    expect(raised(() => operator.getitem("ab", "0"))).toBe("TypeError: string indices must be integers, not 'str'");
-    expect(raised(() => operator.getitem(5n, 0n))).toBe("TypeError: 'int' object is not subscriptable");
+    expect(exceptionText(() => operator.getitem(PyHashDict.of({ a: 1n }), "b"))).toBe("KeyError: 'b'");
+    expect(exceptionText(() => operator.getitem(new Map([["a", 1n]]), 1n))).toBe("KeyError: 1");
+    expect(exceptionText(() => operator.getitem([1n], 1n))).toBe("IndexError: list index out of range");
+    expect(exceptionText(() => operator.getitem(tuple(), 0n))).toBe("IndexError: tuple index out of range");
+    expect(exceptionText(() => operator.getitem("ab", 5n))).toBe("IndexError: string index out of range");
+    expect(exceptionText(() => operator.getitem([1n], "0"))).toBe("TypeError: list indices must be integers or slices, not str");
+    expect(exceptionText(() => operator.getitem(tuple(1n), 0))).toBe("TypeError: tuple indices must be integers or slices, not float");
+    expect(exceptionText(() => operator.getitem("ab", "0"))).toBe("TypeError: string indices must be integers, not 'str'");
+    expect(exceptionText(() => operator.getitem(5n, 0n))).toBe("TypeError: 'int' object is not subscriptable");
   });
 
   it("assigns items as `x[k] = v` does", () => {
@@ -151,9 +140,9 @@ describe("the container protocol", () => {
     const list: PyObject[] = [1n, 2n];
     operator.setitem(list, -1n, "last");
     expect(list).toEqual([1n, "last"]);
-    expect(raised(() => operator.setitem(list, 2n, 0n))).toBe("IndexError: list assignment index out of range");
-    expect(raised(() => operator.setitem(tuple(1n), 0n, 0n))).toBe("TypeError: 'tuple' object does not support item assignment");
-    expect(raised(() => operator.setitem("ab", 0n, "c"))).toBe("TypeError: 'str' object does not support item assignment");
+    expect(exceptionText(() => operator.setitem(list, 2n, 0n))).toBe("IndexError: list assignment index out of range");
+    expect(exceptionText(() => operator.setitem(tuple(1n), 0n, 0n))).toBe("TypeError: 'tuple' object does not support item assignment");
+    expect(exceptionText(() => operator.setitem("ab", 0n, "c"))).toBe("TypeError: 'str' object does not support item assignment");
   });
 });
 
@@ -181,14 +170,14 @@ describe("float() and int()", () => {
   });
 
   it("raise what Python raises", () => {
-    expect(raised(() => pyFloat("1__0"))).toBe("ValueError: could not convert string to float: '1__0'");
-    expect(raised(() => pyFloat("abc"))).toBe("ValueError: could not convert string to float: 'abc'");
-    expect(raised(() => pyFloat(null))).toBe("TypeError: float() argument must be a string or a real number, not 'NoneType'");
-    expect(raised(() => pyFloat(10n ** 400n))).toBe("OverflowError: int too large to convert to float");
-    expect(raised(() => pyInt("1.5"))).toBe("ValueError: invalid literal for int() with base 10: '1.5'");
-    expect(raised(() => pyInt("_1"))).toBe("ValueError: invalid literal for int() with base 10: '_1'");
-    expect(raised(() => pyInt(NaN))).toBe("ValueError: cannot convert float NaN to integer");
-    expect(raised(() => pyInt(-Infinity))).toBe("OverflowError: cannot convert float infinity to integer");
-    expect(raised(() => pyInt([]))).toBe("TypeError: int() argument must be a string, a bytes-like object or a real number, not 'list'");
+    expect(exceptionText(() => pyFloat("1__0"))).toBe("ValueError: could not convert string to float: '1__0'");
+    expect(exceptionText(() => pyFloat("abc"))).toBe("ValueError: could not convert string to float: 'abc'");
+    expect(exceptionText(() => pyFloat(null))).toBe("TypeError: float() argument must be a string or a real number, not 'NoneType'");
+    expect(exceptionText(() => pyFloat(10n ** 400n))).toBe("OverflowError: int too large to convert to float");
+    expect(exceptionText(() => pyInt("1.5"))).toBe("ValueError: invalid literal for int() with base 10: '1.5'");
+    expect(exceptionText(() => pyInt("_1"))).toBe("ValueError: invalid literal for int() with base 10: '_1'");
+    expect(exceptionText(() => pyInt(NaN))).toBe("ValueError: cannot convert float NaN to integer");
+    expect(exceptionText(() => pyInt(-Infinity))).toBe("OverflowError: cannot convert float infinity to integer");
+    expect(exceptionText(() => pyInt([]))).toBe("TypeError: int() argument must be a string, a bytes-like object or a real number, not 'list'");
   });
 });
