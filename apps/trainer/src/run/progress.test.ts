@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ProgressBar } from "./progress.js";
+import { formatDuration, ProgressBar } from "./progress.js";
 
 /** A stream that is not a terminal, as in CI logs, collecting what is written. */
 function logStream(): { stream: PassThrough; text: () => string } {
@@ -12,6 +12,16 @@ function logStream(): { stream: PassThrough; text: () => string } {
   return { stream, text: () => text };
 }
 
+describe("formatDuration", () => {
+  it("formats seconds, minutes and hours, and has no estimate for what cannot be estimated", () => {
+    expect(formatDuration(12.4)).toBe("12s");
+    expect(formatDuration(185)).toBe("3m05s");
+    expect(formatDuration(3720)).toBe("1h02m");
+    expect(formatDuration(Number.NaN)).toBe("?");
+    expect(formatDuration(Number.POSITIVE_INFINITY)).toBe("?");
+  });
+});
+
 describe("ProgressBar", () => {
   it("prints whole lines off a terminal: one at the start and one when done", () => {
     const log = logStream();
@@ -20,7 +30,7 @@ describe("ProgressBar", () => {
     bar.tick("reward 0.40", 3);
     const lines = log.text().split("\n").filter((line) => line.length > 0);
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^eval \[-{24}\] 0\/4 0% 0s ETA /);
+    expect(lines[0]).toMatch(/^eval \[-{24}\] 0\/4 0% 0s ETA \? $/);
     expect(lines[1]).toMatch(/^eval \[#{24}\] 4\/4 100% \d+s ETA 0s reward 0\.40$/);
   });
 

@@ -1,5 +1,16 @@
 import cliProgress from "cli-progress";
 
+/** Formats seconds as `1h02m`, `3m05s` or `12s`; `?` while there is no estimate yet. */
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return "?";
+  const s = Math.round(seconds);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (h > 0) return `${h}h${String(m).padStart(2, "0")}m`;
+  if (m > 0) return `${m}m${String(s % 60).padStart(2, "0")}s`;
+  return `${s}s`;
+}
+
 /** cli-progress's bar, whose redraw timer does not keep a finished or failed command alive. */
 class Bar extends cliProgress.SingleBar {
   override render(): void {
@@ -31,6 +42,7 @@ export class ProgressBar {
       notTTYSchedule: intervalMs,
       stopOnComplete: true,
       etaBuffer: 50,
+      formatTime: (seconds) => formatDuration(seconds),
     });
     this.#bar.start(total, 0, { extra: "" });
   }
