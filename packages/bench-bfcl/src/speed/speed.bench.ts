@@ -4,12 +4,14 @@
 // interleaved runs) and passes inside one process (first, then warm). Upstream runs when
 // ENVACE_BFCL_UPSTREAM names a berkeley-function-call-leaderboard folder (gorilla 6ea57973c7a6)
 // and ENVACE_BFCL_PYTHON the Python to run it with (default python3); otherwise ours alone.
-import { type PyHashDict, pyRepr } from "@envace/python-text";
+import { PyHashDict, pyRepr } from "@envace/python-text";
+import { readJsonLines } from "@envace/records";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
+import * as z from "zod";
 import { decodeSingleTurnResult } from "../decode.js";
 import type { DecodedCall } from "../decode.js";
 import { parsePyJson } from "../py/json.js";
@@ -26,11 +28,10 @@ export function callText(call: DecodedCall): string {
   return `${call.name}(${[...call.args].map(([key, value]) => `${key}=${pyRepr(value)}`).join(", ")})`;
 }
 
+const PyRecord = z.instanceof(PyHashDict);
+
 function jsonLines(file: string): PyHashDict[] {
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter((line) => line.trim())
-    .map((line) => parsePyJson(line) as PyHashDict);
+  return readJsonLines(file, PyRecord, { parse: parsePyJson });
 }
 
 /** Every perturbation case of the Python AST categories, with upstream's verdict. */
