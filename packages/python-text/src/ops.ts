@@ -1,7 +1,8 @@
-import { compareNumbers } from "./compare.js";
+import { isPyNumber, order } from "./compare.js";
 import { attributeError, typeError } from "./errors.js";
 import { PyHashDict, PyOpaque, PySet, PyTuple } from "./objects.js";
-import { codePointLength, compareCodePoints } from "./string.js";
+import * as operator from "./operator.js";
+import { codePointLength } from "./string.js";
 import { pyEquals, pyTypeName, type PyDict, type PyObject, type PyValue } from "./value.js";
 
 // The Python operations benchmark tools apply to arguments the agent wrote, with the errors
@@ -66,43 +67,30 @@ export function getKey<V>(dict: ReadonlyMap<string, V>, key: PyValue): V | undef
 
 type Number = bigint | number;
 
-function asNumber(value: PyValue): Number | undefined {
-  if (typeof value === "boolean") return value ? 1n : 0n;
-  if (typeof value === "bigint" || typeof value === "number") return value;
-  return undefined;
-}
+// The arithmetic and comparisons below are Python's (`operator.ts`) for the operand types the
+// benchmarks' tools accept; other types raise here, with the message the tools have always given.
 
-function operands(symbol: string, a: PyValue, b: PyValue): [Number, Number] {
-  const x = asNumber(a);
-  const y = asNumber(b);
-  if (x === undefined || y === undefined) {
-    throw typeError(`unsupported operand type(s) for ${symbol}: '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
-  }
-  return [x, y];
+function numeric(symbol: string, a: PyValue, b: PyValue, op: (x: PyObject, y: PyObject) => PyObject): Number {
+  if (!isPyNumber(a) || !isPyNumber(b)) throw typeError(`unsupported operand type(s) for ${symbol}: '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
+  return op(a, b) as Number;
 }
 
 /** `a + b` for numbers (int + int stays int; anything with a float is a float). */
 export function add(a: PyValue, b: PyValue, symbol = "+"): Number {
-  const [x, y] = operands(symbol, a, b);
-  return typeof x === "bigint" && typeof y === "bigint" ? x + y : Number(x) + Number(y);
+  return numeric(symbol, a, b, operator.add);
 }
 
 /** `a - b` for numbers. */
 export function sub(a: PyValue, b: PyValue, symbol = "-"): Number {
-  const [x, y] = operands(symbol, a, b);
-  return typeof x === "bigint" && typeof y === "bigint" ? x - y : Number(x) - Number(y);
+  return numeric(symbol, a, b, operator.sub);
 }
 
 /** `a * b` for numbers; an int times a string or list repeats it, as in Python. */
 export function mul(a: PyValue, b: PyValue): PyValue {
-  const times = typeof a === "bigint" || typeof a === "boolean" ? asNumber(a) : typeof b === "bigint" || typeof b === "boolean" ? asNumber(b) : undefined;
-  const sequence = typeof a === "string" || Array.isArray(a) ? a : typeof b === "string" || Array.isArray(b) ? b : undefined;
-  if (times !== undefined && sequence !== undefined) {
-    const n = Math.max(0, Number(times));
-    return typeof sequence === "string" ? sequence.repeat(n) : Array.from({ length: n }, () => sequence).flat();
-  }
-  const [x, y] = operands("*", a, b);
-  return typeof x === "bigint" && typeof y === "bigint" ? x * y : Number(x) * Number(y);
+  const isInt = (value: PyValue): boolean => typeof value === "bigint" || typeof value === "boolean";
+  const isSequence = (value: PyValue): boolean => typeof value === "string" || Array.isArray(value);
+  if ((isInt(a) && isSequence(b)) || (isSequence(a) && isInt(b))) return operator.mul(a, b) as PyValue;
+  return numeric("*", a, b, operator.mul);
 }
 
 /** `a < b` for numbers or strings. */
@@ -116,13 +104,9 @@ export function greaterThan(a: PyValue, b: PyValue): boolean {
 }
 
 function compare(symbol: string, a: PyValue, b: PyValue): number {
-  if (typeof a === "string" && typeof b === "string") return compareCodePoints(a, b);
-  const x = asNumber(a);
-  const y = asNumber(b);
-  if (x === undefined || y === undefined) {
-    throw typeError(`'${symbol}' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
-  }
-  return compareNumbers(x, y);
+  const comparable = (isPyNumber(a) && isPyNumber(b)) || (typeof a === "string" && typeof b === "string");
+  if (!comparable) throw typeError(`'${symbol}' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
+  return order(symbol, a, b);
 }
 
 /** `max(a, b)`: `b` replaces `a` only when `b > a`, so the first of equal values wins. */
@@ -142,8 +126,7 @@ export function sorted(value: PyValue): PyValue[] {
 
 /** `abs(x)` for numbers. */
 export function abs(value: Number): Number {
-  if (typeof value === "bigint") return value < 0n ? -value : value;
-  return Math.abs(value);
+  return operator.abs(value) as Number;
 }
 
 /** A dict argument as a `Map`, or undefined when it is not a dict. */
