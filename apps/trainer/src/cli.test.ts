@@ -212,22 +212,24 @@ describe("envace loads a command only when it runs", () => {
 });
 
 describe("one line for every user fault", () => {
-  it("a malformed --results file: the file and line, no stack, exit 1", async () => {
+  /** `envace eval bfcl --results` on saved outputs `text`, with --data `data` in a fresh workspace: a user fault, exit 1. */
+  async function scoreSaved(text: string, data: string): Promise<{ dir: string; results: string; result: { stdout: string; stderr: string } }> {
     const dir = workspace();
     const results = join(dir, "results.jsonl");
-    writeFileSync(results, '{"id": "simple_python_0", "result": "[f(x=1)]"}\n{"id": "simple_python_1", "result": \n');
-    const result = await spawnEnvace(["eval", "bfcl", "--data", join(dir, "data"), "--results", results, "--out", join(dir, "run")]);
+    writeFileSync(results, text);
+    const result = await spawnEnvace(["eval", "bfcl", "--data", join(dir, data), "--results", results, "--out", join(dir, "run")]);
     expect(result.code).toBe(1);
+    return { dir, results, result };
+  }
+
+  it("a malformed --results file: the file and line, no stack, exit 1", async () => {
+    const { dir, results, result } = await scoreSaved('{"id": "simple_python_0", "result": "[f(x=1)]"}\n{"id": "simple_python_1", "result": \n', "data");
     expect(linesOf(result.stderr)).toEqual([expect.stringMatching(new RegExp(`^envace eval bfcl: ${results}:2: not JSON \\(.+\\)$`))]);
     expect(existsSync(join(dir, "run"))).toBe(false);
   }, 60_000);
 
   it("a missing --data folder: says so, writes no run directory, exit 1", async () => {
-    const dir = workspace();
-    const results = join(dir, "results.jsonl");
-    writeFileSync(results, '{"id": "simple_python_0", "result": "[f(x=1)]"}\n');
-    const result = await spawnEnvace(["eval", "bfcl", "--data", join(dir, "nonexistent"), "--results", results, "--out", join(dir, "run")]);
-    expect(result.code).toBe(1);
+    const { dir, result } = await scoreSaved('{"id": "simple_python_0", "result": "[f(x=1)]"}\n', "nonexistent");
     expect(linesOf(result.stderr)).toEqual([`envace eval bfcl: ${join(dir, "nonexistent")}: no such folder (--data must be an upstream BFCL data folder, bfcl_eval/data)`]);
     expect(result.stdout).toBe("");
     expect(existsSync(join(dir, "run", "summary.json"))).toBe(false);

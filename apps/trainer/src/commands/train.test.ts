@@ -27,6 +27,19 @@ function envace(args: string[]): ChildProcess & { output: Promise<{ code: number
   return Object.assign(child, { output });
 }
 
+/**
+ * `envace train` on a run directory that already holds a file of the user's: the run must be
+ * refused (exit 1) and leave that file as it was. Returns what it printed, and the run directory.
+ */
+async function refusedTrain(dir: string, config: string): Promise<{ stderr: string; out: string }> {
+  const out = join(dir, "run");
+  mkdirSync(out);
+  writeFileSync(join(out, "notes.txt"), "keep me");
+  const result = await envace(["train", "--config", config, "--out", out]).output;
+  expect(result.code).toBe(1);
+  expect(readFileSync(join(out, "notes.txt"), "utf8")).toBe("keep me");
+  return { stderr: result.stderr, out };
+}
 
 async function waitFor(predicate: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -41,13 +54,8 @@ describe("envace train", () => {
     const dir = workspace();
     const config = join(dir, "bad.yaml");
     writeFileSync(config, "mode: envace\nrollout:\n  rollouts_per_task: four\n");
-    const out = join(dir, "run");
-    mkdirSync(out);
-    writeFileSync(join(out, "notes.txt"), "keep me");
-    const result = await envace(["train", "--config", config, "--out", out]).output;
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`${config}:3: rollout.rollouts_per_task: `);
-    expect(readFileSync(join(out, "notes.txt"), "utf8")).toBe("keep me");
+    const { stderr, out } = await refusedTrain(dir, config);
+    expect(stderr).toContain(`${config}:3: rollout.rollouts_per_task: `);
     expect(existsSync(join(out, "config.json"))).toBe(false);
   }, 60_000);
 
@@ -60,14 +68,9 @@ describe("envace train", () => {
       config,
       `data: { source: cm2, path: ${JSON.stringify(data)} }\nreward: { type: checklist, judge: { base_url: "http://127.0.0.1:9/v1", model: judge } }\neval: { every_steps: 0 }\n`,
     );
-    const out = join(dir, "run");
-    mkdirSync(out);
-    writeFileSync(join(out, "notes.txt"), "keep me");
-    const result = await envace(["train", "--config", config, "--out", out]).output;
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`envace train: ${data}:3: not JSON`);
-    expect(result.stderr).not.toMatch(/\n\s+at /);
-    expect(readFileSync(join(out, "notes.txt"), "utf8")).toBe("keep me");
+    const { stderr, out } = await refusedTrain(dir, config);
+    expect(stderr).toContain(`envace train: ${data}:3: not JSON`);
+    expect(stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(join(out, "checkpoints", "sft"))).toBe(false);
   }, 60_000);
 
@@ -81,13 +84,8 @@ describe("envace train", () => {
     const url = await closedPort();
     const config = join(dir, "tinker.yaml");
     writeFileSync(config, `init_from: null\nmodel: { type: hf, path: ${JSON.stringify(folder)}, context_tokens: 512 }\nbackend: { type: tinker, base_url: "${url}", base_model: tiny, retry_deadline_s: 1 }\n`);
-    const out = join(dir, "run");
-    mkdirSync(out);
-    writeFileSync(join(out, "notes.txt"), "keep me");
-    const result = await envace(["train", "--config", config, "--out", out]).output;
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(new RegExp(`envace train: ${url}/api/v1/client/config: gave up after \\d+ attempts \\(last: fetch failed \\(ECONNREFUSED\\)\\)`));
-    expect(readFileSync(join(out, "notes.txt"), "utf8")).toBe("keep me");
+    const { stderr, out } = await refusedTrain(dir, config);
+    expect(stderr).toMatch(new RegExp(`envace train: ${url}/api/v1/client/config: gave up after \\d+ attempts \\(last: fetch failed \\(ECONNREFUSED\\)\\)`));
     expect(existsSync(join(out, "checkpoints", "sft"))).toBe(false);
   }, 60_000);
 
