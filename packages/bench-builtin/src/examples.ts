@@ -12,7 +12,7 @@ export interface ToolExample {
 }
 
 /** A small fixed shop, used by no generated task's gold (it only illustrates the rules). */
-const DEMO_WORLD: World = {
+export const DEMO_WORLD: World = {
   users: { ada: { balance: 12 }, bela: { balance: 3 } },
   items: {
     kelo: { price: 4, stock: 5, locked: false },
