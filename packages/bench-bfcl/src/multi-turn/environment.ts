@@ -1,4 +1,4 @@
-import { PyException, type PyHashDict, type PyObject, typeError } from "@envace/python-text";
+import { PyException, type PyHashDict, type PyObject, pyDeepCopy, typeError } from "@envace/python-text";
 
 /** A parameter of an environment method: required, or with a default as Python would bind it. */
 export interface Param {
@@ -99,5 +99,26 @@ export abstract class BfclEnvironment {
     const key = `${this.className}.${method.name}.${param.name}`;
     if (!this.session.defaults.has(key)) this.session.defaults.set(key, [...value]);
     return this.session.defaults.get(key)!;
+  }
+}
+
+/**
+ * An environment whose public attributes are one map, in definition order: every port but the
+ * file system and math keeps its state this way.
+ */
+export abstract class StateEnvironment extends BfclEnvironment {
+  protected readonly state = new Map<string, PyObject>();
+
+  /** Upstream's `_load_scenario`: each key from the scenario, else a deep copy of its default. */
+  protected loadState(config: PyHashDict, keys: readonly string[], defaults: PyHashDict): void {
+    for (const key of keys) this.state.set(key, config.has(key) ? config.get(key)! : pyDeepCopy(defaults.get(key) ?? null));
+  }
+
+  override publicState(): Map<string, PyObject> {
+    return new Map(this.state);
+  }
+
+  protected get(key: string): PyObject {
+    return this.state.get(key) ?? null;
   }
 }

@@ -1,6 +1,6 @@
-import { iterate, operator, pyDeepCopy, pyEquals, PyException, PyHashDict, type PyObject, PySet, pyStr, truthy, typeError } from "@envace/python-text";
+import { iterate, operator, pyEquals, PyException, PyHashDict, type PyObject, PySet, pyStr, truthy, typeError } from "@envace/python-text";
 import { PythonRandom } from "../../py/random.js";
-import { BfclEnvironment } from "../environment.js";
+import { StateEnvironment } from "../environment.js";
 import { asList, asStr, dictGet, noAttribute } from "../python-access.js";
 import { randomFrom } from "./seed.js";
 
@@ -23,28 +23,16 @@ function firstItem(message: PyObject): [PyObject, PyObject] {
 }
 
 /** Workspace messaging between users (upstream `MessageAPI`). */
-export class MessageAPI extends BfclEnvironment {
+export class MessageAPI extends StateEnvironment {
   readonly className = "MessageAPI";
   private random = new PythonRandom(200191);
-  private state = new Map<string, PyObject>();
 
   override load(config: PyHashDict): void {
-    const defaults = DEFAULT_STATE();
     this.random = randomFrom(dictGet(config, "random_seed", 200191n));
-    for (const key of ["generated_ids", "user_count", "user_map", "inbox", "message_count", "current_user"]) {
-      this.state.set(key, config.has(key) ? config.get(key)! : pyDeepCopy(defaults.get(key)!));
-    }
+    this.loadState(config, ["generated_ids", "user_count", "user_map", "inbox", "message_count", "current_user"], DEFAULT_STATE());
   }
 
-  override publicState(): Map<string, PyObject> {
-    return new Map(this.state);
-  }
-
-  private get(key: string): PyObject {
-    return this.state.get(key) ?? null;
-  }
-
-  constructor(...args: ConstructorParameters<typeof BfclEnvironment>) {
+  constructor(...args: ConstructorParameters<typeof StateEnvironment>) {
     super(...args);
     this.define("list_users", [], () => PyHashDict.of({ user_list: iterate(this.get("user_map")) }));
     this.define("get_user_id", ["user"], (user) => {

@@ -1,5 +1,5 @@
-import { iterate, operator, pyDeepCopy, pyEquals, PyHashDict, type PyObject, pyStr, truthy } from "@envace/python-text";
-import { BfclEnvironment } from "../environment.js";
+import { iterate, operator, pyEquals, PyHashDict, type PyObject, pyStr, truthy } from "@envace/python-text";
+import { StateEnvironment } from "../environment.js";
 import { asDict, asList, asStr } from "../python-access.js";
 
 const DEFAULT_STATE = (): PyHashDict => PyHashDict.of({ ticket_queue: [], ticket_counter: 1n, current_user: null });
@@ -7,21 +7,11 @@ const KEYS = ["ticket_queue", "ticket_counter", "current_user"];
 const EDITABLE = ["title", "description", "status", "priority"];
 
 /** A support-ticket queue (upstream `TicketAPI`). */
-export class TicketAPI extends BfclEnvironment {
+export class TicketAPI extends StateEnvironment {
   readonly className = "TicketAPI";
-  private readonly state = new Map<string, PyObject>();
 
   override load(config: PyHashDict): void {
-    const defaults = DEFAULT_STATE();
-    for (const key of KEYS) this.state.set(key, config.has(key) ? config.get(key)! : pyDeepCopy(defaults.get(key)!));
-  }
-
-  override publicState(): Map<string, PyObject> {
-    return new Map(this.state);
-  }
-
-  private get(key: string): PyObject {
-    return this.state.get(key) ?? null;
+    this.loadState(config, KEYS, DEFAULT_STATE());
   }
 
   private find(ticketId: PyObject): PyObject {
@@ -29,7 +19,7 @@ export class TicketAPI extends BfclEnvironment {
     return null;
   }
 
-  constructor(...args: ConstructorParameters<typeof BfclEnvironment>) {
+  constructor(...args: ConstructorParameters<typeof StateEnvironment>) {
     super(...args);
     this.define("create_ticket", ["title", { name: "description", default: "" }, { name: "priority", default: 1n }], (title, description, priority) => {
       if (!truthy(this.get("current_user"))) return PyHashDict.of({ error: "User not authenticated. Please log in to create a ticket." });

@@ -1,7 +1,7 @@
-import { formatFixed, iterate, keyError, operator, pyDeepCopy, pyEquals, PyException, pyFloat, PyHashDict, pyInt, type PyObject, pyRepr, pyStr, pyTypeName, truthy, valueError } from "@envace/python-text";
+import { formatFixed, iterate, keyError, operator, pyEquals, PyException, pyFloat, PyHashDict, pyInt, type PyObject, pyRepr, pyStr, pyTypeName, truthy, valueError } from "@envace/python-text";
 import { DATETIME_MAX, DATETIME_MIN, formatDateTime, strptime } from "../../py/datetime.js";
 import { PythonRandom } from "../../py/random.js";
-import { BfclEnvironment } from "../environment.js";
+import { StateEnvironment } from "../environment.js";
 import { asDict, asList, asStr, dictGet } from "../python-access.js";
 import { randomFrom } from "./seed.js";
 
@@ -74,15 +74,14 @@ function formatSymbol(template: string, symbol: PyObject): string {
 }
 
 /** Stock trading: orders, account funds, a watchlist (upstream `TradingBot`). */
-export class TradingBot extends BfclEnvironment {
+export class TradingBot extends StateEnvironment {
   readonly className = "TradingBot";
-  private readonly state = new Map<string, PyObject>();
   private longContext = false;
   private random = new PythonRandom(1053520);
 
   override load(config: PyHashDict, longContext: boolean): void {
     const defaults = DEFAULT_STATE();
-    for (const key of KEYS) this.state.set(key, config.has(key) ? config.get(key)! : pyDeepCopy(defaults.get(key)!));
+    this.loadState(config, KEYS, defaults);
     // Digit-only string keys become ints, as upstream converts them.
     const orders = asDict(this.state.get("orders")!, "items");
     this.state.set("orders", new PyHashDict([...orders].map(([k, v]) => [typeof k === "string" && /^\d+$/.test(k) ? pyInt(k) : k, v])));
@@ -92,10 +91,6 @@ export class TradingBot extends BfclEnvironment {
 
   override publicState(): Map<string, PyObject> {
     return new Map([...this.state, ["long_context", this.longContext]]);
-  }
-
-  private get(key: string): PyObject {
-    return this.state.get(key) ?? null;
   }
 
   private authenticated(): boolean {
@@ -108,7 +103,7 @@ export class TradingBot extends BfclEnvironment {
     return formatDateTime(CURRENT_TIME + offset * 1000);
   }
 
-  constructor(...args: ConstructorParameters<typeof BfclEnvironment>) {
+  constructor(...args: ConstructorParameters<typeof StateEnvironment>) {
     super(...args);
     this.define("get_current_time", [], () => PyHashDict.of({ current_time: "10:30 AM" }));
     this.define("get_symbol_by_name", ["name"], (name) => PyHashDict.of({ symbol: dictGet(SYMBOLS, name, "Stock not found") }));

@@ -1,7 +1,7 @@
 import { iterate, operator, pyDeepCopy, pyEquals, PyException, pyFloat, PyHashDict, type PyObject, pyRepr, pyStr, PyTuple, roundFloat, valueError } from "@envace/python-text";
 import { strptime } from "../../py/datetime.js";
 import { PythonRandom } from "../../py/random.js";
-import { BfclEnvironment } from "../environment.js";
+import { StateEnvironment } from "../environment.js";
 import { asDict, asStr, dictGet } from "../python-access.js";
 import { randomFrom } from "./seed.js";
 
@@ -79,17 +79,15 @@ const EXCHANGE_RATES: readonly (readonly [string, string, PyObject])[] = [
 ];
 
 /** Flights, credit cards, bookings, insurance (upstream `TravelAPI`). */
-export class TravelAPI extends BfclEnvironment {
+export class TravelAPI extends StateEnvironment {
   readonly className = "TravelAPI";
-  private readonly state = new Map<string, PyObject>();
   private longContext = false;
   private random = new PythonRandom(DEFAULT_SEED);
   private flightCostLookup = new PyHashDict();
 
   override load(config: PyHashDict, longContext: boolean): void {
     this.random = randomFrom(config.has("random_seed") ? config.get("random_seed")! : DEFAULT_SEED);
-    const defaults = PyHashDict.of({ credit_card_list: new PyHashDict(), booking_record: new PyHashDict() });
-    for (const key of KEYS) this.state.set(key, config.has(key) ? config.get(key)! : pyDeepCopy(defaults.get(key) ?? null));
+    this.loadState(config, KEYS, PyHashDict.of({ credit_card_list: new PyHashDict(), booking_record: new PyHashDict() }));
     this.longContext = longContext;
     if (longContext) {
       for (const [name, target] of [
@@ -106,10 +104,6 @@ export class TravelAPI extends BfclEnvironment {
     return new Map([...this.state, ["long_context", this.longContext]]);
   }
 
-  private get(key: string): PyObject {
-    return this.state.get(key) ?? null;
-  }
-
   /** The checks shared by the token-protected endpoints; `extra` adds the endpoint's status flag to errors. */
   private tokenError(accessToken: PyObject, extra?: Record<string, PyObject>): PyHashDict | undefined {
     if (pyEquals(this.get("token_expires_in"), 0n)) return PyHashDict.of({ ...extra, error: "Token expired" });
@@ -117,7 +111,7 @@ export class TravelAPI extends BfclEnvironment {
     return undefined;
   }
 
-  constructor(...args: ConstructorParameters<typeof BfclEnvironment>) {
+  constructor(...args: ConstructorParameters<typeof StateEnvironment>) {
     super(...args);
     this.define("authenticate_travel", ["client_id", "client_secret", "refresh_token", "grant_type", "user_first_name", "user_last_name"], (_id, _secret, _refresh, grantType, first, last) => {
       this.state.set("token_expires_in", 2n);

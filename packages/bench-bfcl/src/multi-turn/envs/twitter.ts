@@ -1,5 +1,5 @@
-import { iterate, operator, pyDeepCopy, pyEquals, PyHashDict, pyInt, type PyObject, pyStr, truthy } from "@envace/python-text";
-import { BfclEnvironment } from "../environment.js";
+import { iterate, operator, pyEquals, PyHashDict, pyInt, type PyObject, pyStr, truthy } from "@envace/python-text";
+import { StateEnvironment } from "../environment.js";
 import { asDict, asList, asStr, dictGet } from "../python-access.js";
 
 const DEFAULT_STATE = (): PyHashDict =>
@@ -17,31 +17,21 @@ const DEFAULT_STATE = (): PyHashDict =>
 const KEYS = ["username", "password", "authenticated", "tweets", "comments", "retweets", "following_list", "tweet_counter"];
 
 /** Posting, retweeting, commenting and following (upstream `TwitterAPI`). */
-export class TwitterAPI extends BfclEnvironment {
+export class TwitterAPI extends StateEnvironment {
   readonly className = "TwitterAPI";
-  private readonly state = new Map<string, PyObject>();
 
   override load(config: PyHashDict): void {
-    const defaults = DEFAULT_STATE();
-    for (const key of KEYS) this.state.set(key, config.has(key) ? config.get(key)! : pyDeepCopy(defaults.get(key)!));
+    this.loadState(config, KEYS, DEFAULT_STATE());
     // Scenario files key tweets by strings; upstream turns them into ints.
     const tweets = asDict(this.state.get("tweets")!, "items");
     this.state.set("tweets", new PyHashDict([...tweets].map(([k, v]) => [pyInt(k), v])));
-  }
-
-  override publicState(): Map<string, PyObject> {
-    return new Map(this.state);
-  }
-
-  private get(key: string): PyObject {
-    return this.state.get(key) ?? null;
   }
 
   private authenticated(): boolean {
     return truthy(this.get("authenticated"));
   }
 
-  constructor(...args: ConstructorParameters<typeof BfclEnvironment>) {
+  constructor(...args: ConstructorParameters<typeof StateEnvironment>) {
     super(...args);
     this.define("authenticate_twitter", ["username", "password"], (username, password) => {
       if (pyEquals(username, this.get("username")) && pyEquals(password, this.get("password"))) {

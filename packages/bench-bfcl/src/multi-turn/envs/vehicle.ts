@@ -1,6 +1,6 @@
 import { iterate, operator, pyDeepCopy, pyEquals, pyFloat, PyHashDict, type PyObject, truthy } from "@envace/python-text";
 import { PythonRandom } from "../../py/random.js";
-import { BfclEnvironment } from "../environment.js";
+import { StateEnvironment } from "../environment.js";
 import { asDict, asStr } from "../python-access.js";
 import { randomFrom } from "./seed.js";
 
@@ -63,9 +63,8 @@ const ZIP_CODES: Readonly<Record<string, string>> = {
 };
 
 /** A car's engine, doors, climate, brakes, cruise control and navigation (upstream `VehicleControlAPI`). */
-export class VehicleControlAPI extends BfclEnvironment {
+export class VehicleControlAPI extends StateEnvironment {
   readonly className = "VehicleControlAPI";
-  private readonly state = new Map<string, PyObject>();
   private longContext = false;
   private random = new PythonRandom(DEFAULT_SEED);
   private parkingBrakeForce: PyObject = 0.0;
@@ -88,15 +87,11 @@ export class VehicleControlAPI extends BfclEnvironment {
     return new Map([...this.state, ["long_context", this.longContext]]);
   }
 
-  private get(key: string): PyObject {
-    return this.state.get(key) ?? null;
-  }
-
   private set(key: string, value: PyObject): void {
     this.state.set(key, value);
   }
 
-  constructor(...args: ConstructorParameters<typeof BfclEnvironment>) {
+  constructor(...args: ConstructorParameters<typeof StateEnvironment>) {
     super(...args);
     this.define("startEngine", ["ignitionMode"], (mode) => {
       if (pyEquals(mode, "STOP")) this.set("engine_state", "stopped");
