@@ -69,6 +69,12 @@ function nameKey(name: PyObject): string {
   throw typeError(`file and directory names must be strings, not '${pyTypeName(name)}'`);
 }
 
+/** `mv` and `cp` check and answer alike; a move takes the entry from under its old name. */
+const TRANSFERS = {
+  mv: { verb: "move", done: "moved", move: true },
+  cp: { verb: "copy", done: "copied", move: false },
+} as const;
+
 /** A small in-memory file system the agent navigates with shell-like commands (upstream `GorillaFileSystem`). */
 export class GorillaFileSystem extends BfclEnvironment {
   readonly className = "GorillaFileSystem";
@@ -140,10 +146,10 @@ export class GorillaFileSystem extends BfclEnvironment {
     this.define("du", [{ name: "human_readable", default: false }], (human) => this.du(human));
     this.define("tail", ["file_name", { name: "lines", default: 10n }], (name, lines) => this.tail(name, lines));
     this.define("diff", ["file_name1", "file_name2"], (a, b) => this.diff(a, b));
-    this.define("mv", ["source", "destination"], (source, destination) => this.mv(source, destination));
+    this.define("mv", ["source", "destination"], (source, destination) => this.transfer("mv", source, destination));
     this.define("rm", ["file_name"], (name) => this.rm(name));
     this.define("rmdir", ["dir_name"], (name) => this.rmdir(name));
-    this.define("cp", ["source", "destination"], (source, destination) => this.cp(source, destination));
+    this.define("cp", ["source", "destination"], (source, destination) => this.transfer("cp", source, destination));
   }
 
   private pwd(): PyObject {
@@ -307,24 +313,26 @@ export class GorillaFileSystem extends BfclEnvironment {
     return PyHashDict.of({ error: `diff: ${pyStr(first)} or ${pyStr(second)}: No such file or directory` });
   }
 
-  private mv(source: PyObject, destination: PyObject): PyObject {
-    if (!this.current.has(source)) return PyHashDict.of({ error: `mv: cannot move '${pyStr(source)}': No such file or directory` });
+  private transfer(command: keyof typeof TRANSFERS, source: PyObject, destination: PyObject): PyObject {
+    const { verb, done, move } = TRANSFERS[command];
+    if (!this.current.has(source)) return PyHashDict.of({ error: `${command}: cannot ${verb} '${pyStr(source)}': No such file or directory` });
     const node = this.current.get(source)!;
     const src = source as string;
-    if (operator.contains(destination, "/")) return PyHashDict.of({ error: "mv: path not allowed in destination. Provide only a file or directory name." });
+    if (operator.contains(destination, "/")) return PyHashDict.of({ error: `${command}: path not allowed in destination. Provide only a file or directory name.` });
     if (this.current.has(destination)) {
       const dest = destination as string;
       const target = this.current.get(dest)!;
-      if (!(target instanceof FsDirectory)) return PyHashDict.of({ error: `mv: cannot move '${src}' to '${dest}': Not a directory` });
-      if (target.contents.has(src)) return PyHashDict.of({ error: `mv: cannot move '${src}' to '${dest}/${src}': File exists` });
-      this.current.contents.delete(src);
-      this.place(target, src, node, false);
-      return PyHashDict.of({ result: `'${src}' moved to '${dest}/${src}'` });
+      if (!(target instanceof FsDirectory)) return PyHashDict.of({ error: `${command}: cannot ${verb} '${src}' to '${dest}': Not a directory` });
+      // Upstream's cp looks for "dest/src" among the directory's entries, which never holds a slash: only mv finds a clash.
+      if (move && target.contents.has(src)) return PyHashDict.of({ error: `${command}: cannot ${verb} '${src}' to '${dest}/${src}': File exists` });
+      if (move) this.current.contents.delete(src);
+      this.place(target, src, node, !move);
+      return PyHashDict.of({ result: `'${src}' ${done} to '${dest}/${src}'` });
     }
     const dest = nameKey(destination);
-    this.current.contents.delete(src);
-    this.place(this.current, dest, node, false);
-    return PyHashDict.of({ result: `'${src}' moved to '${dest}'` });
+    if (move) this.current.contents.delete(src);
+    this.place(this.current, dest, node, !move);
+    return PyHashDict.of({ result: `'${src}' ${done} to '${dest}'` });
   }
 
   /** Put a file or directory under `parent` as upstream does: a new node, whose directory contents are shared or shallow-copied. */
@@ -350,24 +358,6 @@ export class GorillaFileSystem extends BfclEnvironment {
     if (node.contents.size > 0) return PyHashDict.of({ error: `rmdir: cannot remove '${pyStr(name)}': Directory not empty` });
     this.current.contents.delete(name as string);
     return PyHashDict.of({ result: `'${pyStr(name)}' removed` });
-  }
-
-  private cp(source: PyObject, destination: PyObject): PyObject {
-    if (!this.current.has(source)) return PyHashDict.of({ error: `cp: cannot copy '${pyStr(source)}': No such file or directory` });
-    const node = this.current.get(source)!;
-    const src = source as string;
-    if (operator.contains(destination, "/")) return PyHashDict.of({ error: "cp: path not allowed in destination. Provide only a file or directory name." });
-    if (this.current.has(destination)) {
-      const dest = destination as string;
-      const target = this.current.get(dest)!;
-      if (!(target instanceof FsDirectory)) return PyHashDict.of({ error: `cp: cannot copy '${src}' to '${dest}': Not a directory` });
-      // Upstream looks for "dest/src" among the directory's entries, which never holds a slash.
-      this.place(target, src, node, true);
-      return PyHashDict.of({ result: `'${src}' copied to '${dest}/${src}'` });
-    }
-    const dest = nameKey(destination);
-    this.place(this.current, dest, node, true);
-    return PyHashDict.of({ result: `'${src}' copied to '${dest}'` });
   }
 
   private navigate(pathArg: PyObject): FsDirectory | PyHashDict {
