@@ -1,5 +1,5 @@
 import { PyException, pyFloat, PyHashDict, pyInt, type PyObject } from "@envace/python-text";
-import { JAVA_TYPES } from "./types.js";
+import { intFloatOrText, JAVA_TYPES } from "./types.js";
 
 /**
  * Upstream's conversion of Java-syntax argument strings (`"3.14f"`, `"new int[]{1, 2}"`,
@@ -93,13 +93,5 @@ export function parseJavaValue(text: string): PyObject {
   if (text.startsWith('"') && text.endsWith('"')) return text.slice(1, -1);
   if (LONG.test(text)) return pyInt(text.slice(0, -1));
   if (FLOAT.test(text)) return pyFloat(text.replace(/[fF](?=\n?$)/, ""));
-  try {
-    return pyInt(text);
-  } catch {
-    try {
-      return pyFloat(text);
-    } catch {
-      return text;
-    }
-  }
+  return intFloatOrText(text);
 }

@@ -1,5 +1,5 @@
 import { PyException, pyFloat, PyHashDict, pyInt, type PyObject } from "@envace/python-text";
-import { JAVASCRIPT_TYPES } from "./types.js";
+import { intFloatOrText, JAVASCRIPT_TYPES } from "./types.js";
 
 /**
  * Upstream's conversion of JavaScript-syntax argument strings (`"'abc'"`, `"[1, 2]"`,
@@ -95,13 +95,5 @@ export function parseJavaScriptValue(input: string): PyObject {
   if (text === "true") return true;
   if (text === "false") return false;
   if (isQuoted(text)) return text.slice(1, -1);
-  try {
-    return pyInt(text);
-  } catch {
-    try {
-      return pyFloat(text);
-    } catch {
-      return text;
-    }
-  }
+  return intFloatOrText(text);
 }

@@ -1,3 +1,5 @@
+import { pyFloat, pyInt, type PyObject } from "@envace/python-text";
+
 /**
  * Gorilla parameter types (the `type` strings in BFCL function docs) and what they mean in each
  * language BFCL checks, as upstream's tables define them. The checker compares Python type
@@ -5,6 +7,19 @@
  */
 
 export type Language = "python" | "java" | "javascript";
+
+/** Java's and JavaScript's last resort for a literal of unknown type: Python's `int(text)`, else `float(text)`, else the text. */
+export function intFloatOrText(text: string): PyObject {
+  try {
+    return pyInt(text);
+  } catch {
+    try {
+      return pyFloat(text);
+    } catch {
+      return text;
+    }
+  }
+}
 
 /** Python categories: the type a decoded argument must have. */
 export const PYTHON_TYPES: Readonly<Record<string, string>> = {
