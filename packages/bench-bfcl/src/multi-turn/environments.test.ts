@@ -11,6 +11,21 @@ function run(set: EnvironmentSet, calls: string[]): string[] {
   return calls.map((call) => set.execute(call));
 }
 
+/** Calls made in order on fresh environments, and what each answers. */
+interface Transcript {
+  readonly classes: string[];
+  readonly config?: string;
+  readonly calls: string[];
+  readonly answers: string[];
+}
+
+/** A table of transcripts, one test each, named by its key. */
+function replays(transcripts: Record<string, Transcript>): void {
+  it.each(Object.entries(transcripts))("%s", (_title, { classes, config, calls, answers }) => {
+    expect(run(environments(classes, config), calls)).toEqual(answers);
+  });
+}
+
 const FILES = JSON.stringify({
   GorillaFileSystem: {
     root: {
@@ -27,33 +42,38 @@ const FILES = JSON.stringify({
 
 // Expected strings are what upstream's Python environments return for the same calls.
 describe("GorillaFileSystem", () => {
-  it("navigates, moves and keeps upstream's parent links after a move", () => {
-    const fs = environments(["GorillaFileSystem"], FILES);
-    expect(run(fs, ["pwd()", "cd('..')", "mv('docs','archive')", "cd('archive')", "cd('docs')", "pwd()", "cd('sub')", "cd('..')", "pwd()", "ls()"])).toEqual([
-      '{"current_working_directory": "/alex"}',
-      '{"error": "Current directory is already the root. Cannot go back."}',
-      `{"result": "'docs' moved to 'archive/docs'"}`,
-      '{"current_working_directory": "archive"}',
-      '{"current_working_directory": "docs"}',
-      '{"current_working_directory": "/alex/archive/docs"}',
-      '{"current_working_directory": "sub"}',
-      "{}",
-      // `sub` still points at the directory that was moved away, as upstream's objects do.
-      '{"current_working_directory": "/alex/docs"}',
-      '{"current_directory_content": ["sub", "a.txt"]}',
-    ]);
-  });
-
-  it("sorts, counts and reports errors as upstream", () => {
-    const fs = environments(["GorillaFileSystem"], FILES);
-    expect(run(fs, ["cd(folder='docs')", "sort(file_name='a.txt')", "wc(file_name='a.txt', mode='c')", "cat(file_name='sub')", "mkdir(dir_name='x/y')", "du(human_readable=True)"])).toEqual([
-      '{"current_working_directory": "docs"}',
-      '{"sorted_content": "a\\nb"}',
-      '{"count": 4, "type": "characters"}',
-      `{"error": "cat: 'sub': Is a directory"}`,
-      `{"error": "mkdir: cannot create directory 'x/y': Invalid character"}`,
-      '{"disk_usage": "4.00 B"}',
-    ]);
+  replays({
+    "navigates, moves and keeps upstream's parent links after a move": {
+      classes: ["GorillaFileSystem"],
+      config: FILES,
+      calls: ["pwd()", "cd('..')", "mv('docs','archive')", "cd('archive')", "cd('docs')", "pwd()", "cd('sub')", "cd('..')", "pwd()", "ls()"],
+      answers: [
+        '{"current_working_directory": "/alex"}',
+        '{"error": "Current directory is already the root. Cannot go back."}',
+        `{"result": "'docs' moved to 'archive/docs'"}`,
+        '{"current_working_directory": "archive"}',
+        '{"current_working_directory": "docs"}',
+        '{"current_working_directory": "/alex/archive/docs"}',
+        '{"current_working_directory": "sub"}',
+        "{}",
+        // `sub` still points at the directory that was moved away, as upstream's objects do.
+        '{"current_working_directory": "/alex/docs"}',
+        '{"current_directory_content": ["sub", "a.txt"]}',
+      ],
+    },
+    "sorts, counts and reports errors as upstream": {
+      classes: ["GorillaFileSystem"],
+      config: FILES,
+      calls: ["cd(folder='docs')", "sort(file_name='a.txt')", "wc(file_name='a.txt', mode='c')", "cat(file_name='sub')", "mkdir(dir_name='x/y')", "du(human_readable=True)"],
+      answers: [
+        '{"current_working_directory": "docs"}',
+        '{"sorted_content": "a\\nb"}',
+        '{"count": 4, "type": "characters"}',
+        `{"error": "cat: 'sub': Is a directory"}`,
+        `{"error": "mkdir: cannot create directory 'x/y': Invalid character"}`,
+        '{"disk_usage": "4.00 B"}',
+      ],
+    },
   });
 });
 
@@ -70,12 +90,12 @@ describe("call binding and execution", () => {
     ]);
   });
 
-  it("refuses unknown and forbidden functions", () => {
-    const set = environments(["MathAPI"]);
-    expect(run(set, ["undefined_function(a=1)", "kill(pid=1)"])).toEqual([
-      "Error during execution: name 'undefined_function' is not defined",
-      "Error during execution: Function call kill is not allowed.",
-    ]);
+  replays({
+    "refuses unknown and forbidden functions": {
+      classes: ["MathAPI"],
+      calls: ["undefined_function(a=1)", "kill(pid=1)"],
+      answers: ["Error during execution: name 'undefined_function' is not defined", "Error during execution: Function call kill is not allowed."],
+    },
   });
 
   it("writes a returned dict with json.dumps, falling back to str for what JSON cannot hold", () => {
@@ -96,34 +116,38 @@ describe("call binding and execution", () => {
 });
 
 describe("seeded and stateful environments", () => {
-  it("TwitterAPI shares a mutable default argument between calls, as Python does", () => {
-    const twitter = environments(["TwitterAPI"], '{"TwitterAPI": {"username": "u", "password": "p"}}');
-    expect(run(twitter, ["authenticate_twitter('u', 'p')", "post_tweet('one')", "mention(0, ['@x'])", "post_tweet('two')"])).toEqual([
-      '{"authentication_status": true}',
-      '{"id": 0, "username": "u", "content": "one", "tags": [], "mentions": []}',
-      '{"mention_status": "Users mentioned successfully"}',
-      '{"id": 1, "username": "u", "content": "two", "tags": [], "mentions": ["@x"]}',
-    ]);
-  });
-
-  it("draws ids and readings from the seeded generator", () => {
-    const set = environments(["TravelAPI", "VehicleControlAPI", "MessageAPI"]);
-    expect(run(set, ["authenticate_travel('c', 's', 'r', 'read_write', 'Ada', 'L')", "get_outside_temperature_from_google()", "message_login('USR001')", "send_message('USR002', 'hi')"])).toEqual([
-      '{"expires_in": 2, "access_token": "251675", "token_type": "Bearer", "scope": "read_write"}',
-      '{"outsideTemperature": 36.63485703790535}',
-      `{"login_status": true, "message": "User 'USR001' logged in successfully."}`,
-      `{"sent_status": true, "message_id": {"new_id": 67410}, "message": "Message sent to 'USR002' successfully."}`,
-    ]);
-  });
-
-  it("VehicleControlAPI needs locked doors and a fully pressed brake to start", () => {
-    const car = environments(["VehicleControlAPI"]);
-    expect(run(car, ["startEngine('START')", "lockDoors(False, ['driver', 'passenger', 'rear_left', 'rear_right'])", "pressBrakePedal(1)", "startEngine('START')"])).toEqual([
-      '{"error": "All doors must be locked before starting the engine. Here are the unlocked doors: driver, passenger, rear_left, rear_right"}',
-      '{"lockStatus": "locked", "remainingUnlockedDoors": 0}',
-      '{"brakePedalStatus": "pressed", "brakePedalForce": 1000.0}',
-      '{"engineState": "running", "fuelLevel": 0.0, "batteryVoltage": 12.6}',
-    ]);
+  replays({
+    "TwitterAPI shares a mutable default argument between calls, as Python does": {
+      classes: ["TwitterAPI"],
+      config: '{"TwitterAPI": {"username": "u", "password": "p"}}',
+      calls: ["authenticate_twitter('u', 'p')", "post_tweet('one')", "mention(0, ['@x'])", "post_tweet('two')"],
+      answers: [
+        '{"authentication_status": true}',
+        '{"id": 0, "username": "u", "content": "one", "tags": [], "mentions": []}',
+        '{"mention_status": "Users mentioned successfully"}',
+        '{"id": 1, "username": "u", "content": "two", "tags": [], "mentions": ["@x"]}',
+      ],
+    },
+    "draws ids and readings from the seeded generator": {
+      classes: ["TravelAPI", "VehicleControlAPI", "MessageAPI"],
+      calls: ["authenticate_travel('c', 's', 'r', 'read_write', 'Ada', 'L')", "get_outside_temperature_from_google()", "message_login('USR001')", "send_message('USR002', 'hi')"],
+      answers: [
+        '{"expires_in": 2, "access_token": "251675", "token_type": "Bearer", "scope": "read_write"}',
+        '{"outsideTemperature": 36.63485703790535}',
+        `{"login_status": true, "message": "User 'USR001' logged in successfully."}`,
+        `{"sent_status": true, "message_id": {"new_id": 67410}, "message": "Message sent to 'USR002' successfully."}`,
+      ],
+    },
+    "VehicleControlAPI needs locked doors and a fully pressed brake to start": {
+      classes: ["VehicleControlAPI"],
+      calls: ["startEngine('START')", "lockDoors(False, ['driver', 'passenger', 'rear_left', 'rear_right'])", "pressBrakePedal(1)", "startEngine('START')"],
+      answers: [
+        '{"error": "All doors must be locked before starting the engine. Here are the unlocked doors: driver, passenger, rear_left, rear_right"}',
+        '{"lockStatus": "locked", "remainingUnlockedDoors": 0}',
+        '{"brakePedalStatus": "pressed", "brakePedalForce": 1000.0}',
+        '{"engineState": "running", "fuelLevel": 0.0, "batteryVoltage": 12.6}',
+      ],
+    },
   });
 
   it("TradingBot keeps float balances floats", () => {
