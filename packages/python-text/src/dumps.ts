@@ -3,10 +3,12 @@ import { jsonFloat, jsonString, jsonStringUnicode } from "./json.js";
 import { PyHashDict, PyOpaque, PySet, PyTuple } from "./objects.js";
 import { compareOrder } from "./compare.js";
 import { sortCodePoints } from "./string.js";
-import { pyTypeName, type PyFields, type PyObject, type PyValue } from "./value.js";
+import { pyTypeName, type PyFields, type PyObject, type PyValue, scalarText, type ScalarSpelling } from "./value.js";
 
 // `json.loads` is `jsonLoads`, whose default model (ints as `bigint`, floats as `number`, dicts
 // as `Map`s) is a part of `PyValue`.
+
+const JSON_SCALARS: ScalarSpelling = { none: "null", true: "true", false: "false", float: jsonFloat };
 
 export interface PyDumpsOptions {
   /** `sort_keys=True`. */
@@ -38,17 +40,8 @@ export function pyDumps(value: PyObject, options: PyDumpsOptions = {}): string {
 export function dumpValue(value: PyValue, sortKeys: boolean, item?: (value: PyValue) => string, str?: (s: string) => string): string;
 export function dumpValue(value: PyObject, sortKeys: boolean, item?: (value: PyObject) => string, str?: (s: string) => string): string;
 export function dumpValue(value: PyObject, sortKeys: boolean, item?: (value: never) => string, str: (s: string) => string = jsonString): string {
-  if (value === null) return "null";
-  switch (typeof value) {
-    case "boolean":
-      return value ? "true" : "false";
-    case "string":
-      return str(value);
-    case "bigint":
-      return value.toString();
-    case "number":
-      return jsonFloat(value);
-  }
+  const scalar = scalarText(value, JSON_SCALARS, str);
+  if (scalar !== undefined) return scalar;
   const write = item as ((value: PyObject) => string) | undefined;
   const dump = (inner: PyObject): string => (write === undefined ? dumpValue(inner, sortKeys, undefined, str) : write(inner));
   const items = Array.isArray(value) ? value : value instanceof PyTuple ? value.items : undefined;
@@ -108,17 +101,8 @@ function dictItems(dict: PyHashDict, sortKeys: boolean): [PyObject, PyObject][] 
 
 /** A dict key as JSON writes it: only `str`, `int`, `float`, `bool` and `None` keys are allowed. */
 function jsonKey(key: PyObject): string {
-  switch (typeof key) {
-    case "string":
-      return key;
-    case "boolean":
-      return key ? "true" : "false";
-    case "bigint":
-      return key.toString();
-    case "number":
-      return jsonFloat(key);
-  }
-  if (key === null) return "null";
+  const text = scalarText(key, JSON_SCALARS, (name) => name);
+  if (text !== undefined) return text;
   throw typeError(`keys must be str, int, float, bool or None, not ${pyTypeName(key)}`);
 }
 

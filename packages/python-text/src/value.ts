@@ -74,29 +74,47 @@ export function pyTypeName(value: unknown): string {
   }
 }
 
+/** How a text format spells `None`, the bools and floats (an int is its digits in every one). */
+export interface ScalarSpelling {
+  readonly none: string;
+  readonly true: string;
+  readonly false: string;
+  readonly float: (value: number) => string;
+}
+
+const REPR_SCALARS: ScalarSpelling = { none: "None", true: "True", false: "False", float: floatRepr };
+
+/** A scalar's text in a format (`str` writes a string), or undefined for a container: `repr()` and `json.dumps` share it. */
+export function scalarText(value: PyObject, spelling: ScalarSpelling, str: (text: string) => string): string | undefined {
+  if (value === null) return spelling.none;
+  switch (typeof value) {
+    case "boolean":
+      return value ? spelling.true : spelling.false;
+    case "string":
+      return str(value);
+    case "bigint":
+      return value.toString();
+    case "number":
+      return spelling.float(value);
+  }
+  return undefined;
+}
+
 /**
  * Python's `repr()`: `None`, `True`, `'text'`, `2`, `2.0`, `[1, 2]`, `(1,)`, `{'a': 1}`, `{1, 2}`
  * and `set()`; models print like dicts, opaque objects as their repr.
  */
 export function pyRepr(value: PyObject): string {
-  if (value === null) return "None";
-  switch (typeof value) {
-    case "boolean":
-      return value ? "True" : "False";
-    case "string":
-      return strRepr(value);
-    case "bigint":
-      return value.toString();
-    case "number":
-      return floatRepr(value);
-  }
+  const scalar = scalarText(value, REPR_SCALARS, strRepr);
+  if (scalar !== undefined) return scalar;
   if (Array.isArray(value)) return `[${value.map(pyRepr).join(", ")}]`;
   if (value instanceof Map) return `{${[...value].map(([key, item]) => `${strRepr(key)}: ${pyRepr(item)}`).join(", ")}}`;
   if (value instanceof PyHashDict) return `{${[...value].map(([key, item]) => `${pyRepr(key)}: ${pyRepr(item)}`).join(", ")}}`;
   if (value instanceof PyTuple) return value.items.length === 1 ? `(${pyRepr(value.items[0]!)},)` : `(${value.items.map(pyRepr).join(", ")})`;
   if (value instanceof PySet) return value.size === 0 ? "set()" : `{${[...value].map(pyRepr).join(", ")}}`;
   if (value instanceof PyOpaque) return value.repr;
-  return `{${Object.entries(value).map(([key, item]) => `${strRepr(key)}: ${pyRepr(item)}`).join(", ")}}`;
+  // Only a model's fields are left (the scalars were written first).
+  return `{${Object.entries(value as PyFields).map(([key, item]) => `${strRepr(key)}: ${pyRepr(item)}`).join(", ")}}`;
 }
 
 /** Python's `str()`: strings as they are, everything else as `repr()`. */
