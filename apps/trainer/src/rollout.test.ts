@@ -105,6 +105,41 @@ describe("rollouts", () => {
   });
 });
 
+describe("rollouts that start from a memory of the group's own first rollouts", () => {
+  const task = tasks[0]!;
+  /** Tries to buy at once; its rehearsed buy fails, so the memory has a predicted failure to show. */
+  const buyer = new ScriptedPolicy("buyer", (request) => {
+    if (request.role === "rehearse") return '<execution_result>{"error": {"code": "out_of_stock", "message": "none left"}}</execution_result>';
+    if (request.role !== "act") return "unreadable";
+    return request.messages.some((m) => m.role === "tool") ? "Sorry, it is out of stock." : '<tool_call>{"name": "buy", "arguments": {"user": "ada", "item": "rabo", "qty": 1}}</tool_call>';
+  });
+
+  it("conditions the rollouts after the first memory_attempts on their memory, numbers the group on and calls nothing", async () => {
+    const counter = new CallCounter();
+    const config = parseConfig("rollout: { rollouts_per_task: 4, memory_attempts: 2 }", "c.yaml");
+    const domain = { name: "builtin", environment: () => new BuiltinEnvironment(), rehearsePrompt: {}, writeTools: ["buy"] };
+    const trajectories = await rollouts({ config, domain, tasks: [task], actor: buyer, rehearser: buyer, counter, limit: new ConcurrencyLimit(4), step: 1 });
+    expect(trajectories.map((t) => t.id)).toEqual([0, 1, 2, 3].map((r) => `${task.id}/${r}`));
+    // Neither reflect nor summarize output reads, so the memory is the deterministic one.
+    const memory = [
+      "## Rehearsal memory",
+      "You rehearsed this task privately before acting. These are your own predictions, not real results.",
+      "Predicted to fail:",
+      '- buy {"item":"rabo","qty":1,"user":"ada"}: out_of_stock (none left) [2/2 attempts]',
+      'Plan: avoid buy {"item":"rabo","qty":1,"user":"ada"}',
+    ].join("\n");
+    const system = (t: (typeof trajectories)[number]) => t.context.find((m) => m.role === "system")?.content ?? "";
+    for (const t of trajectories.slice(0, 2)) expect(t.context).toEqual(task.messages);
+    for (const t of trajectories.slice(2)) expect(system(t)).toBe(`${task.messages.find((m) => m.role === "system")!.content}\n\n${memory}`);
+    expect(counter.take()).toBe(0);
+  });
+
+  it("is refused at load when no rollout would start from the memory, or the attempts would be real", () => {
+    expect(() => parseConfig("rollout: { rollouts_per_task: 2, memory_attempts: 2 }", "c.yaml")).toThrow(/rollout\.memory_attempts \(2\) must be below rollout\.rollouts_per_task \(2\)/);
+    expect(() => parseConfig("mode: grpo\nenvironment: real\nrollout: { memory_attempts: 2 }", "c.yaml")).toThrow(/memory_attempts.*environment: real/);
+  });
+});
+
 describe("rollouts of a dual-control task (the user has a phone of their own)", () => {
   const spec = (name: string): ToolSpec => ({ type: "function", function: { name, parameters: { type: "object", properties: {} } } });
   const task: Task = {

@@ -1,7 +1,8 @@
 // Rollout: G rollouts of each task of a step, rehearsed by the policy or grounded in a real environment.
 import type { ConcurrencyLimit } from "@envace/concurrency";
 import type { Environment, Policy, Task, Trajectory } from "@envace/protocol";
-import { deriveSeed, RehearsalEnvironment, unfoldGroup, userToolsOf, type UnfoldLimitsInput } from "@envace/trajectory";
+import { rememberAttempts, withNote } from "@envace/rehearsal";
+import { deriveSeed, RehearsalEnvironment, unfoldGroup, userToolsOf, type UnfoldGroupOptions, type UnfoldLimitsInput } from "@envace/trajectory";
 import type { RolloutConfig, TrainConfig } from "./config/schema.js";
 import { CountingEnvironment } from "./counting-environment.js";
 import type { Domain } from "./setup/domain.js";
@@ -31,7 +32,7 @@ export function rolloutLimits(rollout: Pick<RolloutConfig, "max_turns" | "max_re
 
 export interface RolloutOptions {
   config: Pick<TrainConfig, "environment" | "rollout" | "seed">;
-  domain: Pick<Domain, "name" | "environment" | "rehearsePrompt" | "users">;
+  domain: Pick<Domain, "name" | "environment" | "rehearsePrompt" | "users" | "writeTools">;
   tasks: readonly Task[];
   /** The policy in the Act role. */
   actor: Policy;
@@ -59,26 +60,36 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
   // GRPO groups by task, so two groups of one task would be one anyway.
   const draws = new Map<Task, number>();
   for (const task of options.tasks) draws.set(task, (draws.get(task) ?? 0) + 1);
-  const groups = [...draws].map(([task, times], index) =>
-    unfoldGroup({
-      task,
-      actor,
-      // A real environment holds episode state: one per rollout. A rehearsal environment per group.
-      environment: config.environment === "real" ? () => counter.wrap(real!(task)) : new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt }),
-      // Dual control (τ² telecom): the user's own side, the real environment's (counted too) or imagined.
-      userEnvironment:
-        config.environment === "real"
-          ? (_, environment) => (environment instanceof RehearsalEnvironment || environment.user === undefined ? undefined : counter.wrap(environment.user))
-          : userToolsOf(task).length > 0
-            ? new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt })
-            : undefined,
-      size: config.rollout.rollouts_per_task * times,
-      ...(domain.users === undefined ? {} : { users: domain.users }),
-      limit,
-      limits,
-      preset: "training",
-      sampling: sampling(index),
-    }),
-  );
+  const groups = [...draws].map(([task, times], index) => {
+    const group = (part: Pick<UnfoldGroupOptions, "task" | "size" | "firstRollout">) =>
+      unfoldGroup({
+        ...part,
+        actor,
+        // A real environment holds episode state: one per rollout. A rehearsal environment per group.
+        environment: config.environment === "real" ? () => counter.wrap(real!(task)) : new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt }),
+        // Dual control (τ² telecom): the user's own side, the real environment's (counted too) or imagined.
+        userEnvironment:
+          config.environment === "real"
+            ? (_, environment) => (environment instanceof RehearsalEnvironment || environment.user === undefined ? undefined : counter.wrap(environment.user))
+            : userToolsOf(task).length > 0
+              ? new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt })
+              : undefined,
+        ...(domain.users === undefined ? {} : { users: domain.users }),
+        limit,
+        limits,
+        preset: "training",
+        sampling: sampling(index),
+      });
+    const size = config.rollout.rollouts_per_task * times;
+    const attempts = config.rollout.memory_attempts;
+    if (attempts === 0) return group({ task, size });
+    return (async () => {
+      // The first rollouts are the private rehearsal of the rest, as at test time: their memory
+      // (reflected on and summarised by the actor) starts every other rollout of the group.
+      const rehearsed = await group({ task, size: attempts });
+      const { memory } = await rememberAttempts({ task, policy: actor, trajectories: rehearsed, limits, ...(domain.writeTools === undefined ? {} : { writeTools: domain.writeTools }) });
+      return [...rehearsed, ...(await group({ task: withNote(task, memory.text), size: size - attempts, firstRollout: attempts }))];
+    })();
+  });
   return (await Promise.all(groups)).flat();
 }

@@ -2,7 +2,7 @@ import { deriveSeed, ScriptedPolicy } from "@envace/trajectory";
 import type { GenerateRequest, Generation, Policy } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { rehearseThenCommit } from "./commit.js";
-import { rehearse } from "./rehearse.js";
+import { rehearse, rememberAttempts } from "./rehearse.js";
 import {
   assessment,
   call,
@@ -280,5 +280,41 @@ describe("parallel rehearsal: independent attempts from the same context", () =>
 
   it("refuses the setting none", async () => {
     await expect(rehearse({ task, policy: new ScriptedPolicy("s", bankScript), setting: "none" })).rejects.toThrow(/nothing to rehearse/);
+  });
+});
+
+describe("rememberAttempts: the memory of attempts unfolded elsewhere", () => {
+  it("reflects on each given attempt and summarises them as rehearse does its own, without acting or rehearsing", async () => {
+    const own = await rehearse({ task, policy: new ScriptedPolicy("scripted", bankScript), setting: "parallel:2", concurrency: 1 });
+    const policy = recording(new ScriptedPolicy("scripted", bankScript));
+    const remembered = await rememberAttempts({ task, policy, trajectories: own.attempts.map((a) => a.trajectory) });
+    expect(policy.requests.map((r) => r.role)).toEqual(["reflect", "reflect", "summarize"]);
+    expect(remembered.memory.text).toBe(
+      [
+        "## Rehearsal memory",
+        "You rehearsed this task privately before acting. These are your own predictions, not real results.",
+        "Predicted to fail:",
+        '- transfer {"amount":500,"to":"Bob"}: INSUFFICIENT_FUNDS (balance 120 < 500) [2/2 attempts]',
+        "Plan: Check the balance first.",
+      ].join("\n"),
+    );
+    expect(remembered.memory.text).toBe(own.memory.text);
+    expect(remembered.attempts.map((a) => a.assessment.revision)).toEqual(["check the balance first", "check the balance first"]);
+    expect(Object.keys(remembered.usage).sort()).toEqual(["reflect", "summarize"]);
+  });
+
+  it("falls back to the deterministic summary when the summarize prompt does not fit", async () => {
+    const own = await rehearse({ task, policy: new ScriptedPolicy("scripted", bankScript), setting: "parallel:2", concurrency: 1 });
+    const policy = recording(new ScriptedPolicy("scripted", bankScript));
+    const remembered = await rememberAttempts({ task, policy, trajectories: own.attempts.map((a) => a.trajectory), limits: { maxPromptTokens: 10 } });
+    expect(policy.requests).toEqual([]);
+    expect(remembered.skipped).toEqual({ reflect: 2, summarize: 1 });
+    expect(remembered.summary.source).toBe("fallback");
+    // The fallback plan is the last revision: to avoid the call predicted to fail.
+    expect(remembered.memory.text.split("\n").slice(2)).toEqual([
+      "Predicted to fail:",
+      '- transfer {"amount":500,"to":"Bob"}: INSUFFICIENT_FUNDS (balance 120 < 500) [2/2 attempts]',
+      'Plan: avoid transfer {"amount":500,"to":"Bob"}',
+    ]);
   });
 });

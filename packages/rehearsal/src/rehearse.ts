@@ -97,39 +97,8 @@ export async function rehearse(options: RehearseOptions): Promise<RehearsalRun> 
   const setting = parseRehearsalSetting(options.setting);
   if (setting.mode === "none") throw new RehearsalSettingError('rehearse: the setting is "none"; there is nothing to rehearse');
   const { task, signal } = options;
-  const counter = tokenCounter(options.tokenizer);
-  const policy = MeteredPolicy.wrap(options.policy, counter);
-  const limits = UnfoldLimits.parse(options.limits ?? {});
-  const sampling = resolveSampling(options.sampling, limits.maxResponseTokens);
-  const isWrite = options.writeTools === undefined ? () => true : (tool: string) => options.writeTools!.includes(tool);
-  const promptSize = promptSizer(options.policy, counter);
-  const malformed = { reflect: 0, summarize: 0 };
-  const skipped = { reflect: 0, summarize: 0 };
-
-  const generateStructured = async (
-    role: "reflect" | "summarize",
-    messages: Message[],
-    seedOffset: number,
-  ): Promise<{ generation?: Generation; text?: string; problem?: string }> => {
-    const size = promptSize(messages);
-    if (size > limits.maxPromptTokens) {
-      skipped[role] += 1;
-      return { problem: `the ${role} prompt has ${size} tokens, over maxPromptTokens ${limits.maxPromptTokens}` };
-    }
-    const request: GenerateRequest = { role, messages, tools: [], sampling: seeded(sampling[role], seedOffset) };
-    const generation = await policy.generate(request, signal);
-    return { generation, text: generation.text };
-  };
-
-  const reflect = async (digest: AttemptDigest): Promise<{ assessment: Assessment; reflection?: Generation }> => {
-    const messages = buildReflectPrompt(task, digest, options.instructions?.reflect ?? DEFAULT_REFLECT_INSTRUCTIONS);
-    const out = await generateStructured("reflect", messages, digest.index);
-    if (out.generation === undefined) return { assessment: fallbackAssessment(digest, out.problem ?? "not generated") };
-    const parsed = parseAssessment(out.generation.text);
-    if (parsed.ok) return { assessment: parsed.assessment, reflection: out.generation };
-    malformed.reflect += 1;
-    return { assessment: fallbackAssessment(digest, parsed.problem), reflection: out.generation };
-  };
+  const judge = rehearsalJudge(options);
+  const { policy, sampling } = judge;
 
   const attempt = async (index: number, context: Task, attemptSignal: AbortSignal | undefined): Promise<RehearsalAttempt> => {
     const users = typeof options.users === "function" ? options.users(index) : (options.users ?? replayReference());
@@ -148,52 +117,111 @@ export async function rehearse(options: RehearseOptions): Promise<RehearsalRun> 
       id: `${task.id}/rehearsal/${index}`,
       ...(attemptSignal === undefined ? {} : { signal: attemptSignal }),
     });
-    const digest = digestAttempt(trajectory, index);
-    const judged = await reflect(digest);
-    return { index, trajectory, digest, ...judged };
+    return judge.reflect(trajectory, index);
   };
 
   const attempts: RehearsalAttempt[] = [];
   if (setting.mode === "sequential") {
     for (let index = 0; index < setting.attempts; index += 1) {
-      const note = earlierAttemptsNote(attempts.map(assessed), options.memoryBudget, counter);
+      const note = earlierAttemptsNote(attempts.map(assessed), options.memoryBudget, judge.counter);
       attempts.push(await attempt(index, withNote(task, note, options.placement), signal));
     }
   } else {
     attempts.push(...(await runAll(setting.attempts, options.concurrency ?? setting.attempts, signal, (i, s) => attempt(i, task, s))));
   }
+  return { setting, ...(await judge.conclude(attempts)) };
+}
 
-  const assessedAttempts = attempts.map(assessed);
-  const summaryOut = await generateStructured(
-    "summarize",
-    buildSummarizePrompt(task, assessedAttempts, options.instructions?.summarize ?? DEFAULT_SUMMARIZE_INSTRUCTIONS),
-    0,
-  );
-  let summary: Summary;
-  if (summaryOut.generation === undefined) {
-    summary = fallbackSummary(assessedAttempts, summaryOut.problem ?? "not generated");
-  } else {
-    const parsed = parseSummary(summaryOut.generation.text);
-    if (parsed.ok) summary = parsed.summary;
-    else {
-      malformed.summarize += 1;
-      summary = fallbackSummary(assessedAttempts, parsed.problem);
+/** What `rememberAttempts` needs: the rehearsal's options less those of unfolding attempts. */
+export type RememberOptions = Pick<RehearseOptions, "task" | "policy" | "sampling" | "limits" | "memoryBudget" | "tokenizer" | "writeTools" | "instructions" | "signal"> & {
+  /** Self-unfolded rollouts of `task`, unfolded elsewhere (e.g. the first rollouts of a training group). */
+  trajectories: readonly Trajectory[];
+};
+
+/**
+ * The memory of attempts unfolded elsewhere: each is reflected on and all are summarised, exactly
+ * as `rehearse` does with its own attempts. A trainer uses it to start some rollouts of a group
+ * from the memory of the others, so that the policy learns to act on its own rehearsal memory.
+ * `usage` counts the reflect and summarize generations only.
+ */
+export async function rememberAttempts(options: RememberOptions): Promise<Omit<RehearsalRun, "setting">> {
+  const judge = rehearsalJudge(options);
+  const attempts = await Promise.all(options.trajectories.map((trajectory, index) => judge.reflect(trajectory, index)));
+  return judge.conclude(attempts);
+}
+
+/**
+ * The reflect and summarize half of a rehearsal, shared by `rehearse` and `rememberAttempts`: it
+ * meters the policy, reflects on one attempt at a time and concludes a memory from them all.
+ */
+function rehearsalJudge(options: RememberOptions | RehearseOptions) {
+  const { task, signal } = options;
+  const counter = tokenCounter(options.tokenizer);
+  const policy = MeteredPolicy.wrap(options.policy, counter);
+  const limits = UnfoldLimits.parse(options.limits ?? {});
+  const sampling = resolveSampling(options.sampling, limits.maxResponseTokens);
+  const isWrite = options.writeTools === undefined ? () => true : (tool: string) => options.writeTools!.includes(tool);
+  const promptSize = promptSizer(options.policy, counter);
+  const malformed = { reflect: 0, summarize: 0 };
+  const skipped = { reflect: 0, summarize: 0 };
+
+  const generateStructured = async (
+    role: "reflect" | "summarize",
+    messages: Message[],
+    seedOffset: number,
+  ): Promise<{ generation?: Generation; problem?: string }> => {
+    const size = promptSize(messages);
+    if (size > limits.maxPromptTokens) {
+      skipped[role] += 1;
+      return { problem: `the ${role} prompt has ${size} tokens, over maxPromptTokens ${limits.maxPromptTokens}` };
     }
-  }
+    const request: GenerateRequest = { role, messages, tools: [], sampling: seeded(sampling[role], seedOffset) };
+    return { generation: await policy.generate(request, signal) };
+  };
 
-  const memory = buildMemory({
-    summary,
-    predictedFailures: predictedFailures(
-      attempts.map((a) => a.digest),
-      isWrite,
-    ),
-    attempts: attempts.length,
-    budget: options.memoryBudget,
-    counter,
-  });
-  const run: RehearsalRun = { setting, attempts, summary, memory, usage: policy.usage, malformed, skipped };
-  if (summaryOut.generation !== undefined) run.summarization = summaryOut.generation;
-  return run;
+  const reflect = async (trajectory: Trajectory, index: number): Promise<RehearsalAttempt> => {
+    const digest = digestAttempt(trajectory, index);
+    const messages = buildReflectPrompt(task, digest, options.instructions?.reflect ?? DEFAULT_REFLECT_INSTRUCTIONS);
+    const out = await generateStructured("reflect", messages, digest.index);
+    if (out.generation === undefined) return { index, trajectory, digest, assessment: fallbackAssessment(digest, out.problem ?? "not generated") };
+    const parsed = parseAssessment(out.generation.text);
+    if (!parsed.ok) malformed.reflect += 1;
+    const assessment = parsed.ok ? parsed.assessment : fallbackAssessment(digest, parsed.problem);
+    return { index, trajectory, digest, assessment, reflection: out.generation };
+  };
+
+  const conclude = async (attempts: RehearsalAttempt[]): Promise<Omit<RehearsalRun, "setting">> => {
+    const assessedAttempts = attempts.map(assessed);
+    const summaryOut = await generateStructured(
+      "summarize",
+      buildSummarizePrompt(task, assessedAttempts, options.instructions?.summarize ?? DEFAULT_SUMMARIZE_INSTRUCTIONS),
+      0,
+    );
+    let summary: Summary;
+    if (summaryOut.generation === undefined) {
+      summary = fallbackSummary(assessedAttempts, summaryOut.problem ?? "not generated");
+    } else {
+      const parsed = parseSummary(summaryOut.generation.text);
+      if (parsed.ok) summary = parsed.summary;
+      else {
+        malformed.summarize += 1;
+        summary = fallbackSummary(assessedAttempts, parsed.problem);
+      }
+    }
+    const memory = buildMemory({
+      summary,
+      predictedFailures: predictedFailures(
+        attempts.map((a) => a.digest),
+        isWrite,
+      ),
+      attempts: attempts.length,
+      budget: options.memoryBudget,
+      counter,
+    });
+    return { attempts, summary, memory, usage: policy.usage, malformed, skipped, ...(summaryOut.generation === undefined ? {} : { summarization: summaryOut.generation }) };
+  };
+
+  return { policy, counter, sampling, reflect, conclude };
 }
 
 function assessed(attempt: RehearsalAttempt): AssessedAttempt {

@@ -12,6 +12,8 @@ type EnvironmentLike = Environment | RehearsalEnvironment;
 export interface UnfoldGroupOptions extends SharedRolloutOptions {
   /** G: rollouts of the task. */
   size: number;
+  /** The index of the group's first rollout (default 0): a group unfolded in parts numbers them on. */
+  firstRollout?: number;
   /**
    * The environment of each rollout. A real environment holds episode state, so give a factory
    * that makes one per rollout; a rehearsal environment may be shared.
@@ -73,8 +75,8 @@ export async function unfoldGroup(options: UnfoldGroupOptions): Promise<Trajecto
     // rollout's environment (each closes its own) by the time it rejects.
     let failure: { error: unknown } | undefined;
     const settled = await Promise.allSettled(
-      Array.from({ length: size }, (_, rollout) =>
-        one(rollout).catch((error: unknown) => {
+      Array.from({ length: size }, (_, index) =>
+        one((options.firstRollout ?? 0) + index).catch((error: unknown) => {
           if (!controller.signal.aborted) controller.abort(error);
           failure ??= { error };
           throw error;

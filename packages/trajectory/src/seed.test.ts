@@ -48,6 +48,25 @@ describe("seeded rollouts", () => {
     expect((await seedsOf(12)).act).not.toEqual(first.act);
   });
 
+  it("number a group unfolded in two parts on, so the parts are the whole group's rollouts, seeds included", async () => {
+    const policy = new ScriptedPolicy("p", (request) => {
+      if (request.role === "rehearse") return '<execution_result>{"value":1}</execution_result>';
+      return `${request.sampling.seed}`;
+    });
+    const group = (size: number, firstRollout?: number) =>
+      unfoldGroup({ task, size, ...(firstRollout === undefined ? {} : { firstRollout }), actor: policy, environment: new RehearsalEnvironment({ policy }), users: singleTurn, sampling: { act: { seed: 5 } } });
+    const whole = await group(3);
+    const parts = [...(await group(1)), ...(await group(2, 1))];
+    expect(parts.map((t) => [t.id, t.rollout])).toEqual([
+      ["t/0", 0],
+      ["t/1", 1],
+      ["t/2", 2],
+    ]);
+    // Each rollout's one Act reply is its seed, derived from (5, rollout, turn 0, Act).
+    expect(parts.map((t) => t.steps[0]!.type === "act" && t.steps[0]!.message.content)).toEqual([0, 1, 2].map((r) => `${deriveSeed(5, r, 0, 0)}`));
+    expect(parts.map((t) => t.steps)).toEqual(whole.map((t) => t.steps));
+  });
+
   it("leave requests unseeded when the role has no seed", async () => {
     const seeds = await seedsOf(undefined);
     expect([...seeds.act!, ...seeds.rehearse!].every((s) => s === undefined)).toBe(true);

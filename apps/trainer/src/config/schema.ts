@@ -130,6 +130,13 @@ export const RolloutConfig = z.strictObject({
   max_turns: positiveInt.default(8),
   max_response_tokens: positiveInt.default(64),
   max_prompt_tokens: positiveInt.default(500),
+  /**
+   * Rollouts of each group that are private rehearsal attempts for the others (0: none). The
+   * group's other rollouts start from the rehearsal memory of these attempts, built as test-time
+   * `parallel:N` builds it, so the policy learns to act on a memory of its own. Every rollout
+   * still trains, and none calls a real environment.
+   */
+  memory_attempts: z.number().int().min(0).default(0),
   /** Rollouts generated at once. */
   concurrency: positiveInt.default(32),
   /** Where the tiny model samples rollouts: onnxruntime with a KV cache, or tfjs. */
@@ -263,6 +270,20 @@ export const TrainConfig = z
     }
     if (config.backend.type === "tinker" && config.model.type !== "hf") {
       ctx.addIssue({ code: "custom", path: ["model"], message: "a Tinker backend needs model type hf (a local folder with the model's tokenizer and chat template)" });
+    }
+    if (config.rollout.memory_attempts > 0 && config.rollout.memory_attempts >= config.rollout.rollouts_per_task) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["rollout", "memory_attempts"],
+        message: `rollout.memory_attempts (${config.rollout.memory_attempts}) must be below rollout.rollouts_per_task (${config.rollout.rollouts_per_task}): some rollouts of each group must start from the memory`,
+      });
+    }
+    if (config.rollout.memory_attempts > 0 && config.environment === "real") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["rollout", "memory_attempts"],
+        message: "rollout.memory_attempts builds a private rehearsal memory from imagined rollouts; with environment: real the attempts would be real calls: use environment self or simulator, or memory_attempts: 0",
+      });
     }
     if (config.rollout.top_p < 1) {
       ctx.addIssue({
