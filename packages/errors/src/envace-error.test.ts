@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EnvaceError, InvariantError, isRetryableStatus } from "./envace-error.js";
+import { EnvaceError, InvariantError, isRetryableStatus, LocatedError } from "./envace-error.js";
 
 // Two unrelated kinds, as two packages would declare them.
 class CheckpointError extends EnvaceError {
@@ -9,6 +9,11 @@ class CheckpointError extends EnvaceError {
 class RateLimitError extends EnvaceError {
   override readonly code = "rate-limit";
   override readonly isRetryable = true;
+}
+
+/** A kind about one file, named first in the message. */
+class ManifestError extends LocatedError {
+  override readonly code = "manifest";
 }
 
 /** One kind whose retryability depends on the reply. */
@@ -57,6 +62,19 @@ describe("EnvaceError", () => {
     const error = new CheckpointError("runs/a: cannot read", { cause });
     expect(error.cause).toBe(cause);
     expect(new CheckpointError("no cause").cause).toBeUndefined();
+  });
+});
+
+describe("LocatedError", () => {
+  it("names its place first in the message and keeps it apart, with the subclass's code and the cause", () => {
+    const cause = new Error("ENOENT: no such file");
+    const error = new ManifestError("runs/a/manifest.json", "cannot read", { cause });
+    expect(error.message).toBe("runs/a/manifest.json: cannot read");
+    expect(error.where).toBe("runs/a/manifest.json");
+    expect(error.code).toBe("manifest");
+    expect(error.cause).toBe(cause);
+    expect(error).toBeInstanceOf(EnvaceError);
+    expect(String(error)).toBe("ManifestError: runs/a/manifest.json: cannot read");
   });
 });
 

@@ -27,6 +27,21 @@ export class InvariantError extends EnvaceError {
   override readonly code = "invariant";
 }
 
+/**
+ * A failure about one place, a file or a field's path, that the message starts with:
+ * `where: message`. Subclasses fix the code, as with `EnvaceError`.
+ */
+export abstract class LocatedError extends EnvaceError {
+  constructor(
+    /** The file or field path the failure is about. */
+    readonly where: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${where}: ${message}`, options);
+  }
+}
+
 /** HTTP statuses worth another try: timeout (408), conflict (409), rate limit (429) and server errors (5xx). */
 export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;

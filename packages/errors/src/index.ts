@@ -1,1 +1,1 @@
-export { EnvaceError, InvariantError, isRetryableStatus } from "./envace-error.js";
+export { EnvaceError, InvariantError, isRetryableStatus, LocatedError } from "./envace-error.js";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PolicyLossConfig, defaultPolicyLossConfig } from "./loss-config.js";
-import { aggregationWeights, k3TokenKl, lossMetrics, policyLoss, type LossRow } from "./loss.js";
+import { aggregationWeights, k3TokenKl, lengthMismatch, lossMetrics, policyLoss, type LossRow } from "./loss.js";
 import { crossEntropySum, importanceSamplingSum, ppoSum } from "./sum-losses.js";
 
 const config = (overrides: Partial<PolicyLossConfig> = {}): PolicyLossConfig => ({
@@ -141,6 +141,11 @@ describe("KL and entropy terms", () => {
     expect(() => policyLoss([row], config({ klCoef: 0.1 }))).toThrow(/loss row 0: klCoef > 0 needs refLogprobs/);
     expect(() => policyLoss([row], config({ entropyCoef: 0.1 }))).toThrow(/entropyCoef > 0 needs entropy/);
     expect(() => policyLoss([{ ...row, advantages: [1, 2] }], config())).toThrow(/advantages has 2 entries, mask has 1/);
+  });
+
+  it("names the first per-token array of the wrong length, skipping absent ones", () => {
+    expect(lengthMismatch(2, { a: [1, 2], b: undefined, c: [1], d: [] })).toEqual({ name: "c", length: 1 });
+    expect(lengthMismatch(1, { a: [1], b: undefined })).toBeUndefined();
   });
 
   it("validates the config", () => {

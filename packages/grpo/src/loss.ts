@@ -88,20 +88,22 @@ export class LossInputError extends EnvaceError {
   override readonly code = "loss-input";
 }
 
+/**
+ * The first of `arrays` (per-token arrays by name, absent ones skipped) whose length is not `n`:
+ * what a loss row, or a datum that becomes one, is refused for.
+ */
+export function lengthMismatch(n: number, arrays: Readonly<Record<string, readonly number[] | undefined>>): { name: string; length: number } | undefined {
+  for (const [name, values] of Object.entries(arrays)) {
+    if (values !== undefined && values.length !== n) return { name, length: values.length };
+  }
+  return undefined;
+}
+
 function checkRow(row: LossRow, index: number, needRef: boolean, needEntropy: boolean): void {
   const n = row.mask.length;
-  const lengths: [string, readonly number[] | undefined][] = [
-    ["logprobs", row.logprobs],
-    ["samplerLogprobs", row.samplerLogprobs],
-    ["advantages", row.advantages],
-    ["refLogprobs", row.refLogprobs],
-    ["entropy", row.entropy],
-  ];
-  for (const [field, values] of lengths) {
-    if (values !== undefined && values.length !== n) {
-      throw new LossInputError(`loss row ${index}: ${field} has ${values.length} entries, mask has ${n}`);
-    }
-  }
+  const { logprobs, samplerLogprobs, advantages, refLogprobs, entropy } = row;
+  const mismatch = lengthMismatch(n, { logprobs, samplerLogprobs, advantages, refLogprobs, entropy });
+  if (mismatch) throw new LossInputError(`loss row ${index}: ${mismatch.name} has ${mismatch.length} entries, mask has ${n}`);
   if (row.mask.some((m) => !(m >= 0))) throw new LossInputError(`loss row ${index}: mask entries must be non-negative`);
   if (needRef && !row.refLogprobs) throw new LossInputError(`loss row ${index}: klCoef > 0 needs refLogprobs`);
   if (needEntropy && !row.entropy) throw new LossInputError(`loss row ${index}: entropyCoef > 0 needs entropy`);

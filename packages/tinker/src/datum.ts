@@ -1,5 +1,6 @@
 import { TinkerUsageError } from "./errors.js";
-import { EnvaceError } from "@envace/errors";
+import { LocatedError } from "@envace/errors";
+import { lengthMismatch } from "@envace/grpo";
 import type { Datum } from "@envace/training";
 import type { TensorData, WireDatum } from "./wire.js";
 
@@ -23,29 +24,17 @@ export function toWireDatum(tokens: readonly number[], inputs: LossInputs): Wire
 /** Check that every per-token array of a datum has the length of its tokens. */
 export function checkDatum(datum: Datum, index: number): void {
   const n = datum.tokens.length;
-  const fields: [string, readonly number[] | undefined][] = [
-    ["targetTokens", datum.targetTokens],
-    ["logprobs", datum.logprobs],
-    ["advantages", datum.advantages],
-    ["mask", datum.mask],
-    ["refLogprobs", datum.refLogprobs],
-  ];
   if (n === 0) throw new TinkerUsageError(`datum ${index}: no tokens`);
-  for (const [field, values] of fields) {
-    if (values !== undefined && values.length !== n) {
-      throw new TinkerUsageError(`datum ${index}: ${field} has ${values.length} entries, tokens has ${n}`);
-    }
-  }
+  const { targetTokens, logprobs, advantages, mask, refLogprobs } = datum;
+  const mismatch = lengthMismatch(n, { targetTokens, logprobs, advantages, mask, refLogprobs });
+  if (mismatch) throw new TinkerUsageError(`datum ${index}: ${mismatch.name} has ${mismatch.length} entries, tokens has ${n}`);
 }
 
-/** A wire datum the server cannot use; `path` names the offending field. */
-export class WireDatumError extends EnvaceError {
+/** A wire datum the server cannot use; `where` (also `path`) names the offending field. */
+export class WireDatumError extends LocatedError {
   override readonly code = "wire-datum";
-  constructor(
-    readonly path: string,
-    message: string,
-  ) {
-    super(`${path}: ${message}`);
+  get path(): string {
+    return this.where;
   }
 }
 

@@ -1,4 +1,4 @@
-import { EnvaceError, InvariantError } from "@envace/errors";
+import { InvariantError, LocatedError } from "@envace/errors";
 import { CheckpointError, TrainingInputError } from "./errors.js";
 import { readFile, writeFile } from "node:fs/promises";
 import { z } from "zod";
@@ -14,13 +14,11 @@ export interface NamedTensor {
   data: Float32Array;
 }
 
-export class SafetensorsError extends EnvaceError {
+/** A file that is not valid safetensors; `where` (also `file`) names it. */
+export class SafetensorsError extends LocatedError {
   override readonly code = "safetensors";
-  constructor(
-    readonly file: string,
-    message: string,
-  ) {
-    super(`${file}: ${message}`);
+  get file(): string {
+    return this.where;
   }
 }
 
