@@ -1,9 +1,21 @@
-/** How both templates end: any other turn as plain ChatML, then the header of the turn to generate. */
-const PLAIN_TURN_AND_PROMPT = `  {%- else %}
+/**
+ * How both templates end, from an assistant turn's tool calls on: each call as `callBlock` renders
+ * it, a tool result as a `<tool_response>` block in a user turn (`pad` inside its tags), any other
+ * turn as plain ChatML, then the header of the turn to generate.
+ */
+function callsToEnd(callBlock: string, pad: string): string {
+  return `    {%- for call in message.tool_calls or [] %}
+${callBlock}
+    {%- endfor %}
+    {{- '<|im_end|>\\n' }}
+  {%- elif message.role == 'tool' %}
+    {{- '<|im_start|>user\\n<tool_response>${pad}' + message.content + '${pad}</tool_response><|im_end|>\\n' }}
+  {%- else %}
     {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}
   {%- endif %}
 {%- endfor %}
 {%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}`;
+}
 
 /**
  * The chat template of the built-in tiny model, for checkpoints whose `tokenizer_config.json`
@@ -28,14 +40,11 @@ export const TINY_CHAT_TEMPLATE = `{%- if tools %}
     {{- '<|im_start|>assistant\\n' }}
     {%- if message.reasoning_content %}{{- '<think>\\n' + message.reasoning_content + '\\n</think>\\n\\n' }}{%- endif %}
     {{- message.content or '' }}
-    {%- for call in message.tool_calls or [] %}
-      {%- if (not loop.first) or message.content %}{{- '\\n' }}{%- endif %}
-      {{- '<tool_call>\\n{"name": "' + call.function.name + '", "arguments": ' + call.function.arguments + '}\\n</tool_call>' }}
-    {%- endfor %}
-    {{- '<|im_end|>\\n' }}
-  {%- elif message.role == 'tool' %}
-    {{- '<|im_start|>user\\n<tool_response>\\n' + message.content + '\\n</tool_response><|im_end|>\\n' }}
-${PLAIN_TURN_AND_PROMPT}`;
+${callsToEnd(
+  `      {%- if (not loop.first) or message.content %}{{- '\\n' }}{%- endif %}
+      {{- '<tool_call>\\n{"name": "' + call.function.name + '", "arguments": ' + call.function.arguments + '}\\n</tool_call>' }}`,
+  "\\n",
+)}`;
 
 /**
  * `TINY_CHAT_TEMPLATE` without the tool list and the reasoning, for domains whose system prompt
@@ -45,10 +54,4 @@ ${PLAIN_TURN_AND_PROMPT}`;
 export const TINY_COMPACT_CHAT_TEMPLATE = `{%- for message in messages %}
   {%- if message.role == 'assistant' %}
     {{- '<|im_start|>assistant\\n' + (message.content or '') }}
-    {%- for call in message.tool_calls or [] %}
-      {{- '<tool_call>{"name":"' + call.function.name + '","arguments":' + call.function.arguments + '}</tool_call>' }}
-    {%- endfor %}
-    {{- '<|im_end|>\\n' }}
-  {%- elif message.role == 'tool' %}
-    {{- '<|im_start|>user\\n<tool_response>' + message.content + '</tool_response><|im_end|>\\n' }}
-${PLAIN_TURN_AND_PROMPT}`;
+${callsToEnd(`      {{- '<tool_call>{"name":"' + call.function.name + '","arguments":' + call.function.arguments + '}</tool_call>' }}`, "")}`;
