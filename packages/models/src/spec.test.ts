@@ -11,47 +11,30 @@ import { OnnxSampler } from "./onnx/sampler.js";
 import { ModelSpecError, parseModelSpec, policyFromSpec } from "./spec.js";
 
 describe("parseModelSpec", () => {
-  it("reads each kind with its options", () => {
-    expect(parseModelSpec("openai:http://localhost:8000/v1#Qwen/Qwen3-8B")).toEqual({
-      kind: "openai",
-      baseURL: "http://localhost:8000/v1",
-      model: "Qwen/Qwen3-8B",
-      options: {},
-    });
-    expect(parseModelSpec("openai:https://api.openai.com/v1#gpt-4.1,tokens=off,concurrency=8")).toMatchObject({
-      model: "gpt-4.1",
-      options: { tokens: "off", concurrency: "8" },
-    });
-    expect(parseModelSpec("onnx:./models/qwen3-0.6b,threads=2,thinking=off")).toEqual({
-      kind: "onnx",
-      dir: "./models/qwen3-0.6b",
-      options: { threads: "2", thinking: "off" },
-    });
-    expect(parseModelSpec("tiny:runs/a/checkpoints/step-40,engine=onnx")).toEqual({ kind: "tiny", dir: "runs/a/checkpoints/step-40", options: { engine: "onnx" } });
+  it.each([
+    { spec: "openai:http://localhost:8000/v1#Qwen/Qwen3-8B", parsed: { kind: "openai", baseURL: "http://localhost:8000/v1", model: "Qwen/Qwen3-8B", options: {} } },
+    {
+      spec: "openai:https://api.openai.com/v1#gpt-4.1,tokens=off,concurrency=8",
+      parsed: { kind: "openai", baseURL: "https://api.openai.com/v1", model: "gpt-4.1", options: { tokens: "off", concurrency: "8" } },
+    },
+    { spec: "onnx:./models/qwen3-0.6b,threads=2,thinking=off", parsed: { kind: "onnx", dir: "./models/qwen3-0.6b", options: { threads: "2", thinking: "off" } } },
+    { spec: "tiny:runs/a/checkpoints/step-40,engine=onnx", parsed: { kind: "tiny", dir: "runs/a/checkpoints/step-40", options: { engine: "onnx" } } },
+  ])("reads $spec with its options", ({ spec, parsed }) => {
+    expect(parseModelSpec(spec)).toEqual(parsed);
   });
 
-  it("explains what is wrong and shows the grammar", () => {
-    const cases: [string, string][] = [
-      ["vllm:http://x#m", 'unknown kind "vllm"'],
-      ["openai:http://localhost:8000/v1", 'the served model is missing after "#"'],
-      ["openai:localhost:8000#m", "is not an http(s) base URL"],
-      ["onnx:", "the folder is missing"],
-      ["onnx:./m,engine=onnx", 'onnx takes no option "engine" (allowed: file, threads, thinking)'],
-      ["tiny:./c,fast", 'option "fast" is not key=value'],
-    ];
-    for (const [spec, problem] of cases) {
-      const error = (() => {
-        try {
-          parseModelSpec(spec);
-        } catch (e) {
-          return e as Error;
-        }
-        throw new Error(`${spec} parsed`);
-      })();
-      expect(error).toBeInstanceOf(ModelSpecError);
-      expect(error.message).toContain(problem);
-      expect(error.message).toContain("openai:<base-url>#<model>");
-    }
+  it.each([
+    { spec: "vllm:http://x#m", problem: 'unknown kind "vllm"' },
+    { spec: "openai:http://localhost:8000/v1", problem: 'the served model is missing after "#"' },
+    { spec: "openai:localhost:8000#m", problem: '"localhost:8000" is not an http(s) base URL' },
+    { spec: "onnx:", problem: "the folder is missing" },
+    { spec: "onnx:./m,engine=onnx", problem: 'onnx takes no option "engine" (allowed: file, threads, thinking)' },
+    { spec: "tiny:./c,fast", problem: 'option "fast" is not key=value' },
+  ])("refuses $spec: $problem, and shows the grammar", ({ spec, problem }) => {
+    const parse = (): unknown => parseModelSpec(spec);
+    expect(parse).toThrow(ModelSpecError);
+    // The spec as given, what is wrong with it, then the grammar.
+    expect(parse).toThrow(`model spec ${JSON.stringify(spec)}: ${problem}. Expected openai:<base-url>#<model>`);
   });
 });
 
