@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { CallRejectionCode, ToolCallValidator } from "./call-validator.js";
 import { parseRehearseOutput, RehearseParseErrorCode, type RehearseOutput } from "./rehearse-parser.js";
 import { buildRehearsePrompt, DEFAULT_REHEARSE_INSTRUCTIONS, type RehearseRequest } from "./rehearse-prompt.js";
-import { adversarialText, callingTurn, expectParseError } from "./testing/fixtures.js";
+import { adversarialText, bankTools, callingTurn, expectParseError } from "./testing/fixtures.js";
 
 describe("parseRehearseOutput", () => {
   it("reads a JSON object after optional reasoning", () => {
@@ -85,17 +85,13 @@ describe("parseRehearseOutput", () => {
   });
 });
 
+// The fixture bank's transfer with a schema strict enough for the validator to refuse calls.
+const bankTransfer = bankTools.find((tool) => tool.function.name === "transfer")!;
 const transfer: ToolSpec = {
   type: "function",
   function: {
-    name: "transfer",
-    description: "Send money.",
-    parameters: {
-      type: "object",
-      properties: { to: { type: "string" }, amount: { type: "number", exclusiveMinimum: 0 } },
-      required: ["to", "amount"],
-      additionalProperties: false,
-    },
+    ...bankTransfer.function,
+    parameters: { ...bankTransfer.function.parameters, properties: { to: { type: "string" }, amount: { type: "number", exclusiveMinimum: 0 } }, additionalProperties: false },
   },
 };
 
@@ -167,7 +163,7 @@ describe("buildRehearsePrompt", () => {
       role: "user",
       content: [
         "## Available tools",
-        '{"name":"transfer","description":"Send money.","parameters":{"type":"object","properties":{"to":{"type":"string"},"amount":{"type":"number","exclusiveMinimum":0}},"required":["to","amount"],"additionalProperties":false}}',
+        '{"name":"transfer","description":"Send money","parameters":{"type":"object","properties":{"to":{"type":"string"},"amount":{"type":"number","exclusiveMinimum":0}},"required":["to","amount"],"additionalProperties":false}}',
         "",
         "## Conversation so far",
         "[system]\nYou are a bank agent.\n\n[user]\nSend 5 to Bob and show my balance.",

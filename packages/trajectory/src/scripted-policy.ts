@@ -67,3 +67,20 @@ export class ScriptedPolicy implements Policy {
     return generation;
   }
 }
+
+/**
+ * `policy`, keeping every request it is asked in `requests`: for tests and demos that check what
+ * a policy was asked. `onRequest` sees each request as it comes.
+ */
+export function recordingPolicy(policy: Policy, onRequest?: (request: GenerateRequest) => void): Policy & { requests: GenerateRequest[] } {
+  const requests: GenerateRequest[] = [];
+  return {
+    id: policy.id,
+    requests,
+    generate(request, signal) {
+      requests.push(request);
+      onRequest?.(request);
+      return policy.generate(request, signal);
+    },
+  };
+}

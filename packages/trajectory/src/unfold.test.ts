@@ -20,8 +20,8 @@ import { unfoldGroup } from "./group.js";
 import { conversationOf } from "./messages.js";
 import { rehearsal, RehearsalEnvironment } from "./rehearsal-environment.js";
 import { rowsOf } from "./rows.js";
-import { ScriptedPolicy } from "./scripted-policy.js";
-import { bankTools as tools, callingTurn, charTokenizer, recording } from "./testing/fixtures.js";
+import { recordingPolicy, ScriptedPolicy } from "./scripted-policy.js";
+import { bankTools as tools, callingTurn, charTokenizer } from "./testing/fixtures.js";
 import { unfold } from "./unfold.js";
 import { replayReference, simulateUser, singleTurn } from "./user-turns.js";
 
@@ -110,8 +110,8 @@ describe("unfold: a self-unfolded rollout (EnvACE: one policy acts and rehearses
     ],
   };
 
-  async function run(): Promise<{ trajectory: Trajectory; policy: ReturnType<typeof recording> }> {
-    const policy = recording(ScriptedPolicy.queues("policy", script, { tokenizer: charTokenizer }));
+  async function run(): Promise<{ trajectory: Trajectory; policy: ReturnType<typeof recordingPolicy> }> {
+    const policy = recordingPolicy(ScriptedPolicy.queues("policy", script, { tokenizer: charTokenizer }));
     const trajectory = await unfold({ task, actor: policy, environment: rehearsal(policy) });
     return { trajectory, policy };
   }
@@ -201,7 +201,7 @@ describe("unfold: a self-unfolded rollout (EnvACE: one policy acts and rehearses
 
 describe("unfold: a grounded rollout against a real environment", () => {
   it("records grounded outcomes, and a malformed Act output ends it with a typed code and an invalid row", async () => {
-    const policy = recording(
+    const policy = recordingPolicy(
       ScriptedPolicy.queues(
         "policy",
         {
@@ -320,7 +320,7 @@ describe("unfold: limits and endings", () => {
   });
 
   it("stops when an Act output hits its token limit, and clips maxTokens to the response limit", async () => {
-    const policy = recording(ScriptedPolicy.queues("p", { act: [{ text: "<think>long", finishReason: "length" }] }));
+    const policy = recordingPolicy(ScriptedPolicy.queues("p", { act: [{ text: "<think>long", finishReason: "length" }] }));
     const trajectory = await unfold({ task, actor: policy, environment: new Bank(), limits: { maxResponseTokens: 64 }, sampling: { act: { maxTokens: 1000 } } });
     expect(policy.requests[0]!.sampling.maxTokens).toBe(64);
     expect(trajectory.termination).toEqual({ reason: "max_tokens", limit: 64, detail: "act response" });
@@ -397,8 +397,8 @@ describe("unfold: limits and endings", () => {
 
 describe("unfold: a simulated user", () => {
   it("replies through the user role until the user writes a stop marker; its generations are not training rows", async () => {
-    const actor = recording(ScriptedPolicy.queues("agent", { act: ["Hi! What can I do?", "Done: sent 5 to Bob."] }, { tokenizer: charTokenizer }));
-    const user = recording(ScriptedPolicy.queues("user-sim", { user: ["Send 5 to Bob please.", "Great, thanks. ###STOP###"] }, { tokenizer: charTokenizer }));
+    const actor = recordingPolicy(ScriptedPolicy.queues("agent", { act: ["Hi! What can I do?", "Done: sent 5 to Bob."] }, { tokenizer: charTokenizer }));
+    const user = recordingPolicy(ScriptedPolicy.queues("user-sim", { user: ["Send 5 to Bob please.", "Great, thanks. ###STOP###"] }, { tokenizer: charTokenizer }));
     const trajectory = await unfold({
       task: { ...task, metadata: { user_scenario: "You want to send 5 to Bob." } },
       actor,
@@ -422,8 +422,8 @@ describe("unfold: a simulated user", () => {
 
 describe("unfold: separate acting and rehearsing policies", () => {
   it("asks the rehearsal policy for results (the caller-only baseline), and training keeps only the actor's rows", async () => {
-    const actor = recording(ScriptedPolicy.queues("actor", { act: [call("get_balance", { account: "me" }), "You have 3."] }));
-    const simulator = recording(ScriptedPolicy.queues("frozen-simulator", { rehearse: [result({ balance: 3 })] }));
+    const actor = recordingPolicy(ScriptedPolicy.queues("actor", { act: [call("get_balance", { account: "me" }), "You have 3."] }));
+    const simulator = recordingPolicy(ScriptedPolicy.queues("frozen-simulator", { rehearse: [result({ balance: 3 })] }));
     const trajectory = await unfold({ task, actor, environment: rehearsal(simulator), users: singleTurn });
     expect(actor.requests.map((r) => r.role)).toEqual(["act", "act"]);
     expect(simulator.requests.map((r) => r.role)).toEqual(["rehearse"]);
@@ -544,7 +544,7 @@ describe("unfoldGroup", () => {
 
 describe("RehearsalEnvironment", () => {
   it("takes the task's tools as its whitelist and few-shot examples per task", async () => {
-    const policy = recording(ScriptedPolicy.queues("p", { rehearse: [result({ balance: 1 })] }));
+    const policy = recordingPolicy(ScriptedPolicy.queues("p", { rehearse: [result({ balance: 1 })] }));
     const env = new RehearsalEnvironment({
       policy,
       examples: (t) => [{ call: { name: "get_balance", arguments: { account: t.id } }, output: { result: { balance: 0 } } }],

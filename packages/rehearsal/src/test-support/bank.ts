@@ -1,6 +1,7 @@
 // A tiny bank for the tests: tools, a task, a real environment that records every call, and
 // helpers to script a policy.
 import type { Environment, GenerateRequest, JsonObject, JsonValue, Policy, Task, Tokenizer, ToolCall, ToolResult, ToolSpec } from "@envace/protocol";
+import { recordingPolicy } from "@envace/trajectory";
 
 export const tools: ToolSpec[] = [
   {
@@ -83,16 +84,7 @@ export const memory = (value: JsonValue): string => `<memory>${JSON.stringify(va
 
 /** Records every request a policy receives (and logs its role). */
 export function recording(policy: Policy, log: LogEntry[] = []): Policy & { requests: GenerateRequest[] } {
-  const requests: GenerateRequest[] = [];
-  return {
-    id: policy.id,
-    requests,
-    generate(request, signal) {
-      requests.push(request);
-      log.push({ who: "policy", role: request.role });
-      return policy.generate(request, signal);
-    },
-  };
+  return recordingPolicy(policy, (request) => log.push({ who: "policy", role: request.role }));
 }
 
 /** One token per UTF-16 code unit: exact, checkable counts. */

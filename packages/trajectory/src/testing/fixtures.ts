@@ -1,6 +1,6 @@
-// What several of the package's tests share: a tiny bank's tools, an exact tokenizer, a policy
-// wrapper that keeps its requests, and the text a parser's fuzz test feeds it.
-import type { AssistantMessage, GenerateRequest, Policy, Tokenizer, ToolSpec } from "@envace/protocol";
+// What several of the package's tests share: a tiny bank's tools, an exact tokenizer, and the
+// text a parser's fuzz test feeds it.
+import type { AssistantMessage, Tokenizer, ToolSpec } from "@envace/protocol";
 import fc from "fast-check";
 import { expect } from "vitest";
 
@@ -35,19 +35,6 @@ export const charTokenizer: Tokenizer = {
   encode: (text) => Array.from(text, (ch) => ch.charCodeAt(0)),
   decode: (tokens) => String.fromCharCode(...tokens),
 };
-
-/** Records every request a policy receives. */
-export function recording(policy: Policy): Policy & { requests: GenerateRequest[] } {
-  const requests: GenerateRequest[] = [];
-  return {
-    id: policy.id,
-    requests,
-    generate(request, signal) {
-      requests.push(request);
-      return policy.generate(request, signal);
-    },
-  };
-}
 
 /** An assistant turn that only calls tools, as the wire carries it: each call's arguments as JSON text. */
 export function callingTurn(reasoning: string, calls: readonly [id: string, name: string, args: string][]): AssistantMessage {
