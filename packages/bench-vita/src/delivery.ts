@@ -3,7 +3,7 @@ import type { VitaDb } from "./db.js";
 import { rerank } from "./fuzz.js";
 import { orderRepr, orderStr, productRepr, storeRepr, storeStr, type Order, type Store, type StoreProduct } from "./model.js";
 import { addMinutes, asNumber, checkTimeFormat, compare, epochSeconds, hasKey, joinStrings, pyAssert, strptime, truthy } from "./python.js";
-import { addOrder, arg, checkUser, distance, getOrder, num, param, pick, resolveAddress, str, strings, type VitaTool } from "./toolkit.js";
+import { addOrder, answer, arg, checkUser, distance, getOrder, num, param, pick, resolveAddress, str, strings, toolkit } from "./toolkit.js";
 
 /*
  * The delivery domain's tools (`DeliveryTools`), with upstream's semantics: what they check, in
@@ -101,31 +101,27 @@ function createOrder(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
   return addOrder(db, order);
 }
 
-export const DELIVERY_TOOLS: readonly VitaTool[] = [
+export const DELIVERY_TOOLS = toolkit(OWNER, [
   {
     name: "delivery_distance_to_time",
-    owner: OWNER,
     description: "Delivery time in minutes for a distance in metres.",
     params: [num("distance", "Distance in metres")],
     run: (_db, args) => shippingMinutes(arg(args, "distance")),
   },
   {
     name: "get_delivery_store_info",
-    owner: OWNER,
     description: "A store's details: id, score, address, coordinates, tags and products.",
     params: [str("store_id", "Store id")],
     run: (db, args) => storeRepr(getStore(db, arg(args, "store_id"))),
   },
   {
     name: "get_delivery_product_info",
-    owner: OWNER,
     description: "A product's details: name, id, store, price, attributes and tags.",
     params: [str("product_id", "Product id")],
     run: (db, args) => productRepr(getProduct(db, arg(args, "product_id"))),
   },
   {
     name: "delivery_store_search_recommand",
-    owner: OWNER,
     description: "Search or recommend stores by keywords taken from what the user said.",
     params: [strings("keywords", "Keywords describing the store")],
     run: (db, args) => {
@@ -136,7 +132,6 @@ export const DELIVERY_TOOLS: readonly VitaTool[] = [
   },
   {
     name: "delivery_product_search_recommand",
-    owner: OWNER,
     description: "Search or recommend products by keywords taken from what the user said.",
     params: [strings("keywords", "Keywords describing the product")],
     run: (db, args) => {
@@ -150,7 +145,6 @@ export const DELIVERY_TOOLS: readonly VitaTool[] = [
   },
   {
     name: "create_delivery_order",
-    owner: OWNER,
     description: "Create a delivery order from one store, with one or more products.",
     params: [
       str("user_id", "User id"),
@@ -166,7 +160,6 @@ export const DELIVERY_TOOLS: readonly VitaTool[] = [
   },
   {
     name: "pay_delivery_order",
-    owner: OWNER,
     description: "Pay a delivery order.",
     params: [str("order_id", "Order id")],
     run: (db, args) => {
@@ -179,39 +172,33 @@ export const DELIVERY_TOOLS: readonly VitaTool[] = [
   },
   {
     name: "get_delivery_order_status",
-    owner: OWNER,
     description: "The status of a delivery order.",
     params: [str("order_id", "Order id")],
     run: (db, args) => ownOrder(db, arg(args, "order_id")).status,
   },
   {
     name: "cancel_delivery_order",
-    owner: OWNER,
     description: "Cancel a delivery order.",
     params: [str("order_id", "Order id")],
     run: (db, args) => {
       const order = ownOrder(db, arg(args, "order_id"));
       pyAssert(order.status !== "cancelled", `Order ${pyStr(arg(args, "order_id"))} is already cancelled`);
       order.status = "cancelled";
-      const stored = storeOrder(db, order);
-      return stored === "done" ? `Order ${order.order_id} has been cancelled.` : stored;
+      return answer(storeOrder(db, order), `Order ${order.order_id} has been cancelled.`);
     },
   },
   {
     name: "modify_delivery_order",
-    owner: OWNER,
     description: "Change a delivery order's note.",
     params: [str("order_id", "Order id"), str("note", "The new note")],
     run: (db, args) => {
       const order = ownOrder(db, arg(args, "order_id"));
       order.note = arg(args, "note");
-      const stored = storeOrder(db, order);
-      return stored === "done" ? `Order ${order.order_id} has been modified.` : stored;
+      return answer(storeOrder(db, order), `Order ${order.order_id} has been modified.`);
     },
   },
   {
     name: "search_delivery_orders",
-    owner: OWNER,
     description: "The user's delivery orders with a status (default unpaid).",
     params: [str("user_id", "User id"), param("status", { type: "string", enum: ["unpaid", "paid", "delivered", "cancelled"] }, "Order status", "unpaid")],
     run: (db, args) => {
@@ -226,7 +213,6 @@ export const DELIVERY_TOOLS: readonly VitaTool[] = [
   },
   {
     name: "get_delivery_order_detail",
-    owner: OWNER,
     description: "A delivery order's details.",
     params: [str("order_id", "Order id")],
     run: (db, args) => {
@@ -234,4 +220,4 @@ export const DELIVERY_TOOLS: readonly VitaTool[] = [
       return orderRepr(ownOrder(db, arg(args, "order_id")));
     },
   },
-];
+]);

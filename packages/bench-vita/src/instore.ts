@@ -3,7 +3,7 @@ import type { VitaDb } from "./db.js";
 import { rerank } from "./fuzz.js";
 import { bookRepr, orderRepr, productRepr, reservationRepr, shopStr, type BookInfo, type Order, type ReservationInfo, type Shop, type ShopProduct } from "./model.js";
 import { asNumber, checkTimeFormat, compare, hasKey, joinStrings, pyAssert, truthy } from "./python.js";
-import { addOrder, arg, checkUser, getOrder, num, pick, str, strings, type VitaTool } from "./toolkit.js";
+import { addOrder, answer, arg, checkUser, getOrder, num, pick, str, strings, toolkit, type ToolSpec, type VitaParam } from "./toolkit.js";
 
 /*
  * The instore domain's tools (`InStoreTools`): shops and their products, product orders, table
@@ -27,16 +27,6 @@ function getProduct(db: VitaDb, productId: PyValue): ShopProduct {
 // This domain's orders only.
 const ownOrder = (db: VitaDb, orderId: PyValue): Order => getOrder(db, orderId, "instore", "an instore order");
 
-function getBook(db: VitaDb, bookId: PyValue): BookInfo {
-  if (!hasKey(db.books, bookId)) throw valueError(`BookInfo ${pyStr(bookId)} not found`);
-  return db.books.get(bookId)!;
-}
-
-function getReservation(db: VitaDb, reservationId: PyValue): ReservationInfo {
-  if (!hasKey(db.reservations, reservationId)) throw valueError(`ReservationInfo ${pyStr(reservationId)} not found`);
-  return db.reservations.get(reservationId)!;
-}
-
 const TIME_FORMAT = "%Y-%m-%d %H:%M:%S";
 
 /*
@@ -51,10 +41,6 @@ function storeBack<T>(entries: Map<string, T>, id: string, value: T, what: strin
 }
 
 const storeOrder = (db: VitaDb, order: Order): string => storeBack(db.orders!, order.order_id, order, "Order");
-const storeBook = (db: VitaDb, info: BookInfo): string => storeBack(db.books, info.book_id, info, "BookInfo");
-const storeReservation = (db: VitaDb, info: ReservationInfo): string => storeBack(db.reservations, info.reservation_id, info, "ReservationInfo");
-
-const answer = (stored: string, done: string): string => (stored === "done" ? done : stored);
 
 interface Cancellable {
   status: string;
@@ -65,12 +51,14 @@ interface Cancellable {
 interface RecordKind<T extends Cancellable> {
   label: string;
   idName: string;
+  /** The tools' parameter naming one record. */
+  param: VitaParam;
   get: (db: VitaDb, id: PyValue) => T;
   id: (record: T) => string;
   store: (db: VitaDb, record: T) => string;
 }
 
-const ORDERS: RecordKind<Order> = { label: "Order", idName: "Order ID", get: ownOrder, id: (o) => o.order_id, store: storeOrder };
+const ORDERS: RecordKind<Order> = { label: "Order", idName: "Order ID", param: str("order_id", "Order id"), get: ownOrder, id: (o) => o.order_id, store: storeOrder };
 
 /** Table bookings and reservations: a customer's records, listed and searched alike. */
 interface CustomerKind<T extends Cancellable & { customer_id: string }> extends RecordKind<T> {
@@ -80,26 +68,33 @@ interface CustomerKind<T extends Cancellable & { customer_id: string }> extends 
   repr: (record: T) => string;
 }
 
-const BOOKS: CustomerKind<BookInfo> = {
-  label: "BookInfo",
-  idName: "Booking ID",
-  what: "book",
-  get: getBook,
-  id: (b) => b.book_id,
-  store: storeBook,
-  all: (db) => db.books.values(),
-  repr: bookRepr,
-};
-const RESERVATIONS: CustomerKind<ReservationInfo> = {
-  label: "ReservationInfo",
-  idName: "Reservation ID",
-  what: "reservation",
-  get: getReservation,
-  id: (r) => r.reservation_id,
-  store: storeReservation,
-  all: (db) => db.reservations.values(),
-  repr: reservationRepr,
-};
+/**
+ * A kind kept in its own table of the database: upstream looks a record up by key ("… not found"
+ * when absent) and stores it back under its own id.
+ */
+function customerKind<T extends Cancellable & { customer_id: string }>(
+  label: string,
+  names: { idName: string; param: VitaParam; what: string },
+  entries: (db: VitaDb) => Map<string, T>,
+  id: (record: T) => string,
+  repr: (record: T) => string,
+): CustomerKind<T> {
+  const get = (db: VitaDb, key: PyValue): T => {
+    if (!hasKey(entries(db), key)) throw valueError(`${label} ${pyStr(key)} not found`);
+    return entries(db).get(key)!;
+  };
+  const store = (db: VitaDb, record: T): string => storeBack(entries(db), id(record), record, label);
+  return { label, ...names, get, id, store, all: (db) => entries(db).values(), repr };
+}
+
+const BOOKS = customerKind("BookInfo", { idName: "Booking ID", param: str("book_id", "Booking id"), what: "book" }, (db) => db.books, (b) => b.book_id, bookRepr);
+const RESERVATIONS = customerKind(
+  "ReservationInfo",
+  { idName: "Reservation ID", param: str("reservation_id", "Reservation id"), what: "reservation" },
+  (db) => db.reservations,
+  (r) => r.reservation_id,
+  reservationRepr,
+);
 
 /** The user's bookings or reservations, all of them (`id` null) or the one with that id. */
 function customerRecords<T extends Cancellable & { customer_id: string }>(kind: CustomerKind<T>, db: VitaDb, userId: PyValue, id: PyValue = null): string {
@@ -119,8 +114,44 @@ function cancel<T extends Cancellable>(kind: RecordKind<T>, db: VitaDb, id: PyVa
   return answer(kind.store(db, record), `${kind.label} ${kind.id(record)} is cancelled.`);
 }
 
+/**
+ * Upstream's two pay tools check alike. The order's (`asGiven`) names the id as the agent gave it
+ * and answers success even when storing back finds no entry; the booking's names the record's id.
+ */
+function pay<T extends Cancellable>(kind: RecordKind<T>, db: VitaDb, id: PyValue, asGiven: boolean): string {
+  pyAssert(truthy(id), `${kind.idName} cannot be empty`);
+  const record = kind.get(db, id);
+  if (record.status !== "unpaid") return `${kind.label} ${asGiven ? pyStr(id) : kind.id(record)} is not in \`unpaid\` status.`;
+  (record as Cancellable).status = "paid";
+  record.update_time = db.now();
+  const stored = kind.store(db, record);
+  return asGiven ? "Payment successful" : answer(stored, "Payment successful");
+}
+
 function listed<T>(items: readonly T[], userId: PyValue, what: string, repr: (item: T) => string): string {
   return items.length === 0 ? `User ${pyStr(userId)} has no ${what} information.` : items.map(repr).join("\n");
+}
+
+const USER_ID = str("user_id", "User id");
+
+/** Upstream's pay and cancel tools take the record's id and nothing else. */
+function cancelTool<T extends Cancellable>(name: string, description: string, kind: RecordKind<T>): ToolSpec {
+  return { name, description, params: [kind.param], run: (db, args) => cancel(kind, db, arg(args, kind.param.name)) };
+}
+
+function payTool<T extends Cancellable>(name: string, description: string, kind: RecordKind<T>, asGiven: boolean): ToolSpec {
+  return { name, description, params: [kind.param], run: (db, args) => pay(kind, db, arg(args, kind.param.name), asGiven) };
+}
+
+/** Booking a table and reserving one take the same arguments. */
+const SEATING_PARAMS = [USER_ID, str("shop_id", "Shop id"), str("time", "Time, yyyy-mm-dd HH:MM:SS"), num("customer_count", "Number of customers", 1n)];
+const seatingTool = (name: string, description: string, run: ToolSpec["run"]): ToolSpec => ({ name, description, params: SEATING_PARAMS, run });
+
+/** A customer's bookings or reservations: all of them, or (`search`) the one an optional id names. */
+function customerTool<T extends Cancellable & { customer_id: string }>(name: string, description: string, kind: CustomerKind<T>, search: boolean): ToolSpec {
+  if (!search) return { name, description, params: [USER_ID], run: (db, args) => customerRecords(kind, db, arg(args, "user_id")) };
+  const id = { ...kind.param, default: null };
+  return { name, description, params: [USER_ID, id], run: (db, args) => customerRecords(kind, db, arg(args, "user_id"), arg(args, id.name)) };
 }
 
 
@@ -200,7 +231,7 @@ function reserve(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
 function modifyReservation(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
   const [id, time, count] = pick(args, "reservation_id", "time", "customer_count");
   pyAssert(truthy(id), "Reservation ID cannot be empty");
-  const info = getReservation(db, id);
+  const info = RESERVATIONS.get(db, id);
   if (info.status === "consumed" || info.status === "cancelled") return `ReservationInfo ${info.reservation_id} is already ${info.status}.`;
   pyAssert(compare(count, ">=", 0n), "Number of customers for reservation must be greater than or equal to 0");
   pyAssert(truthy(time), "Reservation time cannot be empty");
@@ -208,15 +239,14 @@ function modifyReservation(db: VitaDb, args: ReadonlyMap<string, PyValue>): stri
   info.reservation_time = time as string;
   info.customer_count = count;
   info.update_time = db.now();
-  return answer(storeReservation(db, info), reservationRepr(info));
+  return answer(RESERVATIONS.store(db, info), reservationRepr(info));
 }
 
 const search = (db: VitaDb, keywords: PyValue, docs: Map<string, string>): string[] => rerank(joinStrings(keywords), docs).slice(0, 1000).map(({ id }) => id);
 
-export const INSTORE_TOOLS: readonly VitaTool[] = [
+export const INSTORE_TOOLS = toolkit(OWNER, [
   {
     name: "instore_shop_search_recommend",
-    owner: OWNER,
     description: "Search or recommend shops by keywords taken from what the user said.",
     params: [strings("keywords", "Keywords describing the shop")],
     run: (db, args) => {
@@ -228,7 +258,6 @@ export const INSTORE_TOOLS: readonly VitaTool[] = [
   },
   {
     name: "instore_product_search_recommend",
-    owner: OWNER,
     description: "Search or recommend products by keywords taken from what the user said.",
     params: [strings("keywords", "Keywords describing the product")],
     run: (db, args) => {
@@ -241,86 +270,25 @@ export const INSTORE_TOOLS: readonly VitaTool[] = [
   },
   {
     name: "create_instore_product_order",
-    owner: OWNER,
     description: "Order a product of a shop.",
     params: [str("user_id", "User id"), str("shop_id", "Shop id"), str("product_id", "Product id"), num("quantity", "Quantity", 1n)],
     run: createProductOrder,
   },
-  {
-    name: "pay_instore_order",
-    owner: OWNER,
-    description: "Pay an instore order.",
-    params: [str("order_id", "Order id")],
-    run: (db, args) => {
-      const id = arg(args, "order_id");
-      pyAssert(truthy(id), "Order ID cannot be empty");
-      const order = ownOrder(db, id);
-      if (order.status !== "unpaid") return `Order ${pyStr(id)} is not in \`unpaid\` status.`;
-      order.status = "paid";
-      order.update_time = db.now();
-      storeOrder(db, order);
-      return "Payment successful";
-    },
-  },
-  {
-    name: "instore_cancel_order",
-    owner: OWNER,
-    description: "Cancel an instore order.",
-    params: [str("order_id", "Order id")],
-    run: (db, args) => cancel(ORDERS, db, arg(args, "order_id")),
-  },
-  {
-    name: "instore_book",
-    owner: OWNER,
-    description: "Book a table at a shop.",
-    params: [str("user_id", "User id"), str("shop_id", "Shop id"), str("time", "Time, yyyy-mm-dd HH:MM:SS"), num("customer_count", "Number of customers", 1n)],
-    run: book,
-  },
-  {
-    name: "pay_instore_book",
-    owner: OWNER,
-    description: "Pay a table booking.",
-    params: [str("book_id", "Booking id")],
-    run: (db, args) => {
-      pyAssert(truthy(arg(args, "book_id")), "Booking ID cannot be empty");
-      const info = getBook(db, arg(args, "book_id"));
-      if (info.status !== "unpaid") return `BookInfo ${info.book_id} is not in \`unpaid\` status.`;
-      info.status = "paid";
-      info.update_time = db.now();
-      return answer(storeBook(db, info), "Payment successful");
-    },
-  },
-  {
-    name: "instore_cancel_book",
-    owner: OWNER,
-    description: "Cancel a table booking.",
-    params: [str("book_id", "Booking id")],
-    run: (db, args) => cancel(BOOKS, db, arg(args, "book_id")),
-  },
-  {
-    name: "instore_reservation",
-    owner: OWNER,
-    description: "Reserve at a shop.",
-    params: [str("user_id", "User id"), str("shop_id", "Shop id"), str("time", "Time, yyyy-mm-dd HH:MM:SS"), num("customer_count", "Number of customers", 1n)],
-    run: reserve,
-  },
+  payTool("pay_instore_order", "Pay an instore order.", ORDERS, true),
+  cancelTool("instore_cancel_order", "Cancel an instore order.", ORDERS),
+  seatingTool("instore_book", "Book a table at a shop.", book),
+  payTool("pay_instore_book", "Pay a table booking.", BOOKS, false),
+  cancelTool("instore_cancel_book", "Cancel a table booking.", BOOKS),
+  seatingTool("instore_reservation", "Reserve at a shop.", reserve),
   {
     name: "instore_modify_reservation",
-    owner: OWNER,
     description: "Change a reservation's time and number of customers.",
     params: [str("reservation_id", "Reservation id"), str("time", "Time, yyyy-mm-dd HH:MM:SS"), num("customer_count", "Number of customers", 0n)],
     run: modifyReservation,
   },
-  {
-    name: "instore_cancel_reservation",
-    owner: OWNER,
-    description: "Cancel a reservation.",
-    params: [str("reservation_id", "Reservation id")],
-    run: (db, args) => cancel(RESERVATIONS, db, arg(args, "reservation_id")),
-  },
+  cancelTool("instore_cancel_reservation", "Cancel a reservation.", RESERVATIONS),
   {
     name: "get_instore_orders",
-    owner: OWNER,
     description: "The user's instore orders.",
     params: [str("user_id", "User id")],
     run: (db, args) => {
@@ -330,32 +298,8 @@ export const INSTORE_TOOLS: readonly VitaTool[] = [
       return listed(orders, userId, "order", orderRepr);
     },
   },
-  {
-    name: "get_instore_reservations",
-    owner: OWNER,
-    description: "The user's reservations.",
-    params: [str("user_id", "User id")],
-    run: (db, args) => customerRecords(RESERVATIONS, db, arg(args, "user_id")),
-  },
-  {
-    name: "get_instore_books",
-    owner: OWNER,
-    description: "The user's table bookings.",
-    params: [str("user_id", "User id")],
-    run: (db, args) => customerRecords(BOOKS, db, arg(args, "user_id")),
-  },
-  {
-    name: "search_instore_book",
-    owner: OWNER,
-    description: "One of the user's table bookings, or all of them.",
-    params: [str("user_id", "User id"), str("book_id", "Booking id", null)],
-    run: (db, args) => customerRecords(BOOKS, db, arg(args, "user_id"), arg(args, "book_id")),
-  },
-  {
-    name: "search_instore_reservation",
-    owner: OWNER,
-    description: "One of the user's reservations, or all of them.",
-    params: [str("user_id", "User id"), str("reservation_id", "Reservation id", null)],
-    run: (db, args) => customerRecords(RESERVATIONS, db, arg(args, "user_id"), arg(args, "reservation_id")),
-  },
-];
+  customerTool("get_instore_reservations", "The user's reservations.", RESERVATIONS, false),
+  customerTool("get_instore_books", "The user's table bookings.", BOOKS, false),
+  customerTool("search_instore_book", "One of the user's table bookings, or all of them.", BOOKS, true),
+  customerTool("search_instore_reservation", "One of the user's reservations, or all of them.", RESERVATIONS, true),
+]);

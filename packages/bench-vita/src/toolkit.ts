@@ -25,6 +25,14 @@ export interface VitaTool {
   run(db: VitaDb, args: ReadonlyMap<string, PyValue>): ToolOutput;
 }
 
+/** A tool as a toolkit declares it; `toolkit` gives it the toolkit's owner. */
+export type ToolSpec = Omit<VitaTool, "owner">;
+
+/** One upstream toolkit class's tools. */
+export function toolkit(owner: string, tools: readonly ToolSpec[]): readonly VitaTool[] {
+  return tools.map((tool) => ({ ...tool, owner }));
+}
+
 /** What upstream's `Environment.get_response` puts in the tool message. */
 export interface VitaResponse {
   readonly content: string;
@@ -96,6 +104,9 @@ export function getOrder(db: VitaDb, orderId: PyValue, type: Order["order_type"]
   return order;
 }
 
+/** A tool's answer after storing a record back: `done`, or the store's own "… not found". */
+export const answer = (stored: string, done: string): string => (stored === "done" ? done : stored);
+
 /** A new order into the database; its repr, or upstream's answer when the id is taken. */
 export function addOrder(db: VitaDb, order: Order): string {
   const orders = db.orders!;
@@ -129,17 +140,15 @@ export function resolveAddress(db: VitaDb, address: PyValue): [number, number] {
 }
 
 /** The tools every VitaBench domain has (`ToolKitBase`). */
-export const GENERIC_TOOLS: readonly VitaTool[] = [
+export const GENERIC_TOOLS = toolkit("ToolKitBase", [
   {
     name: "longitude_latitude_to_distance",
-    owner: "ToolKitBase",
     description: "Distance in metres between two points given by longitude and latitude.",
     params: [num("longitude1", "Longitude of the first point"), num("latitude1", "Latitude of the first point"), num("longitude2", "Longitude of the second point"), num("latitude2", "Latitude of the second point")],
     run: (_db, args) => distance(arg(args, "longitude1"), arg(args, "latitude1"), arg(args, "longitude2"), arg(args, "latitude2")),
   },
   {
     name: "weather",
-    owner: "ToolKitBase",
     description: "Weather at an address between two dates (yyyy-mm-dd), inclusive.",
     params: [str("address", "The address to look up"), str("date_start", "Start date, yyyy-mm-dd"), str("date_end", "End date, yyyy-mm-dd")],
     run: (db, args) => {
@@ -164,14 +173,12 @@ export const GENERIC_TOOLS: readonly VitaTool[] = [
   },
   {
     name: "address_to_longitude_latitude",
-    owner: "ToolKitBase",
     description: "Longitude and latitude of an address.",
     params: [str("address", "The address to look up")],
     run: (db, args) => resolveAddress(db, arg(args, "address")),
   },
   {
     name: "get_date_holiday_info",
-    owner: "ToolKitBase",
     description: "Whether a date (yyyy-mm-dd) is a Chinese holiday, and its name if so.",
     params: [str("date", "Date, yyyy-mm-dd")],
     run: (_db, args) => {
@@ -183,7 +190,6 @@ export const GENERIC_TOOLS: readonly VitaTool[] = [
   },
   {
     name: "get_holiday_date",
-    owner: "ToolKitBase",
     description: "The date of a named holiday in a year (2023–2025).",
     params: [str("year", "The year, e.g. 2025"), str("holiday_name", "The holiday's name")],
     run: (_db, args) => {
@@ -201,21 +207,18 @@ export const GENERIC_TOOLS: readonly VitaTool[] = [
   },
   {
     name: "get_user_historical_behaviors",
-    owner: "ToolKitBase",
     description: "The user's historical behaviours.",
     params: [],
     run: (db) => pyStr(db.user_historical_behaviors),
   },
   {
     name: "get_user_all_orders",
-    owner: "ToolKitBase",
     description: "Every order of the user.",
     params: [],
     run: (db) => (db.orders === null ? "User currently has no order information" : [...db.orders.values()].map(orderRepr).join("\n")),
   },
   {
     name: "get_nearby",
-    owner: "ToolKitBase",
     description: "Stores or shops within a range (metres) of a point.",
     params: [num("longitude", "Longitude"), num("latitude", "Latitude"), num("range", "Range in metres")],
     run: (db, args) => {
@@ -228,4 +231,4 @@ export const GENERIC_TOOLS: readonly VitaTool[] = [
       return found.length === 0 ? "No search results found" : found.join("\n");
     },
   },
-];
+]);
