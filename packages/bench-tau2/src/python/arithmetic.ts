@@ -1,4 +1,4 @@
-import { floatRepr, PyException, roundFloat, typeError } from "@envace/python-text";
+import { floatRepr, operator, PyException, roundFloat, typeError } from "@envace/python-text";
 
 /**
  * The `calculate` tool's arithmetic: `str(round(float(eval(expression)), 2))` over digits,
@@ -191,54 +191,45 @@ function binary(op: "+" | "-" | "*" | "/" | "//" | "**", a: Value, b: Value): Va
     if (op === "//") throw typeError(`unsupported operand type(s) for //: '${typeName(a)}' and '${typeName(b)}'`);
     return "complex";
   }
-  if (typeof a === "bigint" && typeof b === "bigint") {
-    switch (op) {
-      case "+":
-        return a + b;
-      case "-":
-        return a - b;
-      case "*":
-        return a * b;
-      case "/":
-        if (b === 0n) throw new PyException("ZeroDivisionError", "division by zero");
-        return toFloat(a) / toFloat(b);
-      case "//":
-        if (b === 0n) throw new PyException("ZeroDivisionError", "integer division or modulo by zero");
-        return floorDiv(a, b);
-      case "**":
-        if (b < 0n) {
-          if (a === 0n) throw new PyException("ZeroDivisionError", "0.0 cannot be raised to a negative power");
-          return Math.pow(toFloat(a), toFloat(b));
-        }
-        if (b > 100_000n && (a > 1n || a < -1n)) throw new PyException("OverflowError", "int too large to convert to float");
-        return a ** b;
-    }
+  // Python computes an int pair exactly and turns a mixed pair into floats first (an int too large for a float raises).
+  const [x, y] = typeof a === "bigint" && typeof b === "bigint" ? [a, b] : [toFloat(a), toFloat(b)];
+  if (op === "/") return trueDivide(x, y);
+  if (op === "//") return floorDivide(x, y);
+  if (op === "**") return power(x, y);
+  // `+`, `-` and `*` are exactly Python's for an int pair and for floats.
+  return operator.BINARY[op]!(x, y) as bigint | number;
+}
+
+/** `/` divides ints as floats too; only the message for a zero divisor tells the two apart. */
+function trueDivide(x: bigint | number, y: bigint | number): number {
+  if (y === 0n) throw new PyException("ZeroDivisionError", "division by zero");
+  if (y === 0) throw new PyException("ZeroDivisionError", "float division by zero");
+  return toFloat(x) / toFloat(y);
+}
+
+function floorDivide(x: bigint | number, y: bigint | number): bigint | number {
+  if (typeof x === "bigint" && typeof y === "bigint") {
+    if (y === 0n) throw new PyException("ZeroDivisionError", "integer division or modulo by zero");
+    return floorDiv(x, y);
   }
-  const x = toFloat(a);
-  const y = toFloat(b);
-  switch (op) {
-    case "+":
-      return x + y;
-    case "-":
-      return x - y;
-    case "*":
-      return x * y;
-    case "/":
-      if (y === 0) throw new PyException("ZeroDivisionError", "float division by zero");
-      return x / y;
-    case "//":
-      if (y === 0) throw new PyException("ZeroDivisionError", "float floor division by zero");
-      return floatFloorDiv(x, y);
-    case "**": {
-      if (x === 0 && y < 0) throw new PyException("ZeroDivisionError", "0.0 cannot be raised to a negative power");
-      if (x < 0 && !Number.isInteger(y)) return "complex";
-      const result = Math.pow(x, y);
-      if (!Number.isFinite(result) && Number.isFinite(x) && Number.isFinite(y)) {
-        throw new PyException("OverflowError", "(34, 'Numerical result out of range')");
-      }
-      return result;
-    }
+  if (y === 0) throw new PyException("ZeroDivisionError", "float floor division by zero");
+  return floatFloorDiv(x as number, y as number);
+}
+
+/** `**`: an int to a non-negative int power stays exact; the rest is a float power (or complex, which the tool refuses). */
+function power(x: bigint | number, y: bigint | number): Value {
+  if (typeof x === "bigint" && typeof y === "bigint" && y >= 0n) {
+    if (y > 100_000n && (x > 1n || x < -1n)) throw new PyException("OverflowError", "int too large to convert to float");
+    return x ** y;
   }
+  const [base, exponent] = [toFloat(x), toFloat(y)];
+  if (base === 0 && exponent < 0) throw new PyException("ZeroDivisionError", "0.0 cannot be raised to a negative power");
+  if (base < 0 && !Number.isInteger(exponent)) return "complex";
+  const result = Math.pow(base, exponent);
+  if (!Number.isFinite(result) && Number.isFinite(base) && Number.isFinite(exponent)) {
+    throw new PyException("OverflowError", "(34, 'Numerical result out of range')");
+  }
+  return result;
 }
 
 // CPython's float_floor_div, which differs from Math.floor(x / y) (1 // 0.1 is 9.0 in Python).
