@@ -2,8 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { reply, startScriptedServer } from "@envace/scripted-server";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { envace } from "../cli.js";
+import { captureConsole, itRefuses } from "../testing/console.js";
 
 const run = (argv: string[]): Promise<number> => envace(["eval", "bfcl", ...argv]);
 
@@ -12,28 +13,16 @@ const dataDir = resolve(repoRoot, process.env.ENVACE_DATA ?? "../shared/data", "
 const hasData = existsSync(dataDir);
 if (!hasData) console.warn(`skipping envace eval bfcl: benchmark data not found at ${dataDir} (set ENVACE_DATA)`);
 
-function captured(): { out: () => string; err: () => string } {
-  const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
-  const error = vi.spyOn(console, "error").mockImplementation(() => undefined);
-  vi.spyOn(process.stderr, "write").mockImplementation(() => true);
-  return { out: () => log.mock.calls.map((c) => c.join(" ")).join("\n"), err: () => error.mock.calls.map((c) => c.join(" ")).join("\n") };
-}
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
 describe("envace eval bfcl", () => {
-  it("explains its arguments when they are wrong", async () => {
-    const output = captured();
-    expect(await run(["--out", "x", "--policy", "oracle"])).toBe(2);
-    expect(output.err()).toContain("envace eval bfcl: required option '--data <dir>' not specified");
-    expect(await run(["--data", "x", "--out", "x", "--policy", "oracle", "--category", "simple_cobol"])).toBe(2);
-    expect(output.err()).toContain('unknown BFCL category "simple_cobol"');
+  describe("explains its arguments when they are wrong", () => {
+    itRefuses(run, [
+      [["--out", "x", "--policy", "oracle"], 2, "envace eval bfcl: required option '--data <dir>' not specified"],
+      [["--data", "x", "--out", "x", "--policy", "oracle", "--category", "simple_cobol"], 2, 'unknown BFCL category "simple_cobol"'],
+    ]);
   });
 
   it("needs exactly one of --policy and --results", async () => {
-    const output = captured();
+    const output = captureConsole();
     expect(await run(["--data", "x", "--out", "x"])).toBe(2);
     expect(await run(["--data", "x", "--out", "x", "--policy", "oracle", "--results", "r.jsonl"])).toBe(2);
     expect(output.err().split("\n")).toEqual([
@@ -45,7 +34,7 @@ describe("envace eval bfcl", () => {
   });
 
   it("refuses a data folder without the categories asked for: one line, no run directory, exit 1", async () => {
-    const output = captured();
+    const output = captureConsole();
     const empty = mkdtempSync(join(tmpdir(), "bfcl-empty-"));
     const out = join(empty, "run");
     expect(await run(["--data", empty, "--category", "simple_python", "--policy", "oracle", "--out", out])).toBe(1);
@@ -59,7 +48,7 @@ describe("envace eval bfcl", () => {
   });
 
   it.skipIf(!hasData)("refuses saved results with no entry of the categories asked for, and writes nothing", async () => {
-    const output = captured();
+    const output = captureConsole();
     const dir = mkdtempSync(join(tmpdir(), "bfcl-cli-"));
     const results = join(dir, "results.jsonl");
     writeFileSync(results, '{"id": "parallel_0", "result": "[f(x=1)]"}\n');
@@ -69,7 +58,7 @@ describe("envace eval bfcl", () => {
   });
 
   it.skipIf(!hasData)("prints accuracy per category as a percentage and writes the run directory", async () => {
-    const output = captured();
+    const output = captureConsole();
     const out = mkdtempSync(join(tmpdir(), "bfcl-cli-"));
     expect(await run(["--data", dataDir, "--category", "simple_python,multi_turn_base", "--policy", "oracle", "--out", out, "--limit", "5"])).toBe(0);
     expect(output.out()).toMatch(/simple_python\s+100\.00%\s+\(5\/5\)/);
@@ -79,7 +68,7 @@ describe("envace eval bfcl", () => {
   });
 
   it.skipIf(!hasData)("with --log-format json, stderr holds JSON lines only, a progress record per finished category", async () => {
-    const output = captured();
+    const output = captureConsole();
     const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     const out = mkdtempSync(join(tmpdir(), "bfcl-cli-"));
     expect(await envace(["--log-format", "json", "eval", "bfcl", "--data", dataDir, "--category", "simple_python,multi_turn_base", "--policy", "oracle", "--out", out, "--limit", "3"])).toBe(0);
@@ -107,7 +96,7 @@ describe("envace eval bfcl", () => {
       },
     });
     try {
-      const output = captured();
+      const output = captureConsole();
       const out = mkdtempSync(join(tmpdir(), "bfcl-cli-"));
       const policy = `openai:${server.baseURL}#scripted-model,server=vllm`;
       expect(await run(["--data", dataDir, "--category", "simple_python", "--policy", policy, "--out", out, "--limit", "2", "--concurrency", "1"])).toBe(0);

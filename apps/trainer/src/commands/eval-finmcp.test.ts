@@ -5,21 +5,23 @@ import { fileURLToPath } from "node:url";
 import { reply, startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
 import { describe, expect, it } from "vitest";
 import { envace } from "../cli.js";
-import { captureConsole } from "../testing/console.js";
+import { captureConsole, itRefuses } from "../testing/console.js";
 
 const run = (argv: string[]): Promise<number> => envace(["eval", "finmcp", ...argv]);
 const fixtures = fileURLToPath(new URL("../../../../packages/bench-finmcp/src/testing/", import.meta.url));
 const samples = join(fixtures, "fixtures", "samples.jsonl");
 
 describe("envace eval finmcp", { timeout: 120_000 }, () => {
-  it("explains what is missing (exit 2)", async () => {
-    const io = captureConsole();
-    expect(await run(["--data", samples])).toBe(2);
-    expect(io.err()).toContain("give --policy (or --predictions to score recorded predictions)");
-    expect(await run(["--data", samples, "--policy", "openai:http://127.0.0.1:1/v1#m", "--out", "x"])).toBe(2);
-    expect(io.err()).toContain("--mcp is required to run a policy (the samples' tool server)");
-    expect(await run(["--data", samples, "--policy", "openai:http://127.0.0.1:1/v1#m", "--mcp", "server", "--out", "x", "--rehearsal", "parallel:0"])).toBe(2);
-    expect(io.err()).toContain('envace eval finmcp: --rehearsal: rehearsal setting "parallel:0": expected none, parallel:N or sequential:N with N ≥ 1');
+  describe("explains what is missing (exit 2)", () => {
+    itRefuses(run, [
+      [["--data", samples], 2, "give --policy (or --predictions to score recorded predictions)"],
+      [["--data", samples, "--policy", "openai:http://127.0.0.1:1/v1#m", "--out", "x"], 2, "--mcp is required to run a policy (the samples' tool server)"],
+      [
+        ["--data", samples, "--policy", "openai:http://127.0.0.1:1/v1#m", "--mcp", "server", "--out", "x", "--rehearsal", "parallel:0"],
+        2,
+        'envace eval finmcp: --rehearsal: rehearsal setting "parallel:0": expected none, parallel:N or sequential:N with N ≥ 1',
+      ],
+    ]);
   });
 
   it("scores recorded predictions offline, and keeps an earlier summary", async () => {

@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { envace } from "../cli.js";
-import { captureConsole } from "../testing/console.js";
+import { captureConsole, itRefuses } from "../testing/console.js";
 
 const run = (argv: string[]): Promise<number> => envace(["eval", "tau2", ...argv]);
 
@@ -15,14 +15,12 @@ const haveData = existsSync(join(dataDir, "mock", "tasks.json"));
 if (!haveData) console.log("skipping the τ² CLI run: τ² data not found (set ENVACE_DATA to the shared data folder, e.g. ../shared/data)");
 
 describe("envace eval tau2", () => {
-  it("explains what is missing", async () => {
-    const io = captureConsole();
-    expect(await run(["--data", "x"])).toBe(2);
-    expect(io.err()).toBe("envace eval tau2: required option '--domain <name>' not specified\n(see envace eval tau2 --help)");
-    expect(await run(["--domain", "retail", "--data", "x"])).toBe(2);
-    expect(io.err()).toContain("give --policy (or --rescore to score saved conversations)");
-    expect(await run(["--domain", "nowhere", "--data", "x", "--policy", "oracle", "--out", "y"])).toBe(1);
-    expect(io.err()).toContain('unknown τ² domain "nowhere" (known: retail, airline, mock, telecom)');
+  describe("explains what is missing", () => {
+    itRefuses(run, [
+      [["--data", "x"], 2, "envace eval tau2: required option '--domain <name>' not specified\n(see envace eval tau2 --help)"],
+      [["--domain", "retail", "--data", "x"], 2, "give --policy (or --rescore to score saved conversations)"],
+      [["--domain", "nowhere", "--data", "x", "--policy", "oracle", "--out", "y"], 1, 'unknown τ² domain "nowhere" (known: retail, airline, mock, telecom)'],
+    ]);
   });
 
   it("names a missing data folder in one line, and writes nothing", async () => {

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { reply, startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
 import { describe, expect, it } from "vitest";
 import { envace } from "../cli.js";
-import { captureConsole } from "../testing/console.js";
+import { captureConsole, itRefuses } from "../testing/console.js";
 
 const run = (argv: string[]): Promise<number> => envace(["eval", "vita", ...argv]);
 
@@ -15,12 +15,11 @@ const haveData = existsSync(join(shared, "vita", "delivery", "tasks_en.json")) &
 if (!haveData) console.log("skipping the VitaBench replay run: data not found (set ENVACE_DATA to the shared data folder holding vita/ and vita-labels/)");
 
 describe("envace eval vita", () => {
-  it("explains what is missing", async () => {
-    const io = captureConsole();
-    expect(await run(["--domain", "delivery", "--data", "x", "--out", "y"])).toBe(2);
-    expect(io.err()).toBe("envace eval vita: give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>\n(see envace eval vita --help)");
-    expect(await run(["--domain", "ota", "--data", "x", "--replay", "r", "--out", "y"])).toBe(2);
-    expect(io.err()).toContain("option '--domain <name>' argument 'ota' is invalid. Allowed choices are delivery, instore.");
+  describe("explains what is missing", () => {
+    itRefuses(run, [
+      [["--domain", "delivery", "--data", "x", "--out", "y"], 2, "envace eval vita: give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>\n(see envace eval vita --help)"],
+      [["--domain", "ota", "--data", "x", "--replay", "r", "--out", "y"], 2, "option '--domain <name>' argument 'ota' is invalid. Allowed choices are delivery, instore."],
+    ]);
   });
 
   it.skipIf(!haveData)("names a malformed calls line or an unknown task in one line, and writes nothing", async () => {

@@ -1,4 +1,4 @@
-import { afterEach, vi } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 
 /**
  * What a command prints, as a person would see it: console.log lines, console.error lines (its
@@ -14,3 +14,15 @@ export function captureConsole(): { out: () => string; err: () => string } {
 }
 
 afterEach(() => vi.restoreAllMocks());
+
+/**
+ * One test per command line that `run` must refuse: its exit code (2 for a usage error, 1 for a
+ * fault) and what it says on the console's error stream.
+ */
+export function itRefuses(run: (argv: string[]) => Promise<number>, cases: [argv: string[], code: 1 | 2, says: string][]): void {
+  it.each(cases)("refuses %j: exit %i, %s", async (argv, code, says) => {
+    const io = captureConsole();
+    expect(await run(argv)).toBe(code);
+    expect(io.err()).toContain(says);
+  });
+}
