@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { BuiltinEnvironment, generateTasks, goldTrajectory, outcomeReward } from "@envace/bench-builtin";
-import type { Environment, GenerateRequest, Policy, Task, ToolSpec } from "@envace/protocol";
+import type { GenerateRequest, Policy, Task, ToolSpec } from "@envace/protocol";
 import { computeAdvantages } from "@envace/grpo";
 import { ConcurrencyLimit } from "@envace/concurrency";
-import { ScriptedPolicy, rowsOf, simulateUser, userToolsOf } from "@envace/trajectory";
+import { ScriptedEnvironment, ScriptedPolicy, rowsOf, simulateUser, userToolsOf } from "@envace/trajectory";
 import { parseConfig } from "./config/load.js";
 import { rewards } from "./reward.js";
 import { CallCounter, rolloutLimits, rollouts } from "./rollout.js";
@@ -148,17 +148,8 @@ describe("rollouts of a dual-control task (the user has a phone of their own)", 
     tools: [spec("check_line")],
     metadata: { user_tools: [spec("toggle_airplane_mode")], user_scenario: "Your phone is in airplane mode." },
   };
-  type Side = Environment & { calls: string[] };
-  function side(tools: ToolSpec[]): Side {
-    const calls: string[] = [];
-    return {
-      calls,
-      reset: () => Promise.resolve(),
-      tools: () => tools,
-      state: () => Promise.resolve(null),
-      call: (call) => (calls.push(call.name), Promise.resolve({ status: "ok", callId: call.id, name: call.name, content: "done" })),
-    };
-  }
+  const side = (tools: readonly ToolSpec[]): ScriptedEnvironment => new ScriptedEnvironment(tools, () => "done");
+  const names = (environment: ScriptedEnvironment): string[] => environment.calls.map((call) => call.name);
   const hermes = (name: string): string => `<tool_call>{"name": "${name}", "arguments": {}}</tool_call>`;
   /** Checks the line, asks the user to turn airplane mode off; the user does, then stops; calls are rehearsed as done. */
   const play = new ScriptedPolicy("play", (request) => {
@@ -181,7 +172,7 @@ describe("rollouts of a dual-control task (the user has a phone of their own)", 
 
   it("grounded, runs the user's calls on the real environment's own user side, and counts them", async () => {
     const { sides, calls, userOutcomes } = await run("real");
-    expect(sides.map((s) => [s.calls, s.user.calls])).toEqual([
+    expect(sides.map((s) => [names(s), names(s.user)])).toEqual([
       [["check_line"], ["toggle_airplane_mode"]],
       [["check_line"], ["toggle_airplane_mode"]],
     ]);
@@ -191,7 +182,7 @@ describe("rollouts of a dual-control task (the user has a phone of their own)", 
 
   it("self-unfolded, rehearses the user's calls too and reaches neither real side", async () => {
     const { sides, calls, userOutcomes } = await run("self");
-    expect(sides.map((s) => [s.calls, s.user.calls])).toEqual([
+    expect(sides.map((s) => [names(s), names(s.user)])).toEqual([
       [[], []],
       [[], []],
     ]);

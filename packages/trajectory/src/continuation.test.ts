@@ -5,6 +5,7 @@ import { ChatTemplate, ChatTemplateError } from "./chat-template.js";
 import { canContinue, IncrementalRenderer } from "./incremental.js";
 import { rehearsal } from "./rehearsal-environment.js";
 import { SamplerPolicy } from "./sampler-policy.js";
+import { ScriptedEnvironment } from "./scripted-environment.js";
 import { ScriptedPolicy } from "./scripted-policy.js";
 import { unfold } from "./unfold.js";
 import { singleTurn } from "./user-turns.js";
@@ -48,12 +49,7 @@ class ScriptedSampler implements Sampler {
 
 const tools: ToolSpec[] = [{ type: "function", function: { name: "lookup" } }];
 const task: Task = { id: "t", messages: [{ role: "user", content: "Find x." }], tools, metadata: {} };
-const env = {
-  reset: () => Promise.resolve(),
-  tools: () => tools,
-  call: (c: { id: string; name: string }) => Promise.resolve({ status: "ok" as const, callId: c.id, name: c.name, content: { x: 1 } }),
-  state: () => Promise.resolve(null),
-};
+const env = new ScriptedEnvironment(tools, () => ({ x: 1 }));
 
 const SECOND_PROMPT =
   '<|im_start|>user\nFind x.<|im_end|>\n<|im_start|>assistant\n<tool_call>{"name": "lookup", "arguments": {}}</tool_call><|im_end|>\n' +

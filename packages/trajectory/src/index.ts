@@ -11,6 +11,7 @@ export * from "./rehearse-parser.js";
 export * from "./rehearse-prompt.js";
 export * from "./rows.js";
 export * from "./sampler-policy.js";
+export * from "./scripted-environment.js";
 export * from "./scripted-policy.js";
 export * from "./seed.js";
 export * from "./settings.js";

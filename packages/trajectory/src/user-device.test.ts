@@ -1,7 +1,8 @@
-import type { Environment, GenerateRequest, Task, ToolCall, ToolSpec, Trajectory } from "@envace/protocol";
+import type { GenerateRequest, Task, ToolSpec, Trajectory } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { unfoldGroup } from "./group.js";
 import { rehearsal } from "./rehearsal-environment.js";
+import { ScriptedEnvironment } from "./scripted-environment.js";
 import { ScriptedPolicy } from "./scripted-policy.js";
 import { unfold } from "./unfold.js";
 import { userToolsOf } from "./user-device.js";
@@ -16,19 +17,9 @@ const task: Task = {
   metadata: { user_tools: phoneTools, user_scenario: "Your phone is in airplane mode." },
 };
 
-function phone(): Environment & { calls: ToolCall[] } {
-  const calls: ToolCall[] = [];
-  return {
-    calls,
-    reset: () => Promise.resolve(),
-    tools: () => phoneTools,
-    state: () => Promise.resolve(null),
-    call: (call) => {
-      calls.push(call);
-      const content = call.name === "toggle_airplane_mode" ? "Airplane Mode is now OFF." : "Status Bar: ✈️ Airplane Mode";
-      return Promise.resolve({ status: "ok", callId: call.id, name: call.name, content });
-    },
-  };
+/** A side that answers as the user's phone does; with the task's tools it stands for the agent's side, which no user call may reach. */
+function phone(tools: readonly ToolSpec[] = phoneTools): ScriptedEnvironment {
+  return new ScriptedEnvironment(tools, (call) => (call.name === "toggle_airplane_mode" ? "Airplane Mode is now OFF." : "Status Bar: ✈️ Airplane Mode"));
 }
 
 const hermes = (name: string): string => `<tool_call>{"name": "${name}", "arguments": {}}</tool_call>`;
@@ -52,8 +43,8 @@ describe("a simulated user with a side of its own (dual control)", () => {
     const requests: GenerateRequest[] = [];
     const { agent, user } = players(requests);
     const device = phone();
-    const agentSide = phone();
-    const trajectory = await unfold({ task, actor: agent, environment: { ...agentSide, tools: () => task.tools }, userEnvironment: device, users: simulateUser({ policy: user }) });
+    const agentSide = phone(task.tools);
+    const trajectory = await unfold({ task, actor: agent, environment: agentSide, userEnvironment: device, users: simulateUser({ policy: user }) });
 
     expect(trajectory.termination).toEqual({ reason: "user_stop", marker: "###STOP###" });
     expect(device.calls.map((call) => call.name)).toEqual(["check_status_bar", "toggle_airplane_mode"]);
@@ -94,7 +85,7 @@ describe("a simulated user with a side of its own (dual control)", () => {
     const device = phone();
     const agent = new ScriptedPolicy("agent", () => "Please check.");
     const user = new ScriptedPolicy("user", () => hermes("check_status_bar"));
-    const trajectory = await unfold({ task, actor: agent, environment: { ...phone(), tools: () => task.tools }, userEnvironment: device, users: simulateUser({ policy: user, maxToolRounds: 2 }), limits: { maxTurns: 1 } });
+    const trajectory = await unfold({ task, actor: agent, environment: phone(task.tools), userEnvironment: device, users: simulateUser({ policy: user, maxToolRounds: 2 }), limits: { maxTurns: 1 } });
     expect(device.calls).toHaveLength(2);
     const step = trajectory.steps[1]!;
     expect(step.type === "user" && [step.actions?.length, step.message.content]).toEqual([2, hermes("check_status_bar")]);
@@ -109,8 +100,8 @@ describe("a simulated user with a side of its own (dual control)", () => {
 
 describe("a group of dual-control rollouts (unfoldGroup)", () => {
   /** An agent side that records its calls and carries its own phone, as a τ² telecom environment does. */
-  function paired(): Environment & { calls: ToolCall[]; user: Environment & { calls: ToolCall[] } } {
-    return { ...phone(), tools: () => task.tools, user: phone() };
+  function paired(): ScriptedEnvironment & { user: ScriptedEnvironment } {
+    return Object.assign(phone(task.tools), { user: phone() });
   }
   const outcomes = (steps: Trajectory["steps"]) =>
     steps.flatMap((step) => (step.type === "user" ? (step.actions ?? []).flatMap((action) => action.outcomes.map((o) => `${o.provenance}:${o.call.name}`)) : []));
