@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { pyDict, pyFloat, pyInt, pyModel, pyOptional, pyStr, pyStrictModel, pyTaggedUnion } from "../../python/schema.js";
+import { pyDict, pyFloat, pyInt, pyModel, pyOptional, pyStr, pyTaggedUnion } from "../../python/schema.js";
+import { CreditCard, PERSON_NAME, postalAddress, tablesDb, userStart } from "../shared-model.js";
 
 // The airline database (upstream's `FlightDB`), field for field in declaration order.
 
@@ -13,27 +14,20 @@ export const FlightDateAvailable = z.object({
   available_seats: SeatsByCabin,
   prices: SeatsByCabin,
 });
-const FlightDateLanded = z.object({
-  status: z.literal("landed"),
-  actual_departure_time_est: pyStr,
-  actual_arrival_time_est: pyStr,
-});
+
+type Clock = "actual" | "estimated";
+
+/** A flight date past booking: its status, then its departure and arrival times, each actual or estimated. */
+function timedStatus<S extends string, D extends Clock, A extends Clock>(status: S, departure: D, arrival: A) {
+  const shape = { status: z.literal(status), [`${departure}_departure_time_est`]: pyStr, [`${arrival}_arrival_time_est`]: pyStr };
+  return z.object(shape as { status: z.ZodLiteral<S> } & Record<`${D}_departure_time_est` | `${A}_arrival_time_est`, typeof pyStr>);
+}
+
+const FlightDateLanded = timedStatus("landed", "actual", "actual");
 const FlightDateCancelled = z.object({ status: z.literal("cancelled") });
-const FlightDateDelayed = z.object({
-  status: z.literal("delayed"),
-  estimated_departure_time_est: pyStr,
-  estimated_arrival_time_est: pyStr,
-});
-const FlightDateFlying = z.object({
-  status: z.literal("flying"),
-  actual_departure_time_est: pyStr,
-  estimated_arrival_time_est: pyStr,
-});
-const FlightDateOnTime = z.object({
-  status: z.literal("on time"),
-  estimated_departure_time_est: pyStr,
-  estimated_arrival_time_est: pyStr,
-});
+const FlightDateDelayed = timedStatus("delayed", "estimated", "estimated");
+const FlightDateFlying = timedStatus("flying", "actual", "estimated");
+const FlightDateOnTime = timedStatus("on time", "estimated", "estimated");
 export const FlightDateStatus = pyTaggedUnion("status", [
   FlightDateAvailable,
   FlightDateLanded,
@@ -44,41 +38,34 @@ export const FlightDateStatus = pyTaggedUnion("status", [
 ]);
 export type FlightDateStatus = z.infer<typeof FlightDateStatus>;
 
+/** A route's two airports (IATA codes), on a flight and on a whole reservation. */
+const ROUTE = { origin: pyStr, destination: pyStr };
+
+/** Upstream's `FlightBase`: what a flight and a reservation's flight both start with. */
+const FLIGHT_BASE = { flight_number: pyStr, ...ROUTE };
+
 export const Flight = pyModel({
-  flight_number: pyStr,
-  origin: pyStr,
-  destination: pyStr,
+  ...FLIGHT_BASE,
   scheduled_departure_time_est: pyStr,
   scheduled_arrival_time_est: pyStr,
   dates: pyDict(FlightDateStatus),
 });
 export type Flight = z.infer<typeof Flight>;
 
-export const Name = pyModel({ first_name: pyStr, last_name: pyStr });
+export const Name = pyModel(PERSON_NAME);
 
-export const Address = pyModel({
-  address1: pyStr,
-  address2: pyOptional(pyStr),
-  city: pyStr,
-  country: pyStr,
-  state: pyStr,
-  zip: pyStr,
-});
+export const Address = postalAddress(pyOptional(pyStr));
 
-const CreditCard = z.object({ source: z.literal("credit_card"), id: pyStr, brand: pyStr, last_four: pyStr });
 const GiftCard = z.object({ source: z.literal("gift_card"), id: pyStr, amount: pyFloat });
 const Certificate = z.object({ source: z.literal("certificate"), id: pyStr, amount: pyFloat });
 export const PaymentMethod = pyTaggedUnion("source", [CreditCard, GiftCard, Certificate]);
 export type PaymentMethod = z.infer<typeof PaymentMethod>;
 
-export const Passenger = pyModel({ first_name: pyStr, last_name: pyStr, dob: pyStr });
+export const Passenger = pyModel({ ...PERSON_NAME, dob: pyStr });
 export type Passenger = z.infer<typeof Passenger>;
 
 export const User = pyModel({
-  user_id: pyStr,
-  name: Name,
-  address: Address,
-  email: pyStr,
+  ...userStart(Name, Address),
   dob: pyStr,
   payment_methods: pyDict(PaymentMethod),
   saved_passengers: z.array(Passenger),
@@ -88,9 +75,7 @@ export const User = pyModel({
 export type User = z.infer<typeof User>;
 
 export const ReservationFlight = pyModel({
-  flight_number: pyStr,
-  origin: pyStr,
-  destination: pyStr,
+  ...FLIGHT_BASE,
   date: pyStr,
   price: pyInt,
 });
@@ -102,8 +87,7 @@ export type Payment = z.infer<typeof Payment>;
 export const Reservation = pyModel({
   reservation_id: pyStr,
   user_id: pyStr,
-  origin: pyStr,
-  destination: pyStr,
+  ...ROUTE,
   flight_type: z.enum(["round_trip", "one_way"]),
   cabin: CabinClass,
   flights: z.array(ReservationFlight),
@@ -117,9 +101,5 @@ export const Reservation = pyModel({
 });
 export type Reservation = z.infer<typeof Reservation>;
 
-export const FlightDb = pyStrictModel({
-  flights: pyDict(Flight),
-  users: pyDict(User),
-  reservations: pyDict(Reservation),
-});
+export const FlightDb = tablesDb({ flights: Flight, users: User, reservations: Reservation });
 export type FlightDb = z.infer<typeof FlightDb>;

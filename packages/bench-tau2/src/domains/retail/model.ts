@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { pyBool, pyDict, pyFloat, pyModel, pyOptional, pyStr, pyStrictModel, pyTaggedUnion } from "../../python/schema.js";
+import { pyBool, pyDict, pyFloat, pyModel, pyOptional, pyStr, pyTaggedUnion } from "../../python/schema.js";
+import { CreditCard, PERSON_NAME, postalAddress, tablesDb, userStart } from "../shared-model.js";
 
 // The retail database, field for field and in upstream's declaration order (the order is
 // what the agent sees in tool responses).
@@ -19,28 +20,13 @@ export const Product = pyModel({
 });
 export type Product = z.infer<typeof Product>;
 
-export const UserName = pyModel({
-  first_name: pyStr,
-  last_name: pyStr,
-});
+export const UserName = pyModel(PERSON_NAME);
 export type UserName = z.infer<typeof UserName>;
 
-export const UserAddress = pyModel({
-  address1: pyStr,
-  address2: pyStr,
-  city: pyStr,
-  country: pyStr,
-  state: pyStr,
-  zip: pyStr,
-});
+export const UserAddress = postalAddress(pyStr);
 export type UserAddress = z.infer<typeof UserAddress>;
 
-export const CreditCard = z.object({
-  source: z.literal("credit_card"),
-  id: pyStr,
-  brand: pyStr,
-  last_four: pyStr,
-});
+export { CreditCard };
 export const GiftCard = z.object({
   source: z.literal("gift_card"),
   id: pyStr,
@@ -54,10 +40,7 @@ export const PaymentMethod = pyTaggedUnion("source", [CreditCard, GiftCard, Payp
 export type PaymentMethod = z.infer<typeof PaymentMethod>;
 
 export const User = pyModel({
-  user_id: pyStr,
-  name: UserName,
-  address: UserAddress,
-  email: pyStr,
+  ...userStart(UserName, UserAddress),
   payment_methods: pyDict(PaymentMethod),
   orders: z.array(pyStr),
 });
@@ -113,9 +96,5 @@ export const Order = pyModel({
 });
 export type Order = z.infer<typeof Order>;
 
-export const RetailDb = pyStrictModel({
-  products: pyDict(Product),
-  users: pyDict(User),
-  orders: pyDict(Order),
-});
+export const RetailDb = tablesDb({ products: Product, users: User, orders: Order });
 export type RetailDb = z.infer<typeof RetailDb>;
