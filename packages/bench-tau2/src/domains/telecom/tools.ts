@@ -92,6 +92,15 @@ function lineChanged(message: string, line: Line): PyDict {
   ]);
 }
 
+/** Suspending and resuming: the line must be in one of `from`; suspending starts the suspension today, resuming ends it. */
+function switchLine(db: TelecomDb, args: ReadonlyMap<string, PyValue>, from: readonly Line["status"][], refusal: string, to: "Active" | "Suspended", message: string): PyDict {
+  const line = argLine(db, args);
+  if (!from.includes(line.status)) throw valueError(refusal);
+  line.status = to;
+  line.suspension_start_date = to === "Suspended" ? TODAY : null;
+  return lineChanged(message, line);
+}
+
 function asFloat(value: PyValue): number {
   return Number(value);
 }
@@ -203,26 +212,14 @@ const tools: ToolDefinition<DbRoot>[] = [
     kind: "write",
     description: "Suspend an active line (at most 6 months; a $5/month holding fee applies).",
     params: [CUSTOMER_ID, LINE_ID, param("reason", STRING, "Why the line is suspended.")],
-    run: (db, args) => {
-      const line = argLine(db, args);
-      if (line.status !== "Active") throw valueError("Line must be active to suspend");
-      line.status = "Suspended";
-      line.suspension_start_date = TODAY;
-      return lineChanged("Line suspended successfully. $5/month holding fee will apply.", line);
-    },
+    run: (db, args) => switchLine(db, args, ["Active"], "Line must be active to suspend", "Suspended", "Line suspended successfully. $5/month holding fee will apply."),
   }),
   agentTool({
     name: "resume_line",
     kind: "write",
     description: "Resume a suspended (or pending activation) line.",
     params: [CUSTOMER_ID, LINE_ID],
-    run: (db, args) => {
-      const line = argLine(db, args);
-      if (line.status !== "Suspended" && line.status !== "Pending Activation") throw valueError("Line must be suspended to resume");
-      line.status = "Active";
-      line.suspension_start_date = null;
-      return lineChanged("Line resumed successfully", line);
-    },
+    run: (db, args) => switchLine(db, args, ["Suspended", "Pending Activation"], "Line must be suspended to resume", "Active", "Line resumed successfully"),
   }),
   agentTool({
     name: "get_bills_for_customer",
