@@ -16,6 +16,14 @@ const flight = (flight_number: string, origin: string, destination: string, depa
   dates,
 });
 
+// Mia's reservation NO6JO3 is the trip the booking task books again: one way in economy from JFK
+// to Seattle on May 16, through Chicago.
+const miaTrip = { user_id: "mia_li_3668", origin: "JFK", destination: "SEA", flight_type: "one_way", cabin: "economy" };
+const miaSegments = [
+  { flight_number: "HAT001", origin: "JFK", destination: "ORD", date: "2024-05-16", price: 300 },
+  { flight_number: "HAT002", origin: "ORD", destination: "SEA", date: "2024-05-16", price: 250 },
+];
+
 export const airlineDb = {
   flights: {
     HAT001: flight("HAT001", "JFK", "ORD", "06:00:00", "08:30:00", {
@@ -73,15 +81,8 @@ export const airlineDb = {
   reservations: {
     NO6JO3: {
       reservation_id: "NO6JO3",
-      user_id: "mia_li_3668",
-      origin: "JFK",
-      destination: "SEA",
-      flight_type: "one_way",
-      cabin: "economy",
-      flights: [
-        { flight_number: "HAT001", origin: "JFK", destination: "ORD", date: "2024-05-16", price: 300 },
-        { flight_number: "HAT002", origin: "ORD", destination: "SEA", date: "2024-05-16", price: 250 },
-      ],
+      ...miaTrip,
+      flights: miaSegments,
       passengers: [
         { first_name: "Mia", last_name: "Li", dob: "1990-04-05" },
         { first_name: "Amelia", last_name: "Ahmed", dob: "1957-03-21" },
@@ -132,15 +133,8 @@ export const airlineTasks = [
           action_id: "book_2",
           name: "book_reservation",
           arguments: {
-            user_id: "mia_li_3668",
-            origin: "JFK",
-            destination: "SEA",
-            flight_type: "one_way",
-            cabin: "economy",
-            flights: [
-              { flight_number: "HAT001", date: "2024-05-16" },
-              { flight_number: "HAT002", date: "2024-05-16" },
-            ],
+            ...miaTrip,
+            flights: miaSegments.map(({ flight_number, date }) => ({ flight_number, date })),
             passengers: [{ first_name: "Mia", last_name: "Li", dob: "1990-04-05" }],
             payment_methods: [
               { payment_id: "certificate_7504069", amount: 250 },
