@@ -1,10 +1,15 @@
 import type { JsonObject, Termination, ToolResult, Trajectory } from "@envace/protocol";
 import { canonicalJson } from "@envace/records";
+import { RehearseParseErrorCode } from "@envace/trajectory";
 
 /** One thing that happened in a private rehearsal attempt, in order. */
 export type AttemptEvent =
-  /** A tool call and its rehearsed result. `source`: predicted by the policy, or refused by the call validator. */
-  | { kind: "call"; name: string; arguments: JsonObject; result: ToolResult; source: "model" | "validator" }
+  /**
+   * A tool call and its rehearsed result. `source`: predicted by the policy, refused by the call
+   * validator, or `unreadable`: the policy's Rehearse output could not be read as a result (the
+   * attempt ended there), so nothing was predicted and `result` only carries the parse error.
+   */
+  | { kind: "call"; name: string; arguments: JsonObject; result: ToolResult; source: "model" | "validator" | "unreadable" }
   /** A reply of the agent to the user (no tool call). */
   | { kind: "reply"; text: string }
   /** A user turn replayed or simulated during the attempt. */
@@ -23,6 +28,7 @@ export interface AttemptDigest {
 /** The digest of a self-unfolded attempt. */
 export function digestAttempt(trajectory: Trajectory, index: number): AttemptDigest {
   const events: AttemptEvent[] = [];
+  const lastOutcome = trajectory.steps.findLast((step) => step.type === "act")?.outcomes.at(-1);
   for (const step of trajectory.steps) {
     if (step.type === "user") {
       for (const action of step.actions ?? []) {
@@ -32,13 +38,20 @@ export function digestAttempt(trajectory: Trajectory, index: number): AttemptDig
       continue;
     }
     for (const outcome of step.outcomes) {
-      const source = outcome.provenance === "rehearsed" && outcome.generation === undefined ? "validator" : "model";
+      const source =
+        outcome.provenance === "rehearsed" && outcome.generation === undefined ? "validator" : outcome === lastOutcome && endedUnread(trajectory.termination) ? "unreadable" : "model";
       events.push({ kind: "call", name: outcome.call.name, arguments: outcome.call.arguments, result: outcome.result, source });
     }
     const content = step.message.content ?? "";
     if (step.outcomes.length === 0 && content.trim().length > 0) events.push({ kind: "reply", text: content.trim() });
   }
   return { index, events, termination: trajectory.termination };
+}
+
+/** Whether an attempt ended because its last Rehearse output could not be read (see `unfold`). */
+export function endedUnread(termination: Termination): boolean {
+  if (termination.reason === "max_tokens") return termination.detail === "rehearse response";
+  return termination.reason === "env_error" && (RehearseParseErrorCode.options as readonly string[]).includes(termination.code);
 }
 
 /** A call as one line: `buy {"item":"rabo","qty":2,"user":"ada"}` (arguments in canonical JSON). */
@@ -81,7 +94,7 @@ export function renderAttempt(digest: AttemptDigest, options: { maxResultChars?:
     const n = `${i + 1}.`;
     switch (event.kind) {
       case "call": {
-        const result = resultText(event.result);
+        const result = event.source === "unreadable" ? "no prediction (the result could not be read)" : resultText(event.result);
         const shown = result.length > limit ? `${result.slice(0, Math.max(0, limit - 1))}…` : result;
         return `${n} ${callText(event.name, event.arguments)} → ${shown}`;
       }
@@ -123,14 +136,17 @@ export function callKey(name: string, args: JsonObject): string {
 
 /**
  * Every distinct call predicted to fail in any attempt, in order of first appearance, with the
- * attempts where it failed and where the same call was predicted to succeed.
+ * attempts where it failed and where the same call was predicted to succeed. A call whose
+ * prediction could not be read was predicted neither way: a malformed Rehearse output says
+ * nothing about the call, and taking it for a failure would warn the real run off a call that
+ * may well be right.
  */
 export function predictedFailures(digests: readonly AttemptDigest[], isWrite: (tool: string) => boolean): PredictedFailure[] {
   const failures = new Map<string, PredictedFailure>();
   const successes = new Map<string, Set<number>>();
   for (const digest of digests) {
     for (const event of digest.events) {
-      if (event.kind !== "call") continue;
+      if (event.kind !== "call" || event.source === "unreadable") continue;
       const key = callKey(event.name, event.arguments);
       if (event.result.status === "ok") {
         const set = successes.get(key) ?? new Set<number>();
@@ -149,7 +165,7 @@ export function predictedFailures(digests: readonly AttemptDigest[], isWrite: (t
         code: event.result.error.code,
         message: event.result.error.message,
         write: isWrite(event.name),
-        source: event.source,
+        source: event.source === "validator" ? "validator" : "model",
         failedIn: [digest.index],
         succeededIn: [],
       });

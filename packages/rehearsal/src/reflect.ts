@@ -1,6 +1,6 @@
 import type { Message, Task } from "@envace/protocol";
 import { flattenConversation } from "@envace/trajectory";
-import { callText, renderAttempt, terminationText, type AttemptDigest } from "./attempt.js";
+import { callText, endedUnread, renderAttempt, terminationText, type AttemptDigest } from "./attempt.js";
 import { asText, field, readTaggedObject } from "./structured-output.js";
 
 /**
@@ -90,13 +90,15 @@ export function fallbackAssessment(attempt: AttemptDigest, problem: string): Ass
   const wrong: string[] = [];
   const revise: string[] = [];
   for (const event of attempt.events) {
-    if (event.kind !== "call" || event.result.status === "ok") continue;
+    // An unreadable prediction is no prediction; the ending below says what happened.
+    if (event.kind !== "call" || event.result.status === "ok" || event.source === "unreadable") continue;
     const call = callText(event.name, event.arguments);
     wrong.push(`${call} was predicted to fail (${event.result.error.code})`);
     revise.push(`avoid ${call}`);
   }
   const reason = attempt.termination.reason;
-  if (reason !== "agent_stop" && reason !== "user_stop") wrong.push(terminationText(attempt.termination));
+  // An ending on an unreadable prediction is the rehearsal's failure, not the agent's.
+  if (reason !== "agent_stop" && reason !== "user_stop" && !endedUnread(attempt.termination)) wrong.push(terminationText(attempt.termination));
   if (reason === "parse_error") revise.push("answer with one well-formed tool call or a reply");
   return { reachedGoal: null, wentWrong: wrong.join("; "), revision: revise.join("; "), source: "fallback", problem };
 }

@@ -318,3 +318,39 @@ describe("rememberAttempts: the memory of attempts unfolded elsewhere", () => {
     ]);
   });
 });
+
+describe("a Rehearse output that cannot be read predicts nothing", () => {
+  /** Transfers at once; the first attempt's prediction is malformed JSON, the second's a real predicted error. */
+  function script(request: GenerateRequest): string {
+    if (request.role === "act") return request.messages.at(-1)?.role === "tool" ? "Not possible." : call("transfer", { to: "Bob", amount: 500 });
+    if (request.role === "rehearse") return request.sampling.seed === undefined ? "<execution_result>{\"balance\" 120}</execution_result>" : bankScript(request);
+    return "unreadable";
+  }
+
+  it("marks the call unreadable, keeps it out of the predicted failures and does not advise avoiding it", async () => {
+    const policy = new ScriptedPolicy("scripted", script);
+    const run = await rehearse({ task, policy, setting: "parallel:1" });
+    const [attempt] = run.attempts;
+    expect(attempt!.trajectory.termination).toMatchObject({ reason: "env_error", code: "JSON_DECODE_ERROR" });
+    expect(attempt!.digest.events).toEqual([expect.objectContaining({ kind: "call", name: "transfer", source: "unreadable" })]);
+    // The ending is the rehearsal's failure, not the agent's: nothing went wrong that it could avoid.
+    expect(attempt!.assessment).toMatchObject({ wentWrong: "", revision: "" });
+    expect(run.memory.predictedFailures).toEqual([]);
+    // Nothing was predicted and nothing is advised: no memory at all.
+    expect(run.memory.text).toBe("");
+  });
+
+  it("still counts a predicted error of the same call in another attempt", async () => {
+    // Seeded attempts get a readable predicted error (bankScript); the unseeded one stays malformed.
+    const unreadable = await rehearse({ task, policy: new ScriptedPolicy("scripted", script), setting: "parallel:1" });
+    const readable = await rehearse({ task, policy: new ScriptedPolicy("scripted", script), setting: "parallel:1", sampling: { rehearse: { seed: 1 } } });
+    const remembered = await rememberAttempts({
+      task,
+      policy: new ScriptedPolicy("scripted", script),
+      trajectories: [unreadable.attempts[0]!.trajectory, readable.attempts[0]!.trajectory],
+    });
+    expect(remembered.memory.predictedFailures.map((f) => [f.code, f.failedIn, f.succeededIn])).toEqual([["INSUFFICIENT_FUNDS", [1], []]]);
+    expect(remembered.attempts[0]!.digest.events[0]).toMatchObject({ source: "unreadable" });
+    expect(remembered.attempts[1]!.digest.events[0]).toMatchObject({ source: "model" });
+  });
+});
