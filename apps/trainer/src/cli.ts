@@ -67,6 +67,24 @@ function withUsageErrors<C extends CommandUnknownOpts>(command: C, path: string)
   return command;
 }
 
+/** What is wrong with a combination of options, or undefined when nothing is. */
+type Refusal<O> = (options: O) => string | undefined;
+
+/** Refuses a command line that gives both of options `a` and `b`, or neither. */
+function exactlyOne<O>(a: keyof O, b: keyof O, problem: string): Refusal<O> {
+  return (options) => ((options[a] === undefined) === (options[b] === undefined) ? problem : undefined);
+}
+
+/** Refuses a command line that gives neither option `a` nor `b`. */
+function eitherOf<O>(a: keyof O, b: keyof O, problem: string): Refusal<O> {
+  return (options) => (options[a] === undefined && options[b] === undefined ? problem : undefined);
+}
+
+/** Refuses a command line that gives option `given` without option `needed`. */
+function needs<O>(given: keyof O, needed: keyof O, problem: string): Refusal<O> {
+  return (options) => (options[given] !== undefined && options[needed] === undefined ? problem : undefined);
+}
+
 function example(...lines: string[]): string {
   return `\nExample:\n${lines.map((line) => `  ${line}`).join("\n")}`;
 }
@@ -105,6 +123,18 @@ function declare(state: RunState): Command {
   withUsageErrors(envace, "");
   /** The log of a long-running command, as the global options ask; pino is loaded only then. */
   const logger = async (): Promise<Logger> => (await import("./log.js")).createLogger(envace.opts());
+  /**
+   * The action of a long-running command: the `run` of the module `load` imports only now, given
+   * the log. Each of `refusals` says what is wrong with a combination of options that commander's
+   * own checks cannot express, if anything is; the first that does is a usage error.
+   */
+  const runs =
+    <O,>(load: () => Promise<{ run(options: O, log: Logger): Promise<void> }>, ...refusals: Refusal<O>[]) =>
+    async (options: O, command: CommandUnknownOpts): Promise<void> => {
+      const refused = refusals.map((refusal) => refusal(options)).find((problem) => problem !== undefined);
+      if (refused !== undefined) command.error(refused, { exitCode: 2 });
+      await (await load()).run(options, await logger());
+    };
   envace.hook("preAction", (_envace, action) => {
     const names: string[] = [];
     for (let command: CommandUnknownOpts | null = action; command !== null && command !== envace; command = command.parent) names.unshift(command.name());
@@ -119,9 +149,7 @@ function declare(state: RunState): Command {
     .addOption(new Option("--preset <name>", 'a config shipped with envace; "default" is the embedded default').default("default").conflicts("config"))
     .requiredOption("--out <dir>", "the run directory; running again with the same config resumes it")
     .addHelpText("after", example("envace train --out runs/default", "envace train --config presets/qwen3-8b-tinker.yaml --out runs/qwen3"))
-    .action(async (options) => {
-      await (await import("./commands/train.js")).run(options, await logger());
-    });
+    .action(runs(() => import("./commands/train.js")));
 
   withUsageErrors(envace.command("pretrain"), "pretrain")
     .summary("build a base checkpoint: the warm start alone, for later runs' init_from")
@@ -133,9 +161,7 @@ function declare(state: RunState): Command {
     .option("--config <file>", "a train config whose trainer.total_steps is 0 (default: presets/base.yaml)")
     .requiredOption("--out <dir>", "the run directory; the checkpoint goes to <out>/base")
     .addHelpText("after", example("envace pretrain --out runs/base"))
-    .action(async (options) => {
-      await (await import("./commands/pretrain.js")).run(options, await logger());
-    });
+    .action(runs(() => import("./commands/pretrain.js")));
 
   withUsageErrors(envace.command("demo"), "demo")
     .summary("roll out one task self-unfolded with a scripted policy (offline, seconds)")
@@ -179,10 +205,7 @@ function declare(state: RunState): Command {
     .option("--resume", "keep the verdicts already in --out and score only the entries missing there")
     .option("--underscore-to-dot", 'expect "_" where function names have "." (for saved outputs of such models)')
     .addHelpText("after", example("envace eval bfcl --data bfcl_eval/data --category simple_python,multi_turn_base --policy oracle --out runs/bfcl-oracle --limit 5"))
-    .action(async (options, command) => {
-      if ((options.policy === undefined) === (options.results === undefined)) command.error("give exactly one of --policy and --results", { exitCode: 2 });
-      await (await import("./commands/eval-bfcl.js")).run(options, await logger());
-    });
+    .action(runs(() => import("./commands/eval-bfcl.js"), exactlyOne("policy", "results", "give exactly one of --policy and --results")));
 
   withUsageErrors(evaluate.command("builtin"), "eval builtin")
     .summary("held-out tasks of the built-in shop, with and without private rehearsal")
@@ -253,12 +276,14 @@ function declare(state: RunState): Command {
         "envace eval finmcp --data finmcp/samples.jsonl --predictions runs/finmcp/entries.jsonl",
       ),
     )
-    .action(async (options, command) => {
-      if (options.predictions === undefined && options.policy === undefined) command.error("give --policy (or --predictions to score recorded predictions)", { exitCode: 2 });
-      if (options.policy !== undefined && options.mcp === undefined) command.error("--mcp is required to run a policy (the samples' tool server)", { exitCode: 2 });
-      if (options.policy !== undefined && options.out === undefined) command.error("--out is required to run a policy", { exitCode: 2 });
-      await (await import("./commands/eval-finmcp.js")).run(options, await logger());
-    });
+    .action(
+      runs(
+        () => import("./commands/eval-finmcp.js"),
+        eitherOf("predictions", "policy", "give --policy (or --predictions to score recorded predictions)"),
+        needs("policy", "mcp", "--mcp is required to run a policy (the samples' tool server)"),
+        needs("policy", "out", "--out is required to run a policy"),
+      ),
+    );
 
   withUsageErrors(evaluate.command("tau2"), "eval tau2")
     .summary("τ²-bench retail, airline, mock and telecom: upstream-exact tools, hashes and scoring")
@@ -291,11 +316,14 @@ function declare(state: RunState): Command {
         "envace eval tau2 --domain mock --data tau2/data --rescore runs/tau2-mock/simulations.jsonl",
       ),
     )
-    .action(async (options, command) => {
-      if (options.rescore === undefined && options.policy === undefined) command.error("give --policy (or --rescore to score saved conversations)", { exitCode: 2 });
-      if (options.rescore === undefined && options.out === undefined) command.error("--out is required to run a policy", { exitCode: 2 });
-      await (await import("./commands/eval-tau2.js")).run(options, await logger());
-    });
+    .action(
+      runs(
+        () => import("./commands/eval-tau2.js"),
+        eitherOf("rescore", "policy", "give --policy (or --rescore to score saved conversations)"),
+        // Whatever is not a re-scoring runs a policy, and writes its run directory.
+        eitherOf("rescore", "out", "--out is required to run a policy"),
+      ),
+    );
 
   withUsageErrors(evaluate.command("vita"), "eval vita")
     .summary("VitaBench delivery and instore: upstream-exact tools, hashes and rubric judging")
@@ -323,10 +351,7 @@ function declare(state: RunState): Command {
         "envace eval vita --domain instore --data data/vita --policy openai:http://localhost:8000/v1#Qwen/Qwen3-8B --judge openai:http://localhost:8001/v1#judge --trials 4 --out runs/vita-instore",
       ),
     )
-    .action(async (options, command) => {
-      if ((options.replay === undefined) === (options.policy === undefined)) command.error("give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>", { exitCode: 2 });
-      await (await import("./commands/eval-vita.js")).run(options, await logger());
-    });
+    .action(runs(() => import("./commands/eval-vita.js"), exactlyOne("replay", "policy", "give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>")));
 
   withUsageErrors(envace.command("serve"), "serve")
     .summary("serve a policy as an OpenAI-compatible endpoint that rehearses privately")
