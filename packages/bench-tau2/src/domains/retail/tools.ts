@@ -19,8 +19,11 @@ const PAYMENT_METHOD_ID = param(
   STRING,
   "The id of the payment method that pays or receives the price difference, such as 'gift_card_0000000' or 'credit_card_0000000'; find it in the user or order details.",
 );
-/** The parameters of the tools that swap an order's items for other variants of their products. */
-function swapParams(verb: "exchange" | "change"): ToolParam[] {
+/** The tools that swap an order's items for other variants of their products: exchanging delivered items, changing pending ones. */
+type SwapVerb = "exchange" | "change";
+
+/** The parameters of the item-swapping tools. */
+function swapParams(verb: SwapVerb): ToolParam[] {
   return [
     ORDER_ID,
     param("item_ids", STRING_LIST, `The ids of the items to ${verb}, such as '1008292230'. The list may repeat an id.`),
@@ -33,18 +36,75 @@ function swapParams(verb: "exchange" | "change"): ToolParam[] {
   ];
 }
 
-function swapArgs(db: Db, args: Args): { orderId: PyValue; itemIds: PyValue; newItemIds: PyValue; paymentMethodId: PyValue; order: Order } {
-  const orderId = args.get("order_id")!;
-  return { orderId, itemIds: args.get("item_ids")!, newItemIds: args.get("new_item_ids")!, paymentMethodId: args.get("payment_method_id")!, order: getOrder(db, orderId) };
+/** What the two item-swapping tools check first, each with its own messages. */
+interface SwapRules {
+  status: Order["status"];
+  wrongStatus: string;
+  missing: (itemId: PyValue) => string;
+  mismatch: string;
 }
-const ADDRESS_PARAMS = [
-  param("address1", STRING, "The first address line, such as '123 Main St'."),
-  param("address2", STRING, "The second address line, such as 'Apt 1', or ''."),
-  param("city", STRING, "The city, such as 'San Francisco'."),
-  param("state", STRING, "The state, such as 'CA'."),
-  param("country", STRING, "The country, such as 'USA'."),
-  param("zip", STRING, "The zip code, such as '12345'."),
-];
+
+const SWAP_RULES: Record<SwapVerb, SwapRules> = {
+  exchange: { status: "delivered", wrongStatus: "Non-delivered order cannot be exchanged", missing: (itemId) => `Number of ${pyStr(itemId)} not found.`, mismatch: "The number of items to be exchanged should match." },
+  change: { status: "pending", wrongStatus: "Non-pending order cannot be modified", missing: (itemId) => `${pyStr(itemId)} not found`, mismatch: "The number of items to be exchanged should match" },
+};
+
+/** An item swap's arguments, and the order they name. */
+interface Swap {
+  orderId: PyValue;
+  itemIds: PyValue;
+  newItemIds: PyValue;
+  paymentMethodId: PyValue;
+  order: Order;
+}
+
+function swapArgs(db: Db, args: Args, verb: SwapVerb): Swap {
+  const orderId = args.get("order_id")!;
+  const swap = { orderId, itemIds: args.get("item_ids")!, newItemIds: args.get("new_item_ids")!, paymentMethodId: args.get("payment_method_id")!, order: getOrder(db, orderId) };
+  const rules = SWAP_RULES[verb];
+  if (swap.order.status !== rules.status) throw valueError(rules.wrongStatus);
+  checkItemsExist(swap.order, swap.itemIds, rules.missing);
+  if (len(swap.itemIds) !== len(swap.newItemIds)) throw valueError(rules.mismatch);
+  return swap;
+}
+
+/** An item-swapping tool: its parameters and first checks come from its verb, `run` does the rest. */
+function swapTool(verb: SwapVerb, tool: { name: string; description: string; run: (db: Db, swap: Swap) => PyValue }): ToolDefinition<RetailDb> {
+  return { name: tool.name, kind: "write", description: tool.description, params: swapParams(verb), run: (db, args) => tool.run(db, swapArgs(db, args, verb)) };
+}
+
+/**
+ * Each item's replacement, pair by pair (`distinct`: an item may not be swapped for itself), and
+ * the summed price difference; `variant` is the last new variant.
+ */
+function replacements(db: Db, order: Order, itemIds: PyValue, newItemIds: PyValue, distinct: boolean): { difference: number | bigint; variant: Variant | undefined; pairs: [PyValue, PyValue][] } {
+  let difference: number | bigint = 0n;
+  let variant: Variant | undefined;
+  const pairs = zip(itemIds, newItemIds);
+  for (const [itemId, newItemId] of pairs) {
+    if (distinct && pyEquals(itemId, newItemId)) throw valueError("The new item id should be different from the old item id");
+    const swap = replacement(db, order, itemId, newItemId);
+    variant = swap.variant;
+    difference = add(difference, swap.difference);
+  }
+  return { difference, variant, pairs };
+}
+
+/** The payment method that pays a price difference; a gift card must hold enough (`short` says what for). */
+function differencePayer(db: Db, order: Order, paymentMethodId: PyValue, difference: number | bigint, short: string): PaymentMethod {
+  const method = getPaymentMethod(db, order.user_id, paymentMethodId);
+  if (method.source === "gift_card" && lessThan(method.balance, difference)) throw valueError(`Insufficient gift card balance to pay for ${short}`);
+  return method;
+}
+/** The address tools' string parameters, in their order (state before country, unlike the model). */
+const ADDRESS_PARAMS = Object.entries({
+  address1: "The first address line, such as '123 Main St'.",
+  address2: "The second address line, such as 'Apt 1', or ''.",
+  city: "The city, such as 'San Francisco'.",
+  state: "The state, such as 'CA'.",
+  country: "The country, such as 'USA'.",
+  zip: "The zip code, such as '12345'.",
+}).map(([name, description]) => param(name, STRING, description));
 
 const USER_ADDRESS = {
   name: "UserAddress",
@@ -182,26 +242,14 @@ const tools: ToolDefinition<RetailDb>[] = [
       return writable;
     },
   },
-  {
+  swapTool("exchange", {
     name: "exchange_delivered_order_items",
-    kind: "write",
     description:
       "Exchange items of a delivered order for other items of the same product. A delivered order can be returned or exchanged only once. Explain the exchange and get the user's explicit confirmation (yes/no) first. Returns the order after the exchange request.",
-    params: swapParams("exchange"),
-    run: (db, args) => {
-      const { orderId, itemIds, newItemIds, paymentMethodId, order } = swapArgs(db, args);
-      if (order.status !== "delivered") throw valueError("Non-delivered order cannot be exchanged");
-      checkItemsExist(order, itemIds, (itemId) => `Number of ${pyStr(itemId)} not found.`);
-      if (len(itemIds) !== len(newItemIds)) throw valueError("The number of items to be exchanged should match.");
-      let diffPrice: number | bigint = 0n;
-      for (const [itemId, newItemId] of zip(itemIds, newItemIds)) {
-        diffPrice = add(diffPrice, replacement(db, order, itemId, newItemId).difference);
-      }
-      diffPrice = typeof diffPrice === "bigint" ? diffPrice : roundFloat(diffPrice, 2);
-      const method = getPaymentMethod(db, order.user_id, paymentMethodId);
-      if (method.source === "gift_card" && lessThan(method.balance, diffPrice)) {
-        throw valueError("Insufficient gift card balance to pay for the price difference");
-      }
+    run: (db, { orderId, itemIds, newItemIds, paymentMethodId, order }) => {
+      const { difference } = replacements(db, order, itemIds, newItemIds, false);
+      const diffPrice = typeof difference === "bigint" ? difference : roundFloat(difference, 2);
+      differencePayer(db, order, paymentMethodId, diffPrice, "the price difference");
       const writable = writableOrder(db, orderId);
       writable.status = "exchange requested";
       writable.exchange_items = sorted(itemIds) as string[];
@@ -211,7 +259,7 @@ const tools: ToolDefinition<RetailDb>[] = [
       (writable as unknown as PyModel).exchange_price_difference = diffPrice;
       return writable;
     },
-  },
+  }),
   {
     name: "find_user_id_by_name_zip",
     kind: "read",
@@ -293,30 +341,13 @@ const tools: ToolDefinition<RetailDb>[] = [
       return writable;
     },
   },
-  {
+  swapTool("change", {
     name: "modify_pending_order_items",
-    kind: "write",
     description:
       "Change items of a pending order to other items of the same product. This can be done only once per pending order. Explain the change and get the user's explicit confirmation (yes/no) first. Returns the order after the change.",
-    params: swapParams("change"),
-    run: (db, args) => {
-      const { orderId, itemIds, newItemIds, paymentMethodId, order } = swapArgs(db, args);
-      if (order.status !== "pending") throw valueError("Non-pending order cannot be modified");
-      checkItemsExist(order, itemIds, (itemId) => `${pyStr(itemId)} not found`);
-      if (len(itemIds) !== len(newItemIds)) throw valueError("The number of items to be exchanged should match");
-      let diffPrice: number | bigint = 0n;
-      let variant: Variant | undefined;
-      const pairs = zip(itemIds, newItemIds);
-      for (const [itemId, newItemId] of pairs) {
-        if (pyEquals(itemId, newItemId)) throw valueError("The new item id should be different from the old item id");
-        const swap = replacement(db, order, itemId, newItemId);
-        variant = swap.variant;
-        diffPrice = add(diffPrice, swap.difference);
-      }
-      const method = getPaymentMethod(db, order.user_id, paymentMethodId);
-      if (method.source === "gift_card" && lessThan(method.balance, diffPrice)) {
-        throw valueError("Insufficient gift card balance to pay for the new item");
-      }
+    run: (db, { orderId, itemIds, newItemIds, paymentMethodId, order }) => {
+      const { difference: diffPrice, variant, pairs } = replacements(db, order, itemIds, newItemIds, true);
+      const method = differencePayer(db, order, paymentMethodId, diffPrice, "the new item");
       const writable = writableOrder(db, orderId);
       writable.payment_history.push(
         payment(lessThan(0n, diffPrice) ? "payment" : "refund", abs(diffPrice), paymentMethodId as string),
@@ -332,7 +363,7 @@ const tools: ToolDefinition<RetailDb>[] = [
       writable.status = "pending (item modified)";
       return writable;
     },
-  },
+  }),
   {
     name: "modify_pending_order_payment",
     kind: "write",
