@@ -7,6 +7,7 @@ import { reply, startScriptedServer, type RecordedRequest, type Reply, type Scri
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { TrainConfig, type TrainConfigInput } from "../config/schema.js";
+import { verdictReply } from "../testing/judge.js";
 import { builtinDomain } from "../setup/domain.js";
 import { domainFromConfig } from "./from-config.js";
 import type { DataDomain } from "./records.js";
@@ -27,15 +28,7 @@ function judgeAnswer(request: RecordedRequest): Reply {
   const question = /^Question: (.*)$/m.exec(prompt)?.[1] ?? "";
   const answer = answers[question];
   if (answer === undefined) return reply.error(400, `no scripted answer for "${question}"`);
-  return reply.text(
-    JSON.stringify({
-      high_level_understanding_of_the_question: "what is asked",
-      analysis_of_if_focus_on: "the step",
-      analysis_of_pass_condition: answer ? "met" : "not met",
-      analysis_of_failure_examples: "none",
-      answer,
-    }),
-  );
+  return verdictReply(answer);
 }
 
 beforeAll(async () => {

@@ -12,10 +12,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { generateTasks, toCm2Record } from "@envace/bench-builtin";
-import { reply, startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
+import { startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
 import { Rng } from "@envace/training";
 import { seedOfText } from "@envace/trajectory";
 import { readMetrics } from "../run/metrics-log.js";
+import { verdictReply } from "./judge.js";
 
 const { values } = parseArgs({ options: { steps: { type: "string", default: "40" }, seed: { type: "string", default: "1" } } });
 const steps = Number(values.steps);
@@ -25,7 +26,7 @@ const cli = fileURLToPath(new URL("../cli.ts", import.meta.url));
 // The judge: a fixed answer per question and dialogue, so a resumed run meets the same verdicts.
 function judge(request: RecordedRequest) {
   const answer = seedOfText(JSON.stringify(request.body)) % 3 !== 0;
-  return reply.text(JSON.stringify({ high_level_understanding_of_the_question: "q", analysis_of_if_focus_on: "f", analysis_of_pass_condition: "p", analysis_of_failure_examples: "e", answer }));
+  return verdictReply(answer);
 }
 
 const dir = mkdtempSync(join(tmpdir(), "envace-soak-"));
