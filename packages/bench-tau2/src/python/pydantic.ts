@@ -40,6 +40,9 @@ export const literal = (...values: string[]): FieldType => ({ kind: "literal", v
 export const strEnum = (...values: string[]): FieldType => ({ kind: "enum", values });
 export const optional = (inner: FieldType): FieldType => ({ kind: "optional", inner });
 export const list = (item: FieldType): FieldType => ({ kind: "list", item });
+
+/** Fields of type `str`, in order: the run of plain text fields most models start with. */
+export const strFields = (...names: string[]): FieldSpec[] => names.map((name) => ({ name, type: str }));
 export const model = (spec: ModelSpec): FieldType => ({ kind: "model", model: spec });
 
 interface Issue {

@@ -1,6 +1,6 @@
 import type { JsonObject } from "@envace/protocol";
 import { add, hasKey, iterate, keyError, len, lessThan, max, mul, pyDeepCopy, pyEquals, type PyModel, pyStr, type PyValue, sub, valueError } from "@envace/python-text";
-import { construct, float, int, list, literal, model, str, optional, type ModelSpec } from "../../python/pydantic.js";
+import { construct, float, int, list, literal, model, str, strFields, optional, type ModelSpec } from "../../python/pydantic.js";
 import { Toolkit, type ToolDefinition } from "../../toolkit.js";
 import { calculateTool, INTEGER, lookupTool, param, STRING, transferToHumanAgents } from "../common.js";
 import { getFlightStatus, listAllAirports, searchDirectFlightTool, searchOnestopFlight } from "./flights.js";
@@ -10,34 +10,18 @@ import type { CabinClass, FlightDb, PaymentMethod, Reservation } from "./model.j
 // The airline agent's tools: bookings and changes to them here, flight searches in flights.ts.
 
 // The models the tools build from arguments, for pydantic's validation messages.
-const FLIGHT_INFO: ModelSpec = { name: "FlightInfo", fields: [{ name: "flight_number", type: str }, { name: "date", type: str }] };
-const PASSENGER: ModelSpec = {
-  name: "Passenger",
-  fields: [
-    { name: "first_name", type: str },
-    { name: "last_name", type: str },
-    { name: "dob", type: str },
-  ],
-};
+const FLIGHT_INFO: ModelSpec = { name: "FlightInfo", fields: strFields("flight_number", "date") };
+const PASSENGER: ModelSpec = { name: "Passenger", fields: strFields("first_name", "last_name", "dob") };
 const PAYMENT: ModelSpec = { name: "Payment", fields: [{ name: "payment_id", type: str }, { name: "amount", type: int }] };
 const CABIN = literal("business", "economy", "basic_economy");
 const RESERVATION_FLIGHT: ModelSpec = {
   name: "ReservationFlight",
-  fields: [
-    { name: "flight_number", type: str },
-    { name: "origin", type: str },
-    { name: "destination", type: str },
-    { name: "date", type: str },
-    { name: "price", type: int },
-  ],
+  fields: [...strFields("flight_number", "origin", "destination", "date"), { name: "price", type: int }],
 };
 const RESERVATION: ModelSpec = {
   name: "Reservation",
   fields: [
-    { name: "reservation_id", type: str },
-    { name: "user_id", type: str },
-    { name: "origin", type: str },
-    { name: "destination", type: str },
+    ...strFields("reservation_id", "user_id", "origin", "destination"),
     { name: "flight_type", type: literal("round_trip", "one_way") },
     { name: "cabin", type: CABIN },
     { name: "flights", type: list(model(RESERVATION_FLIGHT)) },
@@ -106,6 +90,16 @@ function chargeChange(db: Db, reservationId: PyValue, userId: string, paymentId:
   const payment = pyEquals(totalPrice, 0n) ? null : construct(PAYMENT, new Map<string, PyValue>([["payment_id", paymentId], ["amount", totalPrice]]));
   const writable = db.mutable("reservations", reservationId as string)! as unknown as PyModel & Reservation;
   if (payment !== null) writable.payment_history.push(payment as unknown as Reservation["payment_history"][number]);
+  return writable;
+}
+
+/**
+ * A change the user pays for (baggage, flights): charge `totalPrice` to the `payment_id` argument,
+ * then set the changed fields in order. Upstream assigns the arguments (bags, cabin) without validation.
+ */
+function paidChange(db: Db, args: ReadonlyMap<string, PyValue>, reservation: Reservation, totalPrice: PyValue, changes: Record<string, PyValue>): PyModel {
+  const writable: PyModel = chargeChange(db, args.get("reservation_id")!, reservation.user_id, args.get("payment_id")!, totalPrice);
+  for (const [field, value] of Object.entries(changes)) writable[field] = value;
   return writable;
 }
 
@@ -305,11 +299,7 @@ const tools: ToolDefinition<FlightDb>[] = [
       const reservation = getReservation(db, reservationId);
       getUser(db, reservation.user_id);
       const totalPrice = mul(50n, max(0n, sub(nonfreeBaggages, reservation.nonfree_baggages)));
-      const writable = chargeChange(db, reservationId, reservation.user_id, args.get("payment_id")!, totalPrice);
-      // Upstream assigns the arguments without validation.
-      (writable as PyModel).total_baggages = totalBaggages;
-      (writable as PyModel).nonfree_baggages = nonfreeBaggages;
-      return writable;
+      return paidChange(db, args, reservation, totalPrice, { total_baggages: totalBaggages, nonfree_baggages: nonfreeBaggages });
     },
   },
   {
@@ -349,11 +339,7 @@ const tools: ToolDefinition<FlightDb>[] = [
       }
       const alreadyPaid = reservation.flights.reduce((sum, flight) => sum + flight.price, 0n) * passengerCount;
       totalPrice = sub(totalPrice, alreadyPaid, "-=");
-      const writable = chargeChange(db, reservationId, reservation.user_id, args.get("payment_id")!, totalPrice);
-      (writable as PyModel).flights = newFlights;
-      // Upstream assigns the cabin without validation.
-      (writable as PyModel).cabin = cabin;
-      return writable;
+      return paidChange(db, args, reservation, totalPrice, { flights: newFlights, cabin });
     },
   },
   {

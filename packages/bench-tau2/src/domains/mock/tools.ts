@@ -1,6 +1,6 @@
 import { hasKey, len, pyEquals, type PyModel, pyStr, type PyValue, valueError } from "@envace/python-text";
 import type { Database, DbRoot } from "../../database.js";
-import { construct, literal, optional, str, type ModelSpec } from "../../python/pydantic.js";
+import { construct, literal, optional, str, strFields, type ModelSpec } from "../../python/pydantic.js";
 import { Toolkit, type ToolDefinition } from "../../toolkit.js";
 import { param, STRING, transferToHumanAgents } from "../common.js";
 
@@ -10,8 +10,7 @@ import { param, STRING, transferToHumanAgents } from "../common.js";
 const TASK: ModelSpec = {
   name: "Task",
   fields: [
-    { name: "task_id", type: str },
-    { name: "title", type: str },
+    ...strFields("task_id", "title"),
     { name: "description", type: optional(str), default: null },
     { name: "status", type: literal("pending", "completed") },
   ],
@@ -20,8 +19,7 @@ const TASK: ModelSpec = {
 const NOTIFICATION: ModelSpec = {
   name: "Notification",
   fields: [
-    { name: "notification_id", type: str },
-    { name: "message", type: str },
+    ...strFields("notification_id", "message"),
     { name: "status", type: literal("unread", "read"), default: "unread" },
     { name: "task_id", type: optional(str), default: null },
   ],

@@ -1,6 +1,6 @@
 import { abs, add, attributeError, count, getKey, hasKey, iterate, len, lessThan, type PyDict, pyDumps, pyEquals, PyException, type PyModel, pyStr, pyTypeName, type PyValue, roundFloat, sorted, sub, valueError } from "@envace/python-text";
 import type { Database } from "../../database.js";
-import { construct, str } from "../../python/pydantic.js";
+import { construct, strFields } from "../../python/pydantic.js";
 import { Toolkit, type ToolDefinition, type ToolParam } from "../../toolkit.js";
 import { calculateTool, lookupTool, param, STRING, STRING_LIST, transferToHumanAgents } from "../common.js";
 import type { Order, OrderPayment, PaymentMethod, Product, RetailDb, User, Variant } from "./model.js";
@@ -108,7 +108,7 @@ const ADDRESS_PARAMS = Object.entries({
 
 const USER_ADDRESS = {
   name: "UserAddress",
-  fields: ["address1", "address2", "city", "country", "state", "zip"].map((name) => ({ name, type: str })),
+  fields: strFields("address1", "address2", "city", "country", "state", "zip"),
 };
 
 function getOrder(db: Db, orderId: PyValue): Order {
