@@ -209,6 +209,13 @@ function lower(value: PyValue): string {
   return value.toLowerCase();
 }
 
+function userIdByEmail(db: Db, email: PyValue): string {
+  for (const [userId, user] of db.tables.users) {
+    if (user.email.toLowerCase() === lower(email)) return userId;
+  }
+  throw valueError("User not found");
+}
+
 function newAddress(args: Args): PyModel {
   const kwargs: PyDict = new Map(["address1", "address2", "city", "state", "country", "zip"].map((name) => [name, args.get(name)!]));
   return construct(USER_ADDRESS, kwargs);
@@ -286,19 +293,7 @@ const tools: ToolDefinition<RetailDb>[] = [
       throw valueError("User not found");
     },
   },
-  {
-    name: "find_user_id_by_email",
-    kind: "read",
-    description: "Find a user id by email; fails when no user has that email.",
-    params: [param("email", STRING, "The user's email, such as 'something@example.com'.")],
-    run: (db, args) => {
-      const email = args.get("email")!;
-      for (const [userId, user] of db.tables.users) {
-        if (user.email.toLowerCase() === lower(email)) return userId;
-      }
-      throw valueError("User not found");
-    },
-  },
+  lookupTool("find_user_id_by_email", "Find a user id by email; fails when no user has that email.", param("email", STRING, "The user's email, such as 'something@example.com'."), userIdByEmail),
   lookupTool("get_order_details", "Get the status and details of an order.", ORDER_ID, getOrder),
   lookupTool(
     "get_product_details",

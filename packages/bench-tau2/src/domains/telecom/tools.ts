@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { abs, add, attributeError, formatFixed, mul, type PyDict, pyEquals, pyStr, pyTypeName, type PyValue, sub, truthy, typeError, valueError } from "@envace/python-text";
 import type { Database, DbRoot } from "../../database.js";
 import { Toolkit, type EnvFunction, type ToolDefinition } from "../../toolkit.js";
-import { INTEGER, param, STRING, transferToHumanAgents } from "../common.js";
+import { INTEGER, lookupTool, param, STRING, transferToHumanAgents } from "../common.js";
 import type { Bill, Customer, Line, Plan, TelecomDb } from "./model.js";
 
 // The telecom agent's tools (`TelecomTools`): customers, lines, bills and plans. Upstream's
@@ -137,6 +137,17 @@ function agentTool(definition: Omit<ToolDefinition<DbRoot>, "run"> & { run: (db:
   return { ...definition, run: (db, args) => definition.run(telecomDb(db), args) };
 }
 
+/** A customer, line, device, bill or plan, told apart by its ID's first letter. */
+function detailsById(db: TelecomDb, id: PyValue): PyValue {
+  if (typeof id !== "string") throw attributeError(`'${pyTypeName(id)}' object has no attribute 'startswith'`);
+  if (id.startsWith("L")) return model(lineById(db, id));
+  if (id.startsWith("D")) return model(findDevice(db.devices, id));
+  if (id.startsWith("B")) return model(billById(db, id));
+  if (id.startsWith("C")) return model(customerById(db, id));
+  if (id.startsWith("P")) return model(planById(db, id));
+  throw valueError(`Unknown ID format or type: ${id}`);
+}
+
 function lowered(value: PyValue): string {
   if (typeof value !== "string") throw attributeError(`'${pyTypeName(value)}' object has no attribute 'lower'`);
   return value.toLowerCase();
@@ -191,22 +202,7 @@ const tools: ToolDefinition<DbRoot>[] = [
       return db.customers.filter((customer) => customer.full_name.toLowerCase() === lowered(name) && customer.date_of_birth === dob).map(model);
     },
   }),
-  agentTool({
-    name: "get_details_by_id",
-    kind: "read",
-    description: "Get a customer, line, device, bill or plan by its ID (C…, L…, D…, B…, P…).",
-    params: [param("id", STRING, "The ID to look up.")],
-    run: (db, args) => {
-      const id = args.get("id")!;
-      if (typeof id !== "string") throw attributeError(`'${pyTypeName(id)}' object has no attribute 'startswith'`);
-      if (id.startsWith("L")) return model(lineById(db, id));
-      if (id.startsWith("D")) return model(findDevice(db.devices, id));
-      if (id.startsWith("B")) return model(billById(db, id));
-      if (id.startsWith("C")) return model(customerById(db, id));
-      if (id.startsWith("P")) return model(planById(db, id));
-      throw valueError(`Unknown ID format or type: ${id}`);
-    },
-  }),
+  lookupTool("get_details_by_id", "Get a customer, line, device, bill or plan by its ID (C…, L…, D…, B…, P…).", param("id", STRING, "The ID to look up."), (db, id) => detailsById(telecomDb(db), id)),
   agentTool({
     name: "suspend_line",
     kind: "write",
