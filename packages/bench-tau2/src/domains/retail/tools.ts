@@ -68,6 +68,27 @@ function swapArgs(db: Db, args: Args, verb: SwapVerb): Swap {
   return swap;
 }
 
+/**
+ * A tool that gives an order or a user a new address: `check` refuses the record, then the address
+ * is built from the arguments, then `writable` opens the record for the change.
+ */
+function addressTool(name: string, description: string, key: ToolParam, check: (db: Db, id: PyValue) => void, writable: (db: Db, id: PyValue) => Order | User): ToolDefinition<RetailDb> {
+  return {
+    name,
+    kind: "write",
+    description,
+    params: [key, ...ADDRESS_PARAMS],
+    run: (db, args) => {
+      const id = args.get(key.name)!;
+      check(db, id);
+      const address = newAddress(args) as User["address"];
+      const record = writable(db, id);
+      record.address = address;
+      return record;
+    },
+  };
+}
+
 /** An item-swapping tool: its parameters and first checks come from its verb, `run` does the rest. */
 function swapTool(verb: SwapVerb, tool: { name: string; description: string; run: (db: Db, swap: Swap) => PyValue }): ToolDefinition<RetailDb> {
   return { name: tool.name, kind: "write", description: tool.description, params: swapParams(verb), run: (db, args) => tool.run(db, swapArgs(db, args, verb)) };
@@ -320,22 +341,15 @@ const tools: ToolDefinition<RetailDb>[] = [
       return pyDumps(byName, { sortKeys: true });
     },
   },
-  {
-    name: "modify_pending_order_address",
-    kind: "write",
-    description:
-      "Change the shipping address of a pending order. Explain the change and get the user's explicit confirmation (yes/no) first. Returns the order after the change.",
-    params: [ORDER_ID, ...ADDRESS_PARAMS],
-    run: (db, args) => {
-      const orderId = args.get("order_id")!;
-      const order = getOrder(db, orderId);
-      if (!isPendingOrder(order)) throw valueError("Non-pending order cannot be modified");
-      const address = newAddress(args) as Order["address"];
-      const writable = writableOrder(db, orderId);
-      writable.address = address;
-      return writable;
+  addressTool(
+    "modify_pending_order_address",
+    "Change the shipping address of a pending order. Explain the change and get the user's explicit confirmation (yes/no) first. Returns the order after the change.",
+    ORDER_ID,
+    (db, orderId) => {
+      if (!isPendingOrder(getOrder(db, orderId))) throw valueError("Non-pending order cannot be modified");
     },
-  },
+    writableOrder,
+  ),
   swapTool("change", {
     name: "modify_pending_order_items",
     description:
@@ -391,21 +405,13 @@ const tools: ToolDefinition<RetailDb>[] = [
       return writable;
     },
   },
-  {
-    name: "modify_user_address",
-    kind: "write",
-    description:
-      "Change the default address of a user. Explain the change and get the user's explicit confirmation (yes/no) first. Returns the user after the change.",
-    params: [USER_ID, ...ADDRESS_PARAMS],
-    run: (db, args) => {
-      const userId = args.get("user_id")!;
-      getUser(db, userId);
-      const address = newAddress(args) as User["address"];
-      const user = db.mutable("users", userId as string)!;
-      user.address = address;
-      return user;
-    },
-  },
+  addressTool(
+    "modify_user_address",
+    "Change the default address of a user. Explain the change and get the user's explicit confirmation (yes/no) first. Returns the user after the change.",
+    USER_ID,
+    getUser,
+    (db, userId) => db.mutable("users", userId as string)!,
+  ),
   {
     name: "return_delivered_order_items",
     kind: "write",
