@@ -47,7 +47,7 @@ interface Cancellable {
   update_time: string;
 }
 
-/** A kind of record the cancel tools change in place; `label` is the name upstream's messages give it. */
+/** A kind of record the pay and cancel tools change in place; `label` is the name upstream's messages give it. */
 interface RecordKind<T extends Cancellable> {
   label: string;
   idName: string;
