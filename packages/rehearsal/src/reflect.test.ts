@@ -75,7 +75,7 @@ describe("deterministic fallbacks", () => {
     expect(fallbackAssessment(failing, "empty output")).toEqual({
       reachedGoal: null,
       wentWrong: 'transfer {"amount":500,"to":"Bob"} was predicted to fail (INSUFFICIENT_FUNDS); the agent\'s output was malformed (JSON_DECODE_ERROR)',
-      revision: 'avoid transfer {"amount":500,"to":"Bob"}; answer with one well-formed tool call or a reply',
+      revision: 'avoid transfer {"amount":500,"to":"Bob"}',
       source: "fallback",
       problem: "empty output",
     });
@@ -94,6 +94,14 @@ describe("deterministic fallbacks", () => {
       problem: "p",
     });
     expect(fallbackSummary(judged.slice(0, 1), "p")).toEqual({ plan: "check first", lessons: [], source: "fallback", problem: "p" });
+    // What went wrong is a lesson when the policy said it, not when a fallback restated the attempt.
+    const unjudged: AssessedAttempt[] = [
+      { digest: failing, assessment: fallbackAssessment(failing, "p") },
+      { digest: clean, assessment: { reachedGoal: false, wentWrong: "no reply", revision: "", source: "policy" } },
+      { digest: { ...clean, index: 2, termination: { reason: "max_turns", limit: 8 } }, assessment: fallbackAssessment({ ...clean, index: 2, termination: { reason: "max_turns", limit: 8 } }, "p") },
+    ];
+    expect(unjudged[2]!.assessment).toMatchObject({ wentWrong: "stopped after 8 turns", revision: "" });
+    expect(fallbackSummary(unjudged, "p")).toEqual({ plan: 'avoid transfer {"amount":500,"to":"Bob"}', lessons: ["no reply"], source: "fallback", problem: "p" });
   });
 });
 

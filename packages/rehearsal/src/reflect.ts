@@ -84,7 +84,9 @@ function verdictOf(value: unknown): boolean | null | undefined {
 /**
  * An assessment built from the attempt alone, when the policy's could not be used: the calls
  * predicted to fail and an abnormal ending are what went wrong; the revision is to avoid those
- * calls. Whether the goal was reached is left unknown.
+ * calls. An ending is no revision: a malformed output or a limit sampled in rehearsal says
+ * nothing about the task, and canned advice in the memory would only take the real run's context.
+ * Whether the goal was reached is left unknown.
  */
 export function fallbackAssessment(attempt: AttemptDigest, problem: string): Assessment {
   const wrong: string[] = [];
@@ -99,6 +101,5 @@ export function fallbackAssessment(attempt: AttemptDigest, problem: string): Ass
   const reason = attempt.termination.reason;
   // An ending on an unreadable prediction is the rehearsal's failure, not the agent's.
   if (reason !== "agent_stop" && reason !== "user_stop" && !endedUnread(attempt.termination)) wrong.push(terminationText(attempt.termination));
-  if (reason === "parse_error") revise.push("answer with one well-formed tool call or a reply");
   return { reachedGoal: null, wentWrong: wrong.join("; "), revision: revise.join("; "), source: "fallback", problem };
 }

@@ -78,7 +78,7 @@ export function parseSummary(text: string): { ok: true; summary: Summary } | { o
  * A summary built from the attempts alone. The plan follows the last attempt the policy judged
  * successful that made no call predicted to fail (its calls in order); failing that, the last
  * revision suggested; failing that, it is empty. Lessons are the attempts' revisions (or, without
- * one, what went wrong), latest first, without repeats.
+ * one, what the policy said went wrong), latest first, without repeats.
  */
 export function fallbackSummary(attempts: readonly AssessedAttempt[], problem: string): Summary {
   const clean = attempts.filter(
@@ -95,7 +95,8 @@ export function fallbackSummary(attempts: readonly AssessedAttempt[], problem: s
   }
   const lessons: string[] = [];
   for (const attempt of [...attempts].reverse()) {
-    const lesson = attempt.assessment.revision || attempt.assessment.wentWrong;
+    // A deterministic assessment's "went wrong" only restates the attempt; the policy's is a lesson.
+    const lesson = attempt.assessment.revision || (attempt.assessment.source === "policy" ? attempt.assessment.wentWrong : "");
     if (lesson.length > 0 && lesson !== plan && !lessons.includes(lesson)) lessons.push(lesson);
   }
   return { plan, lessons, source: "fallback", problem };
