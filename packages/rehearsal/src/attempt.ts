@@ -1,6 +1,6 @@
 import type { JsonObject, Termination, ToolResult, Trajectory } from "@envace/protocol";
 import { canonicalJson } from "@envace/records";
-import { RehearseParseErrorCode } from "@envace/trajectory";
+import { unreadRehearseEnding } from "@envace/trajectory";
 
 /** One thing that happened in a private rehearsal attempt, in order. */
 export type AttemptEvent =
@@ -48,10 +48,9 @@ export function digestAttempt(trajectory: Trajectory, index: number): AttemptDig
   return { index, events, termination: trajectory.termination };
 }
 
-/** Whether an attempt ended because its last Rehearse output could not be read (see `unfold`). */
+/** Whether an attempt ended because its last Rehearse output could not be read, malformed or cut off. */
 export function endedUnread(termination: Termination): boolean {
-  if (termination.reason === "max_tokens") return termination.detail === "rehearse response";
-  return termination.reason === "env_error" && (RehearseParseErrorCode.options as readonly string[]).includes(termination.code);
+  return unreadRehearseEnding(termination) !== undefined;
 }
 
 /** A call as one line: `buy {"item":"rabo","qty":2,"user":"ada"}` (arguments in canonical JSON). */

@@ -1,11 +1,25 @@
 import { z } from "zod";
-import type { JsonValue, ToolError } from "@envace/protocol";
+import type { JsonValue, Termination, ToolError } from "@envace/protocol";
 import { excerpt, isJsonObject, jsonTypeName, tryParseJson } from "./json-value.js";
 import { splitReasoning, THINK_TAGS, type ReasoningTags } from "./reasoning.js";
 
 /** The typed failures of parsing a Rehearse output. Any of them ends the rollout with `env_error`. */
 export const RehearseParseErrorCode = z.enum(["NO_EXECUTION_RESULT", "JSON_DECODE_ERROR", "INVALID_RESULT"]);
 export type RehearseParseErrorCode = z.infer<typeof RehearseParseErrorCode>;
+
+/** The detail of a `max_tokens` ending on a Rehearse output cut off at its token limit (see `unfold`). */
+export const REHEARSE_TRUNCATED_DETAIL = "rehearse response";
+
+/**
+ * Whether a rollout ended on a Rehearse output it could not read, and how: `malformed` (an
+ * `env_error` with a `RehearseParseErrorCode`) or `truncated` (cut off at its token limit).
+ * `unfold` ends a rollout this way right after the call whose output it was.
+ */
+export function unreadRehearseEnding(termination: Termination): "malformed" | "truncated" | undefined {
+  if (termination.reason === "env_error" && RehearseParseErrorCode.safeParse(termination.code).success) return "malformed";
+  if (termination.reason === "max_tokens" && termination.detail === REHEARSE_TRUNCATED_DETAIL) return "truncated";
+  return undefined;
+}
 
 export interface RehearseParserOptions {
   /** Tags around the predicted result. Default `<execution_result>`, `</execution_result>`. */

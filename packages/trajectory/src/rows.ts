@@ -1,5 +1,5 @@
 import type { Generation, PolicyRole, TrainingRow, Trajectory } from "@envace/protocol";
-import { RehearseParseErrorCode } from "./rehearse-parser.js";
+import { unreadRehearseEnding } from "./rehearse-parser.js";
 
 export interface RowsOptions {
   /**
@@ -30,7 +30,7 @@ export function rowsOf(trajectory: Trajectory, options: RowsOptions = {}): Train
   const lastInvalid =
     termination.reason === "parse_error"
       ? "act"
-      : termination.reason === "env_error" && RehearseParseErrorCode.safeParse(termination.code).success
+      : unreadRehearseEnding(termination) === "malformed"
         ? "rehearse"
         : undefined;
 

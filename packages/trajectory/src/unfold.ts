@@ -21,6 +21,7 @@ import { parseActOutput, type ActParserOptions } from "./act-parser.js";
 import { canContinue } from "./incremental.js";
 import { toolMessage } from "./messages.js";
 import { RehearsalEnvironment } from "./rehearsal-environment.js";
+import { REHEARSE_TRUNCATED_DETAIL } from "./rehearse-parser.js";
 import { SAMPLING_PRESETS, UnfoldLimits, type RoleSampling, type UnfoldLimitsInput } from "./settings.js";
 import { seededFor } from "./seed.js";
 import { openUserDevice } from "./user-device.js";
@@ -239,7 +240,7 @@ async function runRollout(options: SharedRolloutOptions, own: OwnRolloutOptions)
           outcomes.push({ provenance: "rehearsed", call, result, generation: answer.generation });
           ended =
             answer.code === "TRUNCATED"
-              ? { reason: "max_tokens", limit: sampling.rehearse.maxTokens, detail: "rehearse response" }
+              ? { reason: "max_tokens", limit: sampling.rehearse.maxTokens, detail: REHEARSE_TRUNCATED_DETAIL }
               : { reason: "env_error", code: answer.code, detail: answer.detail };
           break;
         }
