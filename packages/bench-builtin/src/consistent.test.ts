@@ -1,4 +1,5 @@
-import type { ActStep, JsonObject, Step, Task, ToolError, ToolOutcome, ToolResult, Trajectory } from "@envace/protocol";
+import type { ActStep, JsonObject, Step, Task, Termination, ToolError, ToolOutcome, ToolResult, Trajectory } from "@envace/protocol";
+import { REHEARSE_TRUNCATED_DETAIL } from "@envace/trajectory";
 import { describe, expect, it } from "vitest";
 import { consistentReward, scoreConsistency } from "./consistent.js";
 import { generateTasks } from "./generate.js";
@@ -8,6 +9,7 @@ import { builtinMeta } from "./meta.js";
 const tasks = generateTasks({ seed: 5, count: 60, split: "test" });
 const okBuy = generateTasks({ seed: 5, count: 200, split: "train", families: ["buy"], failureRate: 0 })[0]!;
 const okSwap = generateTasks({ seed: 5, count: 200, split: "train", families: ["swap"], failureRate: 0 })[0]!;
+const okPay = generateTasks({ seed: 5, count: 200, split: "train", families: ["pay"], failureRate: 0 })[0]!;
 
 /** The gold rollout with the answer of call `name` replaced, as a rehearsal might have imagined it. */
 function withAnswer(task: Task, name: string, answer: { content: JsonObject } | { error: ToolError }): Trajectory {
@@ -33,6 +35,14 @@ function edit(trajectory: Trajectory, reply: string, drop: readonly string[] = [
   const last = steps.at(-1) as ActStep;
   const replyStep: ActStep = { ...last, message: { role: "assistant", content: reply }, outcomes: [] };
   return { ...trajectory, steps: [...steps.slice(0, -1), replyStep] };
+}
+
+/** The gold rollout cut at its `pay` call, whose rehearsed answer ended the rollout with `termination`. */
+function brokenOffAtPay(termination: Termination): Trajectory {
+  const { trajectory } = goldTrajectory(okPay);
+  const at = trajectory.steps.findIndex((step) => step.type === "act" && step.outcomes.some((o) => o.call.name === "pay"));
+  const cut = withAnswer(okPay, "pay", { error: { code: "JSON_DECODE_ERROR", message: "the rehearsed answer is not JSON" } });
+  return { ...cut, steps: cut.steps.slice(0, at + 1), termination };
 }
 
 describe("scoreConsistency", () => {
@@ -62,6 +72,18 @@ describe("scoreConsistency", () => {
     const { trajectory } = goldTrajectory(okSwap);
     const skipped = { ...trajectory, steps: trajectory.steps.filter((s) => s.type !== "act" || s.outcomes[0]?.call.name !== "order") };
     expect(scoreConsistency(okSwap, skipped)).toMatchObject({ status: "scored", value: 0, components: { calls: 0 } });
+  });
+
+  it("masks a rollout that broke off on a Rehearse output it could not read, and scores the Act role's own breakage", () => {
+    // Without the mask this rollout scores 0 (no reply states the payment), which would teach the
+    // agent to avoid the write whose imagined answer came out garbled.
+    const malformed = brokenOffAtPay({ reason: "env_error", code: "JSON_DECODE_ERROR", detail: "x" });
+    expect(scoreConsistency(okPay, malformed)).toMatchObject({ status: "masked", reason: expect.stringContaining("Rehearse output") });
+    const cutOff = brokenOffAtPay({ reason: "max_tokens", limit: 64, detail: REHEARSE_TRUNCATED_DETAIL });
+    expect(scoreConsistency(okPay, cutOff)).toMatchObject({ status: "masked" });
+    // An Act output that could not be read is the agent's own: scored.
+    const actBroke = brokenOffAtPay({ reason: "parse_error", code: "JSON_DECODE_ERROR", detail: "x" });
+    expect(scoreConsistency(okPay, actBroke)).toMatchObject({ status: "scored", value: 0, components: { info: 0 } });
   });
 
   it("masks a rollout whose answers describe no solvable world", async () => {

@@ -2,6 +2,7 @@ import { EnvaceError } from "@envace/errors";
 import type { JsonObject, RewardVerdict, Task, ToolResult, Trajectory } from "@envace/protocol";
 import { canonicalJson } from "@envace/records";
 import type { RewardFunction } from "@envace/rewards";
+import { unreadRehearseEnding } from "@envace/trajectory";
 import { solveRequest, type Solution } from "./families.js";
 import { builtinMeta } from "./meta.js";
 import { WRITE_TOOLS, type ErrorCode, type ShopResult, type ToolName } from "./tools.js";
@@ -76,9 +77,14 @@ function solveFromObservations(task: Task, observations: readonly Observation[])
  *
  * Masked, never 0, when the observed answers describe no world the solver can act in (for
  * example a rehearsed `user` lookup that says the user does not exist): nothing in the
- * transcript says what the right action was.
+ * transcript says what the right action was. Masked too when the rollout broke off on a Rehearse
+ * output that could not be read: the imagined world stopped answering, not the agent, and a 0
+ * would teach the agent to avoid the call whose answer was garbled (a write, most often).
  */
 export function scoreConsistency(task: Task, trajectory: Trajectory): RewardVerdict {
+  if (unreadRehearseEnding(trajectory.termination) !== undefined) {
+    return { status: "masked", reason: "the rollout broke off on a Rehearse output that could not be read" };
+  }
   const observations = observationsOf(trajectory);
   let solved: ReturnType<typeof solveFromObservations>;
   try {
