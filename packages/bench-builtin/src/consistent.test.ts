@@ -78,7 +78,7 @@ describe("scoreConsistency", () => {
     // Without the mask this rollout scores 0 (no reply states the payment), which would teach the
     // agent to avoid the write whose imagined answer came out garbled.
     const malformed = brokenOffAtPay({ reason: "env_error", code: "JSON_DECODE_ERROR", detail: "x" });
-    expect(scoreConsistency(okPay, malformed)).toMatchObject({ status: "masked", reason: expect.stringContaining("Rehearse output") });
+    expect(scoreConsistency(okPay, malformed)).toEqual({ status: "masked", reason: "the rollout broke off on a Rehearse output that could not be read" });
     const cutOff = brokenOffAtPay({ reason: "max_tokens", limit: 64, detail: REHEARSE_TRUNCATED_DETAIL });
     expect(scoreConsistency(okPay, cutOff)).toMatchObject({ status: "masked" });
     // An Act output that could not be read is the agent's own: scored.
