@@ -39,18 +39,13 @@ export function digestAttempt(trajectory: Trajectory, index: number): AttemptDig
     }
     for (const outcome of step.outcomes) {
       const source =
-        outcome.provenance === "rehearsed" && outcome.generation === undefined ? "validator" : outcome === lastOutcome && endedUnread(trajectory.termination) ? "unreadable" : "model";
+        outcome.provenance === "rehearsed" && outcome.generation === undefined ? "validator" : outcome === lastOutcome && unreadRehearseEnding(trajectory.termination) !== undefined ? "unreadable" : "model";
       events.push({ kind: "call", name: outcome.call.name, arguments: outcome.call.arguments, result: outcome.result, source });
     }
     const content = step.message.content ?? "";
     if (step.outcomes.length === 0 && content.trim().length > 0) events.push({ kind: "reply", text: content.trim() });
   }
   return { index, events, termination: trajectory.termination };
-}
-
-/** Whether an attempt ended because its last Rehearse output could not be read, malformed or cut off. */
-export function endedUnread(termination: Termination): boolean {
-  return unreadRehearseEnding(termination) !== undefined;
 }
 
 /** A call as one line: `buy {"item":"rabo","qty":2,"user":"ada"}` (arguments in canonical JSON). */

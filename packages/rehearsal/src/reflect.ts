@@ -1,6 +1,6 @@
 import type { Message, Task } from "@envace/protocol";
-import { flattenConversation } from "@envace/trajectory";
-import { callText, endedUnread, renderAttempt, terminationText, type AttemptDigest } from "./attempt.js";
+import { flattenConversation, unreadRehearseEnding } from "@envace/trajectory";
+import { callText, renderAttempt, terminationText, type AttemptDigest } from "./attempt.js";
 import { asText, field, readTaggedObject } from "./structured-output.js";
 
 /**
@@ -100,6 +100,6 @@ export function fallbackAssessment(attempt: AttemptDigest, problem: string): Ass
   }
   const reason = attempt.termination.reason;
   // An ending on an unreadable prediction is the rehearsal's failure, not the agent's.
-  if (reason !== "agent_stop" && reason !== "user_stop" && !endedUnread(attempt.termination)) wrong.push(terminationText(attempt.termination));
+  if (reason !== "agent_stop" && reason !== "user_stop" && unreadRehearseEnding(attempt.termination) === undefined) wrong.push(terminationText(attempt.termination));
   return { reachedGoal: null, wentWrong: wrong.join("; "), revision: revise.join("; "), source: "fallback", problem };
 }
