@@ -1,8 +1,9 @@
 /**
- * What the server adds to a request. Three processes, as in a deployment: the scripted upstream
- * (answers at once), the server in front of it (this process), and the load (64 conversations,
- * each a run of turns carrying the history so far). Two loads, each sent to the upstream directly
- * and then through the server:
+ * What the server adds to a request. Four processes, as in a deployment, each running compiled
+ * code (this file bundled by esbuild, as `envace serve` runs from its bundle; no TypeScript
+ * loader): the scripted upstream (answers at once), the server in front of it, and the load (64
+ * conversations, each a run of turns carrying the history so far), started by this one. Two
+ * loads, each sent to the upstream directly and then through the server:
  *
  * - paced: every conversation waits a fixed think time between its turns, so requests arrive at
  *   a steady rate well under what the machine can serve. The difference of the percentiles is
@@ -12,15 +13,22 @@
  *
  * The runs stop after a fixed number of requests and fail on any error.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import type { AddressInfo } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 import { policyFromSpec } from "@envace/models";
 import { reply, startScriptedServer } from "@envace/scripted-server";
-import { startServer } from "./serve.js";
+import { buildApp } from "./app.js";
+import { parseServerConfig } from "./config.js";
 
 const CONVERSATIONS = 64;
 const MODEL = "scripted-model";
@@ -83,9 +91,12 @@ async function load(baseURL: string, { turns, thinkMs }: Load): Promise<LoadResu
   return { requests: latenciesMs.length, errors, resent, seconds: (performance.now() - started) / 1000, latenciesMs };
 }
 
-/** A child process of this file in `mode`; resolves with what it prints on stdout. */
+/** The compiled bench (this file and everything it imports), run by every child process. */
+let bundle = "";
+
+/** A child process of the bundle in `mode`; resolves with what it prints on stdout. */
 function child(args: string[]): { process: ChildProcess; output: Promise<string> } {
-  const spawned = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  const spawned = spawn(process.execPath, [bundle, ...args], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   spawned.stdout.on("data", (data: Buffer) => (out += data.toString()));
   const output = once(spawned, "exit").then(([code]) => {
@@ -99,16 +110,15 @@ async function loadFromChild(baseURL: string, spec: Load): Promise<LoadResult> {
   return JSON.parse(await child(["--load", baseURL, JSON.stringify(spec)]).output) as LoadResult;
 }
 
-/** The scripted upstream in its own process; resolves with its base URL once it listens. */
-async function startUpstream(): Promise<{ baseURL: string; stop: () => Promise<void> }> {
-  const upstream = child(["--upstream"]);
-  const [line] = (await once(upstream.process.stdout!, "data")) as [Buffer];
-  const baseURL = line.toString().trim();
+/** A long-lived child (the upstream, the server); resolves with the URL it prints once it listens. */
+async function startChild(args: string[]): Promise<{ url: string; stop: () => Promise<void> }> {
+  const started = child(args);
+  const [line] = (await once(started.process.stdout!, "data")) as [Buffer];
   return {
-    baseURL,
+    url: line.toString().trim(),
     stop: async () => {
-      upstream.process.kill("SIGTERM");
-      await upstream.output.catch(() => undefined);
+      started.process.kill("SIGTERM");
+      await started.output.catch(() => undefined);
     },
   };
 }
@@ -125,30 +135,110 @@ async function serveUpstream(): Promise<void> {
   process.once("SIGTERM", () => void upstream.close().then(() => process.exit(0)));
 }
 
+/**
+ * The server in front of `upstreamURL`, as `envace serve --policy openai:<url>#<model>` builds it,
+ * plus what only the bench needs: each completion's own time (arrival to last byte, less the waits
+ * for the upstream's answers), read and reset at `GET /bench/own-ms`.
+ */
+async function serveServer(upstreamURL: string): Promise<void> {
+  // The request being answered, through every await of its handler: where its upstream waits add up.
+  const current = new AsyncLocalStorage<{ upstreamMs: number }>();
+  const waits = new WeakMap<object, { upstreamMs: number }>();
+  // From sending a request to the upstream's answer; the client's own work around it is the server's.
+  const timedFetch: typeof fetch = async (input, init) => {
+    const started = performance.now();
+    try {
+      return await fetch(input, init);
+    } finally {
+      const record = current.getStore();
+      if (record) record.upstreamMs += performance.now() - started;
+    }
+  };
+  const { policy } = await policyFromSpec(`openai:${upstreamURL}#${MODEL},concurrency=${CONVERSATIONS}`, { fetch: timedFetch });
+  const config = parseServerConfig({ port: 0, log_level: "silent", concurrency: { requests: CONVERSATIONS, queue: CONVERSATIONS } }, "bench");
+  const app = buildApp({ policy, model: MODEL, config, tokens: [] });
+  let ownMs: number[] = [];
+  app.fastify.addHook("onRequest", (request, _reply, done) => {
+    const record = { upstreamMs: 0 };
+    waits.set(request, record);
+    current.run(record, done);
+  });
+  app.fastify.addHook("onResponse", async (request, reply) => {
+    if (request.url === "/v1/chat/completions") ownMs.push(reply.elapsedTime - waits.get(request)!.upstreamMs);
+  });
+  app.fastify.get("/bench/own-ms", (_request, reply) => {
+    const answer = ownMs;
+    ownMs = [];
+    return reply.send(answer);
+  });
+  await app.fastify.listen({ host: config.host, port: 0 });
+  const address = app.fastify.server.address() as AddressInfo;
+  process.stdout.write(`http://${config.host}:${address.port}\n`);
+  process.once("SIGTERM", () => void app.fastify.close().then(() => process.exit(0)));
+}
+
+/** This file and what it imports as one ES module, in a folder of its own under the package's node_modules. */
+async function buildBundle(): Promise<{ file: string; remove: () => void }> {
+  // Under node_modules, so the packages left outside the bundle (native code, workers) resolve.
+  const dir = mkdtempSync(join(import.meta.dirname, "..", "node_modules", ".server-bench-"));
+  const file = join(dir, "bench.mjs");
+  const outside = /^(onnxruntime-node|@tensorflow\/.*|pino|pino-pretty)$/;
+  await build({
+    entryPoints: [fileURLToPath(import.meta.url)],
+    outfile: file,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    conditions: ["@envace/source"],
+    banner: { js: 'import { createRequire as __benchRequire } from "node:module"; const require = __benchRequire(import.meta.url);' },
+    logLevel: "error",
+    plugins: [
+      {
+        // Left outside, at the path their importer resolves them to (pnpm does not hoist them here).
+        name: "outside",
+        setup(b) {
+          b.onResolve({ filter: outside }, (args) => ({ path: createRequire(join(args.resolveDir, "_")).resolve(args.path), external: true }));
+        },
+      },
+    ],
+  });
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 async function main(): Promise<void> {
-  const upstream = await startUpstream();
-  const resolved = await policyFromSpec(`openai:${upstream.baseURL}#${MODEL},concurrency=${CONVERSATIONS}`);
-  const server = await startServer({ policy: resolved.policy, model: MODEL, config: { port: 0, log_level: "silent", concurrency: { requests: CONVERSATIONS, queue: CONVERSATIONS } }, tokens: [] });
+  const built = await buildBundle();
+  bundle = built.file;
+  const upstream = await startChild(["--upstream"]);
+  const server = await startChild(["--server", upstream.url]).catch(async (error: unknown) => {
+    await upstream.stop();
+    throw error;
+  });
   const paced: Load = { turns: 16, thinkMs: THINK_MS };
   const saturating: Load = { turns: 10, thinkMs: 0 };
   try {
     // One short run through the server first: detection of the upstream, JIT warm-up.
     await loadFromChild(`${server.url}/v1`, saturating);
+    const ownMs = async () => (await (await fetch(`${server.url}/bench/own-ms`)).json()) as number[];
+    await ownMs();
+    const pacedDirect = await loadFromChild(upstream.url, paced);
+    const pacedThrough = await loadFromChild(`${server.url}/v1`, paced);
+    const pacedOwnMs = await ownMs();
     const runs = {
-      pacedDirect: await loadFromChild(upstream.baseURL, paced),
-      pacedThrough: await loadFromChild(`${server.url}/v1`, paced),
-      saturatingDirect: await loadFromChild(upstream.baseURL, saturating),
+      pacedDirect,
+      pacedThrough,
+      saturatingDirect: await loadFromChild(upstream.url, saturating),
       saturatingThrough: await loadFromChild(`${server.url}/v1`, saturating),
     };
     const rate = (r: LoadResult) => r.requests / r.seconds;
     const row = (name: string, r: LoadResult) =>
       `${name.padEnd(34)} ${String(r.requests).padStart(6)} ${String(r.errors).padStart(6)} ${percentile(r.latenciesMs, 50).toFixed(2).padStart(9)} ${percentile(r.latenciesMs, 99).toFixed(2).padStart(9)} ${rate(r).toFixed(0).padStart(8)} ${String(r.resent).padStart(6)}`;
-    console.log(`server bench: ${CONVERSATIONS} conversations from a second process, the upstream in a third; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}`);
+    console.log(`server bench: ${CONVERSATIONS} conversations from a second process, the server and the upstream in their own, all compiled; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}`);
     console.log(`${"load / target".padEnd(34)} ${"reqs".padStart(6)} ${"errors".padStart(6)} ${"p50 ms".padStart(9)} ${"p99 ms".padStart(9)} ${"req/s".padStart(8)} ${"resent".padStart(6)}`);
     console.log(row(`paced (${THINK_MS} ms think), directly`, runs.pacedDirect));
     console.log(row(`paced (${THINK_MS} ms think), server`, runs.pacedThrough));
@@ -156,12 +246,16 @@ async function main(): Promise<void> {
     console.log(row("saturating, server", runs.saturatingThrough));
     const added = (p: number) => percentile(runs.pacedThrough.latenciesMs, p) - percentile(runs.pacedDirect.latenciesMs, p);
     console.log(`added latency (paced): p50 ${added(50).toFixed(2)} ms, p99 ${added(99).toFixed(2)} ms (goal p99 ≤ 5 ms)`);
+    console.log(
+      `  of which the server's own time (arrival to last byte, less the wait for the upstream's answer; ${pacedOwnMs.length} completions): p50 ${percentile(pacedOwnMs, 50).toFixed(2)} ms, p99 ${percentile(pacedOwnMs, 99).toFixed(2)} ms`,
+    );
     console.log(`throughput (saturating): ${rate(runs.saturatingThrough).toFixed(0)} req/s through the server, ${((rate(runs.saturatingThrough) / rate(runs.saturatingDirect)) * 100).toFixed(0)}% of the upstream alone`);
     const errors = Object.values(runs).reduce((sum, r) => sum + r.errors, 0);
     if (errors > 0) throw new Error(`${errors} requests failed`);
   } finally {
-    await server.close();
+    await server.stop();
     await upstream.stop();
+    built.remove();
   }
 }
 
@@ -171,6 +265,8 @@ if (mode === "--load") {
   process.stdout.write(JSON.stringify(result));
 } else if (mode === "--upstream") {
   await serveUpstream();
+} else if (mode === "--server") {
+  await serveServer(process.argv[3]!);
 } else {
   await main();
 }

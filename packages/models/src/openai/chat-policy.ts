@@ -1,6 +1,5 @@
 import { parseReply } from "@envace/http";
 import { GenerateRequest, parseRecord, type GenerateRequestInput, type Generation } from "@envace/protocol";
-import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import { trainingGaps, type ServerCapabilities } from "./capabilities.js";
 import { streamChat, type GenerationDelta, type StreamingPolicy } from "./chat-stream.js";
 import { ServerConnection, type ServerConnectionOptions } from "./client.js";
@@ -60,11 +59,7 @@ export class OpenAIChatPolicy implements StreamingPolicy {
     }
     const body = { ...chatRequestBody(this.#options.model, request, n, capabilities, tokenData), ...this.#options.extraBody };
     const url = `${this.connection.baseURL}/chat/completions`;
-    const raw = await this.connection.request(
-      "/chat/completions",
-      (s) => this.connection.client.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal: s ?? null }),
-      signal,
-    );
+    const raw = await this.connection.post(url, body, signal);
     const completion = parseReply(ChatResponse, raw, url);
     const generations = completion.choices.map((_, i) => chatChoiceToGeneration(completion, i, request.role));
     if (tokenData === "require") {

@@ -1,6 +1,6 @@
 import { abortReason, ConcurrencyLimit } from "@envace/concurrency";
 import OpenAI from "openai";
-import { defaultRetryOptions, HttpError, requestJson, withRetry, type RetryEvent, type RetryOptions } from "@envace/http";
+import { defaultRetryOptions, HttpError, requestJson, withRetry, type HttpSettings, type RetryEvent, type RetryOptions } from "@envace/http";
 import { capabilitiesOf, detectServer, type DetectedServer, type ServerCapabilities, type ServerKind } from "./capabilities.js";
 import { fromOpenAIError, TokenDataUnavailableError } from "./errors.js";
 
@@ -64,7 +64,7 @@ export class ServerConnection {
   /** What the server is and returns; detected once, retried like any request. */
   async capabilities(signal?: AbortSignal): Promise<ServerCapabilities> {
     this.#detected ??= withRetry(
-      () => detectServer(this.baseURL, { timeoutMs: Math.min(this.timeoutMs, 30_000), headers: this.headers, ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}) }),
+      () => detectServer(this.baseURL, this.#settings(Math.min(this.timeoutMs, 30_000))),
       this.retry,
       undefined,
       this.#options.onRetry,
@@ -86,7 +86,7 @@ export class ServerConnection {
    * command to stop before it starts work, rather than record every task as failed.
    */
   async reach(signal?: AbortSignal): Promise<void> {
-    const options = { timeoutMs: Math.min(this.timeoutMs, 30_000), headers: this.headers, ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}), ...(signal ? { signal } : {}) };
+    const options = this.#settings(Math.min(this.timeoutMs, 30_000), signal);
     await this.requestRaw(async () => {
       try {
         await requestJson({ url: `${this.baseURL}/models`, ...options });
@@ -116,6 +116,20 @@ export class ServerConnection {
         ),
       signal,
     );
+  }
+
+  /**
+   * POST `body` as JSON to `url` under the cap, with retries; resolves with the parsed reply. The
+   * non-streaming routes go this way rather than through the `openai` client, whose per-request
+   * work (headers, request options, its own timeout controller) costs more than the request here.
+   */
+  post(url: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
+    return this.requestRaw(() => requestJson({ url, body, ...this.#settings(this.timeoutMs, signal) }), signal);
+  }
+
+  /** How every plain request of this connection is sent. */
+  #settings(timeoutMs: number, signal?: AbortSignal): HttpSettings {
+    return { timeoutMs, headers: this.headers, ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}), ...(signal ? { signal } : {}) };
   }
 
   /** Like `request`, for calls that already throw `HttpError`s (plain HTTP routes). */

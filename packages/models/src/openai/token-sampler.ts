@@ -1,6 +1,5 @@
-import { parseReply, requestJson } from "@envace/http";
+import { parseReply } from "@envace/http";
 import type { SampledTokens, Sampler, SamplingParams, SamplingParamsInput } from "@envace/protocol";
-import type { CompletionCreateParamsNonStreaming } from "openai/resources/completions";
 import { z } from "zod";
 import type { ServerCapabilities } from "./capabilities.js";
 import { requireTokenRoute, ServerConnection, type ServerConnectionOptions } from "./client.js";
@@ -60,11 +59,7 @@ export class ServerTokenSampler implements Sampler {
       ...this.#options.extraBody,
     };
     const url = `${this.connection.baseURL}/completions`;
-    const raw = await this.connection.request(
-      "/completions",
-      (s) => this.connection.client.completions.create(body as unknown as CompletionCreateParamsNonStreaming, { signal: s ?? null }),
-      signal,
-    );
+    const raw = await this.connection.post(url, body, signal);
     const choice = parseReply(CompletionResponse, raw, url).choices[0]!;
     const labels = choice.logprobs?.tokens ?? undefined;
     const tokens = choice.token_ids ?? (labels ? idsFromLabels(labels) : undefined);
@@ -89,7 +84,7 @@ export class ServerTokenSampler implements Sampler {
       ...this.#options.extraBody,
     };
     const url = `${this.connection.origin}/generate`;
-    const raw = await this.#post(url, body, signal);
+    const raw = await this.connection.post(url, body, signal);
     const meta = parseReply(SGLangResponse, raw, url).meta_info;
     const entries = meta.output_token_logprobs;
     if (!entries) {
@@ -112,7 +107,7 @@ export class ServerTokenSampler implements Sampler {
       ...this.#options.extraBody,
     };
     const url = `${this.connection.origin}/completion`;
-    const raw = await this.#post(url, body, signal);
+    const raw = await this.connection.post(url, body, signal);
     const response = parseReply(LlamaCppResponse, raw, url);
     const probs = response.completion_probabilities;
     const tokens = response.tokens && response.tokens.length > 0 ? response.tokens : probs?.map((p) => p.id);
@@ -127,21 +122,6 @@ export class ServerTokenSampler implements Sampler {
     return { tokens: tokens as number[], logprobs: probs.map((p) => p.logprob!), finishReason };
   }
 
-  #post(url: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
-    const fetchFn = this.#options.fetch;
-    return this.connection.requestRaw(
-      () =>
-        requestJson({
-          url,
-          body,
-          timeoutMs: this.connection.timeoutMs,
-          headers: this.connection.headers,
-          ...(fetchFn ? { fetch: fetchFn } : {}),
-          ...(signal ? { signal } : {}),
-        }),
-      signal,
-    );
-  }
 }
 
 function finish(reason: string | null | undefined): SampledTokens["finishReason"] {
