@@ -86,6 +86,10 @@ describe("str methods whose JavaScript look-alikes differ", () => {
     // '😀a😀'.strip('😀') == 'a'
     expect(strip("😀a😀", "😀")).toBe("a");
     expect(strip("aaa", "a")).toBe("");
+    // '😀ab😀'.strip('ab') == '😀ab😀'; 'a😀'.rstrip('a') == 'a😀'; ' 😀 '.strip() == '😀'
+    expect(strip("😀ab😀", "ab")).toBe("😀ab😀");
+    expect(rstrip("a😀", "a")).toBe("a😀");
+    expect(strip(" 😀 ")).toBe("😀");
   });
 
   it("len counts code points", () => {

@@ -109,11 +109,17 @@ export function strip(s: string, chars?: string): string {
 
 /** `s.lstrip(chars)`. */
 export function lstrip(s: string, chars?: string): string {
-  const drop = stripped(chars);
+  const drop = dropped(chars);
+  if (drop !== undefined) {
+    let start = 0;
+    while (start < s.length && drop.has(s.charCodeAt(start))) start++;
+    return start === 0 ? s : s.slice(start);
+  }
+  const set = new Set(chars);
   let start = 0;
   while (start < s.length) {
     const ch = String.fromCodePoint(s.codePointAt(start)!);
-    if (!drop(ch)) break;
+    if (!set.has(ch)) break;
     start += ch.length;
   }
   return s.slice(start);
@@ -121,22 +127,41 @@ export function lstrip(s: string, chars?: string): string {
 
 /** `s.rstrip(chars)`. */
 export function rstrip(s: string, chars?: string): string {
-  const drop = stripped(chars);
+  const drop = dropped(chars);
+  if (drop !== undefined) {
+    let end = s.length;
+    while (end > 0 && drop.has(s.charCodeAt(end - 1))) end--;
+    return end === s.length ? s : s.slice(0, end);
+  }
+  const set = new Set(chars);
   let end = s.length;
   while (end > 0) {
     // A low surrogate after a high one ends a character beyond U+FFFF.
     const pair = end >= 2 && (s.charCodeAt(end - 1) & 0xfc00) === 0xdc00 && (s.charCodeAt(end - 2) & 0xfc00) === 0xd800;
     const ch = s.slice(pair ? end - 2 : end - 1, end);
-    if (!drop(ch)) break;
+    if (!set.has(ch)) break;
     end -= ch.length;
   }
   return s.slice(0, end);
 }
 
-function stripped(chars: string | undefined): (ch: string) => boolean {
-  if (chars === undefined) return isSpace;
-  const set = new Set(chars);
-  return (ch) => set.has(ch);
+/** The strip sets of the `chars` arguments seen so far (callers pass a few constants). */
+const stripSets = new Map<string, Set<number>>();
+
+/**
+ * The code units to strip, when code units suffice: whitespace (all in the BMP), or `chars`
+ * without surrogates, which then can never match half of a pair. Undefined otherwise.
+ */
+function dropped(chars: string | undefined): Set<number> | undefined {
+  if (chars === undefined) return WHITESPACE;
+  let set = stripSets.get(chars);
+  if (set === undefined) {
+    if (SURROGATE.test(chars)) return undefined;
+    if (stripSets.size >= 64) stripSets.clear();
+    set = new Set(Array.from(chars, (ch) => ch.charCodeAt(0)));
+    stripSets.set(chars, set);
+  }
+  return set;
 }
 
 /** `len(s)`: code points, so a character beyond U+FFFF counts once. */

@@ -47,10 +47,42 @@ type Token =
 
 const KEYWORDS = new Set(["and", "or", "not", "in", "is", "if", "else", "lambda", "for", "await", "yield"]);
 const OPERATORS = ["**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", ":=", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">"];
+/** The operators by their first character, longest first as in `OPERATORS`: one lookup per token, not a scan. */
+const OPERATORS_BY_FIRST = new Map<string, string[]>();
+for (const op of OPERATORS) OPERATORS_BY_FIRST.set(op[0]!, [...(OPERATORS_BY_FIRST.get(op[0]!) ?? []), op]);
+/** Characters a string literal can start with: a quote or a prefix letter. */
+const STRING_STARTS = new Set(["'", '"', "r", "R", "b", "B", "f", "F", "u", "U"]);
+const COMPARISONS = new Set(["<", ">", "<=", ">=", "==", "!="]);
+/** Binding power of the binary operators below `**`, loosest first: | ^ & shifts, + -, * / // % @. All associate left. */
+const BINARY_PRECEDENCE = new Map<string, number>([
+  ["|", 1],
+  ["^", 2],
+  ["&", 3],
+  ["<<", 4],
+  [">>", 4],
+  ["+", 5],
+  ["-", 5],
+  ["*", 6],
+  ["/", 6],
+  ["//", 6],
+  ["%", 6],
+  ["@", 6],
+]);
 const NUMBER =
   /(?:0[xX](?:_?[0-9a-fA-F])+|0[bB](?:_?[01])+|0[oO](?:_?[0-7])+|(?:[0-9](?:_?[0-9])*)?\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[0-9](?:_?[0-9])*\.(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[0-9](?:_?[0-9])*[eE][+-]?[0-9](?:_?[0-9])*|[0-9](?:_?[0-9])*)[jJ]?/y;
 const NAME = /[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*/uy;
 const STRING_PREFIX = /(?:[rR][bBfF]?|[bBfF][rR]?|[uU])?(?='|")/y;
+
+const isAsciiNameStart = (code: number): boolean => (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || code === 95;
+const isAsciiNamePart = (code: number): boolean => isAsciiNameStart(code) || (code >= 48 && code <= 57);
+
+/** The identifier at `pos`: scanned directly while it is ASCII, by the Unicode pattern otherwise. */
+function nameAt(source: string, pos: number): string | undefined {
+  if (!isAsciiNameStart(source.charCodeAt(pos))) return source.charCodeAt(pos) < 128 ? undefined : matchAt(NAME, source, pos);
+  let end = pos + 1;
+  while (end < source.length && isAsciiNamePart(source.charCodeAt(end))) end++;
+  return end < source.length && source.charCodeAt(end) >= 128 ? matchAt(NAME, source, pos) : source.slice(pos, end);
+}
 
 /** Match a sticky pattern at `pos`. */
 function matchAt(pattern: RegExp, source: string, pos: number): string | undefined {
@@ -75,7 +107,7 @@ function tokenize(source: string): Token[] {
       while (pos < source.length && source[pos] !== "\n") pos++;
       continue;
     }
-    const prefix = matchAt(STRING_PREFIX, source, pos);
+    const prefix = STRING_STARTS.has(ch) ? matchAt(STRING_PREFIX, source, pos) : undefined;
     if (prefix !== undefined) {
       const [token, end] = readString(source, pos, prefix);
       tokens.push(token);
@@ -88,7 +120,7 @@ function tokenize(source: string): Token[] {
       pos += text.length;
       continue;
     }
-    const name = matchAt(NAME, source, pos);
+    const name = nameAt(source, pos);
     if (name !== undefined) {
       tokens.push({ type: "name", text: name, start: pos });
       pos += name.length;
@@ -99,7 +131,7 @@ function tokenize(source: string): Token[] {
       pos += 3;
       continue;
     }
-    const op = OPERATORS.find((candidate) => source.startsWith(candidate, pos));
+    const op = OPERATORS_BY_FIRST.get(ch)?.find((candidate) => source.startsWith(candidate, pos));
     if (op === undefined) throw new PySyntaxError(`invalid character ${JSON.stringify(ch)}`, pos);
     tokens.push({ type: "op", text: op, start: pos });
     pos += op.length;
@@ -117,7 +149,19 @@ function readString(source: string, start: number, prefix: string): [Token, numb
   const quote = source.startsWith(source[pos]!.repeat(3), pos) ? source[pos]!.repeat(3) : source[pos]!;
   pos += quote.length;
   let value = "";
+  const quoteCode = quote.charCodeAt(0);
   for (;;) {
+    // The run of characters up to the next quote, backslash or line break, copied at once.
+    let end = pos;
+    while (end < source.length) {
+      const code = source.charCodeAt(end);
+      if (code === quoteCode || code === 0x5c || code === 0x0a) break;
+      end++;
+    }
+    if (end > pos) {
+      value += source.slice(pos, end);
+      pos = end;
+    }
     if (pos >= source.length) throw new PySyntaxError("unterminated string literal", start);
     if (source.startsWith(quote, pos)) {
       pos += quote.length;
@@ -240,7 +284,7 @@ class Parser {
 
   private atSequenceEnd(): boolean {
     const token = this.peek();
-    return token.type === "end" || (token.type === "op" && [")", "]", "}"].includes(token.text));
+    return token.type === "end" || (token.type === "op" && (token.text === ")" || token.text === "]" || token.text === "}"));
   }
 
   expression(): Expr {
@@ -250,40 +294,26 @@ class Parser {
       this.index++;
       return { kind: "unary", op: "not", operand: this.expression() };
     }
-    const expr = this.bitOr();
+    const expr = this.binary(1);
     const next = this.peek();
-    if (next.type === "op" && ["<", ">", "<=", ">=", "==", "!="].includes(next.text)) this.fail("comparisons are not supported");
+    if (next.type === "op" && COMPARISONS.has(next.text)) this.fail("comparisons are not supported");
     if (next.type === "name" && KEYWORDS.has(next.text)) this.fail("unsupported expression");
     return expr;
   }
 
-  private binary(operators: readonly BinaryOp[], operand: () => Expr): Expr {
-    let left = operand();
+  /**
+   * The binary operators that bind at least as tightly as `minPrecedence`, by precedence climbing:
+   * the same left-associative trees as one grammar rule per level, in one loop.
+   */
+  private binary(minPrecedence: number): Expr {
+    let left = this.factor();
     for (;;) {
       const token = this.peek();
-      if (token.type !== "op" || !(operators as readonly string[]).includes(token.text)) return left;
+      const precedence = token.type === "op" ? BINARY_PRECEDENCE.get(token.text) : undefined;
+      if (precedence === undefined || precedence < minPrecedence) return left;
       this.index++;
-      left = { kind: "binop", op: token.text as BinaryOp, left, right: operand() };
+      left = { kind: "binop", op: token.text as BinaryOp, left, right: this.binary(precedence + 1) };
     }
-  }
-
-  private bitOr(): Expr {
-    return this.binary(["|"], () => this.bitXor());
-  }
-  private bitXor(): Expr {
-    return this.binary(["^"], () => this.bitAnd());
-  }
-  private bitAnd(): Expr {
-    return this.binary(["&"], () => this.shift());
-  }
-  private shift(): Expr {
-    return this.binary(["<<", ">>"], () => this.arith());
-  }
-  private arith(): Expr {
-    return this.binary(["+", "-"], () => this.term());
-  }
-  private term(): Expr {
-    return this.binary(["*", "/", "//", "%", "@"], () => this.factor());
   }
 
   private factor(): Expr {
@@ -454,7 +484,14 @@ class Parser {
   }
 }
 
+const DIGITS = /^[0-9]+$/;
+
 function numberValue(text: string, start: number): PyObject {
+  // Most numbers in calls are plain decimal integers.
+  if (DIGITS.test(text)) {
+    if (text.length > 1 && text[0] === "0" && /[1-9]/.test(text)) throw new PySyntaxError("leading zeros in decimal integer literals are not permitted", start);
+    return BigInt(text);
+  }
   if (/[jJ]$/.test(text)) throw new PySyntaxError("complex numbers are not supported", start);
   const clean = text.replaceAll("_", "");
   if (/^0[xXoObB]/.test(clean)) return BigInt(clean);
