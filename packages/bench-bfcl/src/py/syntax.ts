@@ -309,7 +309,8 @@ class Parser {
     let left = this.factor();
     for (;;) {
       const token = this.peek();
-      const precedence = token.type === "op" ? BINARY_PRECEDENCE.get(token.text) : undefined;
+      if (token.type !== "op") return left;
+      const precedence = BINARY_PRECEDENCE.get(token.text);
       if (precedence === undefined || precedence < minPrecedence) return left;
       this.index++;
       left = { kind: "binop", op: token.text as BinaryOp, left, right: this.binary(precedence + 1) };
@@ -489,7 +490,7 @@ const DIGITS = /^[0-9]+$/;
 function numberValue(text: string, start: number): PyObject {
   // Most numbers in calls are plain decimal integers.
   if (DIGITS.test(text)) {
-    if (text.length > 1 && text[0] === "0" && /[1-9]/.test(text)) throw new PySyntaxError("leading zeros in decimal integer literals are not permitted", start);
+    if (text.length > 1 && text.startsWith("0") && /[1-9]/.test(text)) throw new PySyntaxError("leading zeros in decimal integer literals are not permitted", start);
     return BigInt(text);
   }
   if (/[jJ]$/.test(text)) throw new PySyntaxError("complex numbers are not supported", start);
