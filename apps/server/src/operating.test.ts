@@ -38,6 +38,12 @@ describe("operating the server", () => {
     expect(extra.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
   });
 
+  it("lets the caller add its own routes before it listens", async () => {
+    const policy = ScriptedPolicy.queues("scripted", {});
+    extra = await startServer({ policy, model: "m", config: { port: 0, log_level: "silent" }, tokens: [], prepare: ({ fastify }) => fastify.get("/ready", () => ({ ready: true })) });
+    expect(await (await fetch(`${extra.url}/ready`)).json()).toEqual({ ready: true });
+  });
+
   it("answers 429 with retry-after once the generation slots and the queue are full", async () => {
     harness = await startHarness({
       script: () => reply.delay(400, reply.text("done")),

@@ -20,6 +20,8 @@ export interface StartOptions {
   tokens?: readonly string[];
   /** Where the request log goes (a child of it); default JSON lines on stderr. */
   logger?: Logger | undefined;
+  /** Called with the app before it listens, for routes or hooks of the caller's own (fastify takes them only until then). */
+  prepare?: (app: App) => void;
 }
 
 export interface RunningServer {
@@ -48,6 +50,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     throw new ServeError(`refusing to listen on ${config.host} without a bearer token: set ENVACE_SERVER_TOKEN or tokens: in the server config, or bind to 127.0.0.1`);
   }
   const app = buildApp({ policy: options.policy, tokenizer: options.tokenizer, model: options.model, config, tokens, logger: options.logger });
+  options.prepare?.(app);
   try {
     await app.fastify.listen({ host: config.host, port: config.port });
   } catch (error) {

@@ -16,7 +16,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import type { AddressInfo } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -27,8 +26,7 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { policyFromSpec } from "@envace/models";
 import { reply, startScriptedServer } from "@envace/scripted-server";
-import { buildApp } from "./app.js";
-import { parseServerConfig } from "./config.js";
+import { startServer } from "./serve.js";
 
 const CONVERSATIONS = 64;
 const MODEL = "scripted-model";
@@ -136,7 +134,7 @@ async function serveUpstream(): Promise<void> {
 }
 
 /**
- * The server in front of `upstreamURL`, as `envace serve --policy openai:<url>#<model>` builds it,
+ * The server in front of `upstreamURL`, as `envace serve --policy openai:<url>#<model>` starts it,
  * plus what only the bench needs: each completion's own time (arrival to last byte, less the waits
  * for the upstream's answers), read and reset at `GET /bench/own-ms`.
  */
@@ -155,26 +153,30 @@ async function serveServer(upstreamURL: string): Promise<void> {
     }
   };
   const { policy } = await policyFromSpec(`openai:${upstreamURL}#${MODEL},concurrency=${CONVERSATIONS}`, { fetch: timedFetch });
-  const config = parseServerConfig({ port: 0, log_level: "silent", concurrency: { requests: CONVERSATIONS, queue: CONVERSATIONS } }, "bench");
-  const app = buildApp({ policy, model: MODEL, config, tokens: [] });
   let ownMs: number[] = [];
-  app.fastify.addHook("onRequest", (request, _reply, done) => {
-    const record = { upstreamMs: 0 };
-    waits.set(request, record);
-    current.run(record, done);
+  const server = await startServer({
+    policy,
+    model: MODEL,
+    config: { port: 0, log_level: "silent", concurrency: { requests: CONVERSATIONS, queue: CONVERSATIONS } },
+    tokens: [],
+    prepare: ({ fastify }) => {
+      fastify.addHook("onRequest", (request, _reply, done) => {
+        const record = { upstreamMs: 0 };
+        waits.set(request, record);
+        current.run(record, done);
+      });
+      fastify.addHook("onResponse", async (request, reply) => {
+        if (request.url === "/v1/chat/completions") ownMs.push(reply.elapsedTime - waits.get(request)!.upstreamMs);
+      });
+      fastify.get("/bench/own-ms", (_request, reply) => {
+        const answer = ownMs;
+        ownMs = [];
+        return reply.send(answer);
+      });
+    },
   });
-  app.fastify.addHook("onResponse", async (request, reply) => {
-    if (request.url === "/v1/chat/completions") ownMs.push(reply.elapsedTime - waits.get(request)!.upstreamMs);
-  });
-  app.fastify.get("/bench/own-ms", (_request, reply) => {
-    const answer = ownMs;
-    ownMs = [];
-    return reply.send(answer);
-  });
-  await app.fastify.listen({ host: config.host, port: 0 });
-  const address = app.fastify.server.address() as AddressInfo;
-  process.stdout.write(`http://${config.host}:${address.port}\n`);
-  process.once("SIGTERM", () => void app.fastify.close().then(() => process.exit(0)));
+  process.stdout.write(`${server.url}\n`);
+  process.once("SIGTERM", () => void server.close().then(() => process.exit(0)));
 }
 
 /** This file and what it imports as one ES module, in a folder of its own under the package's node_modules. */

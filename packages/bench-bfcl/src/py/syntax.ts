@@ -486,17 +486,18 @@ class Parser {
 }
 
 const DIGITS = /^[0-9]+$/;
+const LEADING_ZEROS = /^0+[1-9]/;
 
 function numberValue(text: string, start: number): PyObject {
   // Most numbers in calls are plain decimal integers.
   if (DIGITS.test(text)) {
-    if (text.length > 1 && text.startsWith("0") && /[1-9]/.test(text)) throw new PySyntaxError("leading zeros in decimal integer literals are not permitted", start);
+    if (LEADING_ZEROS.test(text)) throw new PySyntaxError("leading zeros in decimal integer literals are not permitted", start);
     return BigInt(text);
   }
   if (/[jJ]$/.test(text)) throw new PySyntaxError("complex numbers are not supported", start);
   const clean = text.replaceAll("_", "");
   if (/^0[xXoObB]/.test(clean)) return BigInt(clean);
   if (/[.eE]/.test(clean)) return Number(clean);
-  if (/^0+[1-9]/.test(clean)) throw new PySyntaxError("leading zeros in decimal integer literals are not permitted", start);
+  if (LEADING_ZEROS.test(clean)) throw new PySyntaxError("leading zeros in decimal integer literals are not permitted", start);
   return BigInt(clean);
 }

@@ -121,7 +121,6 @@ export class ServerTokenSampler implements Sampler {
     const finishReason = response.stop_type === "limit" ? "length" : "stop";
     return { tokens: tokens as number[], logprobs: probs.map((p) => p.logprob!), finishReason };
   }
-
 }
 
 function finish(reason: string | null | undefined): SampledTokens["finishReason"] {
