@@ -120,7 +120,7 @@ async function trainOn(
         ? computeRoleAdvantages(trainingRows, (role) => (role === "rehearse" ? rehearseVerdicts : verdicts), advantageConfig(config))
         : computeAdvantages(trainingRows, verdicts, advantageConfig(config));
 
-      // Update: one clipped policy-gradient step per trained model.
+      // Update: clipped policy-gradient steps per trained model (one, or one per mini-batch).
       const update = await updatePolicies(config, policies, batch, reference);
 
       // Log, evaluate now and then, checkpoint.
@@ -241,10 +241,11 @@ async function updatePolicies(
   const ref = reference?.backend;
   // Rollouts are sampled at this temperature: the ratio's denominator is that distribution.
   const scoring = { temperature: config.rollout.temperature };
-  if (act === rehearse) return policyUpdate(act.backend, batch.rows, loss, adam, ref, scoring);
+  const batching = { size: config.actor.ppo_mini_batch_size, epochs: config.actor.ppo_epochs };
+  if (act === rehearse) return policyUpdate(act.backend, batch.rows, loss, adam, ref, scoring, batching);
   const [a, r] = await Promise.all([
-    policyUpdate(act.backend, batch.rows.filter((s) => s.row.role === "act"), loss, adam, ref, scoring),
-    policyUpdate(rehearse.backend, batch.rows.filter((s) => s.row.role === "rehearse"), loss, adam, ref, scoring),
+    policyUpdate(act.backend, batch.rows.filter((s) => s.row.role === "act"), loss, adam, ref, scoring, batching),
+    policyUpdate(rehearse.backend, batch.rows.filter((s) => s.row.role === "rehearse"), loss, adam, ref, scoring, batching),
   ]);
   return { loss: a.loss + r.loss, metrics: { ...prefixed("act", a.metrics), ...prefixed("rehearse", r.metrics) }, tokens: a.tokens + r.tokens };
 }

@@ -1,4 +1,5 @@
-// Update: one clipped policy-gradient step with AdamW on the scored rows.
+// Update: clipped policy-gradient steps with AdamW on the scored rows, the whole step at once or
+// in mini-batches of whole task groups (PPO-style).
 import type { PolicyLossConfig, ScoredRow } from "@envace/grpo";
 import { datumFromRow, type AdamParams, type ScoringOptions, type TrainingBackend } from "@envace/training";
 import type { ActorConfig } from "./config/schema.js";
@@ -25,9 +26,35 @@ export interface UpdateResult {
   tokens: number;
 }
 
+/** How a step's rows are taken: `size` tasks' groups per optimizer step (null: all), `epochs` passes. */
+export interface MiniBatching {
+  size: number | null;
+  epochs: number;
+}
+
 /**
- * One policy-gradient step on the scored rows: their datums, the clipped loss, AdamW. With a KL
- * term, `reference` (a frozen copy of the weights RL started from) scores every datum first.
+ * Split rows into mini-batches of `size` tasks each, in the order the tasks first appear, so a
+ * group never straddles two updates. null: one batch of everything.
+ */
+export function miniBatches<T extends { row: { taskId: string } }>(rows: readonly T[], size: number | null): T[][] {
+  if (size === null) return rows.length > 0 ? [[...rows]] : [];
+  const byTask = new Map<string, T[]>();
+  for (const r of rows) {
+    const group = byTask.get(r.row.taskId);
+    if (group) group.push(r);
+    else byTask.set(r.row.taskId, [r]);
+  }
+  const groups = [...byTask.values()];
+  const batches: T[][] = [];
+  for (let i = 0; i < groups.length; i += size) batches.push(groups.slice(i, i + size).flat());
+  return batches;
+}
+
+/**
+ * The policy-gradient steps of one training step: for each epoch, each mini-batch's datums, the
+ * clipped loss against the sampler's log-probabilities, AdamW. The loss and metrics are the
+ * means over the updates. With a KL term, `reference` (a frozen copy of the weights RL started
+ * from) scores every datum first.
  */
 export async function policyUpdate(
   backend: TrainingBackend,
@@ -37,15 +64,40 @@ export async function policyUpdate(
   reference?: Pick<TrainingBackend, "forward">,
   /** The rollouts' sampling temperature: the learner (and the reference) score that distribution. */
   scoring: ScoringOptions = {},
+  batching: MiniBatching = { size: null, epochs: 1 },
 ): Promise<UpdateResult> {
-  const data = rows.filter((s) => s.row.outputTokens.length > 0).map((s) => datumFromRow(s.row, s.advantage));
-  if (data.length === 0) return { loss: 0, metrics: {}, tokens: 0 };
+  const batches = miniBatches(
+    rows.filter((s) => s.row.outputTokens.length > 0),
+    batching.size,
+  ).map((batch) => batch.map((s) => datumFromRow(s.row, s.advantage)));
+  if (batches.length === 0) return { loss: 0, metrics: {}, tokens: 0 };
   if (loss.klCoef > 0) {
     if (reference === undefined) throw new Error("a KL term needs the reference model's log-probabilities");
-    const refs = await reference.forward(data, scoring);
-    data.forEach((d, i) => (d.refLogprobs = refs[i]!));
+    for (const data of batches) {
+      const refs = await reference.forward(data, scoring);
+      data.forEach((d, i) => (d.refLogprobs = refs[i]!));
+    }
   }
-  const result = await backend.forwardBackward(data, { type: "grpo", config: loss }, scoring);
-  const optim = await backend.optimStep(adam);
-  return { loss: result.loss, metrics: { ...result.metrics, ...optim }, tokens: data.reduce((s, d) => s + d.mask.reduce((a, m) => a + m, 0), 0) };
+  const losses: number[] = [];
+  const metrics: Record<string, number>[] = [];
+  for (let epoch = 0; epoch < batching.epochs; epoch++) {
+    for (const data of batches) {
+      const result = await backend.forwardBackward(data, { type: "grpo", config: loss }, scoring);
+      const optim = await backend.optimStep(adam);
+      losses.push(result.loss);
+      metrics.push({ ...result.metrics, ...optim });
+    }
+  }
+  const tokens = batches.flat().reduce((s, d) => s + d.mask.reduce((a, m) => a + m, 0), 0);
+  return { loss: mean(losses), metrics: meanMetrics(metrics), tokens };
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/** Each metric's mean over the updates that reported it. */
+function meanMetrics(updates: readonly Record<string, number>[]): Record<string, number> {
+  const keys = new Set(updates.flatMap((m) => Object.keys(m)));
+  return Object.fromEntries([...keys].map((k) => [k, mean(updates.flatMap((m) => (k in m ? [m[k]!] : [])))]));
 }

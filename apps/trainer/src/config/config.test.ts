@@ -55,6 +55,14 @@ describe("parseConfig", () => {
     expect(() => parseConfig(tinker, "t.yaml")).toThrow(/rollout\.temperature: a Tinker backend scores the model at temperature 1 only/);
   });
 
+  it("refuses mini-batches that would split a step's task groups, naming both keys", () => {
+    expect(() => parseConfig("rollout: { tasks_per_step: 8 }\nactor:\n  ppo_mini_batch_size: 3\n", "m.yaml")).toThrow(
+      "m.yaml:3: actor.ppo_mini_batch_size: actor.ppo_mini_batch_size 3 must divide rollout.tasks_per_step 8, so every mini-batch holds whole groups",
+    );
+    expect(parseConfig("rollout: { tasks_per_step: 8 }\nactor: { ppo_mini_batch_size: 2, ppo_epochs: 2 }\n", "m.yaml").actor).toMatchObject({ ppo_mini_batch_size: 2, ppo_epochs: 2 });
+    expect(parseConfig("", "m.yaml").actor).toMatchObject({ ppo_mini_batch_size: null, ppo_epochs: 1 });
+  });
+
   it("refuses at load what CM2 data cannot do: a real environment, a reward other than the checklist judge", () => {
     const cm2 = "data: { source: cm2, path: x.jsonl }\n";
     for (const type of ["consistent", "verifiable"]) {

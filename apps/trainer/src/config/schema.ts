@@ -166,6 +166,13 @@ export const ActorConfig = z.strictObject({
   kl_coef: z.number().min(0).default(0),
   entropy_coeff: z.number().min(0).default(0),
   loss_agg_mode: z.enum(["token-mean", "seq-mean-token-mean", "seq-sum"]).default("seq-mean-token-mean"),
+  /**
+   * Tasks per optimizer step: a step's rollouts are split into mini-batches of this many tasks'
+   * groups, each its own clipped update (PPO-style); null takes the whole step at once.
+   */
+  ppo_mini_batch_size: positiveInt.nullable().default(null),
+  /** Passes over a step's mini-batches; after the first, the clip bounds how far the policy moves off the sampler. */
+  ppo_epochs: positiveInt.default(1),
 });
 export type ActorConfig = z.infer<typeof ActorConfig>;
 
@@ -283,6 +290,14 @@ export const TrainConfig = z
         code: "custom",
         path: ["rollout", "memory_attempts"],
         message: "rollout.memory_attempts builds a private rehearsal memory from imagined rollouts; with environment: real the attempts would be real calls: use environment self or simulator, or memory_attempts: 0",
+      });
+    }
+    const miniBatch = config.actor.ppo_mini_batch_size;
+    if (miniBatch !== null && config.rollout.tasks_per_step % miniBatch !== 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["actor", "ppo_mini_batch_size"],
+        message: `actor.ppo_mini_batch_size ${miniBatch} must divide rollout.tasks_per_step ${config.rollout.tasks_per_step}, so every mini-batch holds whole groups`,
       });
     }
     if (config.rollout.top_p < 1) {
