@@ -15,7 +15,9 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { spawn, type ChildProcess } from "node:child_process";
+import { subscribe } from "node:diagnostics_channel";
 import { once } from "node:events";
+import type { ClientRequest, IncomingMessage } from "node:http";
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -24,6 +26,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { HttpError, send } from "@envace/http";
 import { policyFromSpec } from "@envace/models";
 import { reply, startScriptedServer } from "@envace/scripted-server";
 import { startServer } from "./serve.js";
@@ -63,22 +66,23 @@ async function load(baseURL: string, { turns, thinkMs }: Load): Promise<LoadResu
       for (let turn = 0; turn < turns; turn += 1) {
         if (turn > 0 && thinkMs > 0) await sleep(thinkMs);
         const t0 = performance.now();
-        const send = () =>
-          fetch(`${baseURL}/chat/completions`, {
-            method: "POST",
-            headers: { "content-type": "application/json", authorization: "Bearer unused" },
-            body: JSON.stringify({ model: MODEL, messages, tools: [tool], temperature: 0.6, max_tokens: 64, seed: turn }),
+        const post = () =>
+          send({
+            url: `${baseURL}/chat/completions`,
+            body: { model: MODEL, messages, tools: [tool], temperature: 0.6, max_tokens: 64, seed: turn },
+            headers: { authorization: "Bearer unused" },
+            timeoutMs: 60_000,
           });
         // A keep-alive socket the server closed just as it was reused fails before any answer;
         // a client sends again then (on an overloaded machine this race is not rare).
-        const response = await send().catch((error: unknown) => {
-          if ((error as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw error;
+        const reply = await post().catch((error: unknown) => {
+          if (!(error instanceof HttpError && error.code === "connection")) throw error;
           resent += 1;
-          return send();
+          return post();
         });
-        const body = (await response.json()) as { choices?: { message: unknown }[] };
+        const body = reply.body as { choices?: { message: unknown }[] };
         latenciesMs.push(performance.now() - t0);
-        if (!response.ok || body.choices?.length !== 1) {
+        if (reply.status !== 200 || body.choices?.length !== 1) {
           errors += 1;
           continue;
         }
@@ -142,17 +146,17 @@ async function serveServer(upstreamURL: string): Promise<void> {
   // The request being answered, through every await of its handler: where its upstream waits add up.
   const current = new AsyncLocalStorage<{ upstreamMs: number }>();
   const waits = new WeakMap<object, { upstreamMs: number }>();
-  // From sending a request to the upstream's answer; the client's own work around it is the server's.
-  const timedFetch: typeof fetch = async (input, init) => {
+  // From sending a request to the upstream to the last byte of its answer (Node's own channel for
+  // outgoing requests); the client's work around it is the server's.
+  subscribe("http.client.request.start", (message) => {
+    const record = current.getStore();
+    if (!record) return;
     const started = performance.now();
-    try {
-      return await fetch(input, init);
-    } finally {
-      const record = current.getStore();
-      if (record) record.upstreamMs += performance.now() - started;
-    }
-  };
-  const { policy } = await policyFromSpec(`openai:${upstreamURL}#${MODEL},concurrency=${CONVERSATIONS}`, { fetch: timedFetch });
+    (message as { request: ClientRequest }).request.once("response", (response: IncomingMessage) =>
+      response.once("end", () => (record.upstreamMs += performance.now() - started)),
+    );
+  });
+  const { policy } = await policyFromSpec(`openai:${upstreamURL}#${MODEL},concurrency=${CONVERSATIONS}`);
   let ownMs: number[] = [];
   const server = await startServer({
     policy,

@@ -6,11 +6,11 @@ import { HttpError } from "./errors.js";
 import { parseReply, requestJson, send } from "./request.js";
 import { withRetry, type RetryEvent, type RetryOptions } from "./retry.js";
 
-/** A step of the loopback server's script: answer with this, or (`hang`) never answer. */
-type Answer = { status: number; body?: string; headers?: Record<string, string> } | "hang";
+/** A step of the loopback server's script: answer with this, never answer (`hang`), or break off mid-body (`cut`). */
+type Answer = { status: number; body?: string; headers?: Record<string, string> } | "hang" | "cut";
 
 const script: Answer[] = [];
-const seen: { method: string; headers: IncomingMessage["headers"]; body: string }[] = [];
+const seen: { method: string; headers: IncomingMessage["headers"]; body: string; port: number | undefined }[] = [];
 const hanging: ServerResponse[] = [];
 let server: Server;
 let url: string;
@@ -20,10 +20,15 @@ beforeAll(async () => {
     let body = "";
     req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
     req.on("end", () => {
-      seen.push({ method: req.method ?? "", headers: req.headers, body });
+      seen.push({ method: req.method ?? "", headers: req.headers, body, port: req.socket.remotePort });
       const next = script.shift() ?? { status: 500, body: '{"detail":"script exhausted"}' };
       if (next === "hang") {
         hanging.push(res);
+        return;
+      }
+      if (next === "cut") {
+        res.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+        res.write('{"answer":', () => res.destroy());
         return;
       }
       res.writeHead(next.status, { "content-type": "application/json", ...next.headers });
@@ -103,6 +108,21 @@ describe("requestJson", () => {
     expect(seen[0]!.body).toBe("\u0007\u0008");
   });
 
+  it("sends one request after another over the same kept-alive connection", async () => {
+    script.push({ status: 200, body: "{}" }, { status: 200, body: "{}" });
+    await requestJson({ url, timeoutMs: 5_000 });
+    await requestJson({ url, body: { n: 2 }, timeoutMs: 5_000 });
+    expect(seen[1]!.port).toBe(seen[0]!.port);
+    expect(seen[1]!.headers).toMatchObject({ "content-length": "7", connection: "keep-alive" });
+  });
+
+  it("reports a reply cut off before its last byte as a connection failure (worth another try)", async () => {
+    script.push("cut");
+    const failure = await error(requestJson({ url, timeoutMs: 5_000 }));
+    expect(failure).toMatchObject({ code: "connection", isRetryable: true });
+    expect((failure as Error).message).toMatch(`${url}: connection failed (the connection closed before the reply ended`);
+  });
+
   it("reports a refused connection as a connection failure", async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
@@ -110,7 +130,7 @@ describe("requestJson", () => {
     await new Promise((resolve) => closed.close(resolve));
     const failure = await error(requestJson({ url: gone, timeoutMs: 5_000 }));
     expect(failure).toMatchObject({ code: "connection", isRetryable: true });
-    expect((failure as Error).message).toMatch(new RegExp(`^${gone}: connection failed \\(fetch failed: .*ECONNREFUSED`));
+    expect((failure as Error).message).toMatch(new RegExp(`^${gone}: connection failed \\(connect ECONNREFUSED`));
   });
 
   it("gives up on a server that does not answer within the timeout", async () => {
