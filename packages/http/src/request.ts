@@ -81,12 +81,12 @@ function viaNode(request: HttpRequest, signal: AbortSignal): Promise<RawReply> {
   const { method, headers, body } = encode(request);
   const url = new URL(request.url);
   if (url.protocol !== "http:" && url.protocol !== "https:") return Promise.reject(new Error(`unsupported protocol ${url.protocol}`));
-  if (body !== undefined) headers.set("content-length", String(body.byteLength));
+  if (body !== undefined) headers["content-length"] = String(body.byteLength);
   return new Promise<RawReply>((resolve, reject) => {
     signal.throwIfAborted();
     const secure = url.protocol === "https:";
     const open = secure ? httpsRequest : httpRequest;
-    const outgoing = open(url, { method, headers: Object.fromEntries(headers), agent: secure ? agents.https : agents.http }, (incoming) => {
+    const outgoing = open(url, { method, headers, agent: secure ? agents.https : agents.http }, (incoming) => {
       const chunks: Buffer[] = [];
       incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
       const cutOff = (cause?: unknown) => fail(new Error("the connection closed before the reply ended", { cause }));
@@ -174,19 +174,20 @@ export function describeCause(error: unknown): string {
   return `${error.message}${cause}`;
 }
 
-function encode(request: HttpRequest): { method: string; headers: Headers; body?: Uint8Array } {
-  const headers = new Headers({ accept: "application/json" });
+/** Method, headers (names in lower case) and body bytes of a request. */
+function encode(request: HttpRequest): { method: string; headers: Record<string, string>; body?: Uint8Array } {
+  const headers: Record<string, string> = { accept: "application/json" };
   const method = request.method ?? (request.body === undefined ? "GET" : "POST");
   let body: Uint8Array | undefined;
   if (request.body instanceof Uint8Array) {
-    headers.set("content-type", request.contentType ?? "application/octet-stream");
+    headers["content-type"] = request.contentType ?? "application/octet-stream";
     body = request.body;
   } else if (request.body !== undefined) {
-    headers.set("content-type", "application/json");
+    headers["content-type"] = "application/json";
     body = Buffer.from(JSON.stringify(request.body));
   }
   // Set after the defaults, whatever their case, so a caller's header replaces ours rather than joining it.
-  for (const [name, value] of Object.entries(request.headers ?? {})) headers.set(name, value);
+  for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
   return { method, headers, ...(body === undefined ? {} : { body }) };
 }
 
