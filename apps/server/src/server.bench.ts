@@ -76,7 +76,7 @@ async function load(baseURL: string, { turns, thinkMs }: Load): Promise<LoadResu
         // A keep-alive socket the server closed just as it was reused fails before any answer;
         // a client sends again then (on an overloaded machine this race is not rare).
         const reply = await post().catch((error: unknown) => {
-          if (!(error instanceof HttpError && error.code === "connection")) throw error;
+          if (!(error instanceof HttpError && (error.cause as { code?: string } | undefined)?.code === "ECONNRESET")) throw error;
           resent += 1;
           return post();
         });
