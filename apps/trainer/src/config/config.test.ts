@@ -53,6 +53,9 @@ describe("parseConfig", () => {
     expect(parseConfig("rollout: { temperature: 0.7 }\neval: { top_p: 0.9 }\n", "r.yaml").rollout.temperature).toBe(0.7);
     const tinker = "init_from: null\nmodel: { type: hf, path: m }\nbackend: { type: tinker, base_url: http://127.0.0.1:1/, base_model: m }\nrollout: { temperature: 0.7 }\n";
     expect(() => parseConfig(tinker, "t.yaml")).toThrow(/rollout\.temperature: a Tinker backend scores the model at temperature 1 only/);
+    // Left out, the temperature is the evaluation's 0.6, or 1 where the backend scores at 1 only.
+    expect(parseConfig("", "r.yaml").rollout.temperature).toBe(0.6);
+    expect(parseConfig(tinker.replace("rollout: { temperature: 0.7 }\n", ""), "t.yaml").rollout.temperature).toBe(1);
   });
 
   it("refuses mini-batches that would split a step's task groups, naming both keys", () => {

@@ -19,7 +19,8 @@ export function parseConfig(text: string, file: string): TrainConfig {
   }
   const value = (document.toJS() as unknown) ?? {};
   const result = TrainConfig.safeParse(value);
-  if (result.success) return result.data;
+  // The schema's last step fills in the defaults that depend on other sections; its type cannot say so.
+  if (result.success) return result.data as TrainConfig;
   const problems = result.error.issues.map((issue) => {
     const path = issue.path.filter((k): k is string | number => typeof k !== "symbol");
     const keys = issue.code === "unrecognized_keys" ? issue.keys.map((k) => [...path, k]) : [path];

@@ -120,8 +120,12 @@ export const RolloutConfig = z.strictObject({
   tasks_per_step: positiveInt.default(8),
   /** Rollouts per task, the GRPO group size G (verl `actor_rollout_ref.rollout.n`). */
   rollouts_per_task: positiveInt.default(8),
-  /** Sampling temperature of training rollouts; the learner scores softmax(logits / temperature) to match. */
-  temperature: z.number().gt(0).default(1),
+  /**
+   * Sampling temperature of training rollouts; the learner scores softmax(logits / temperature) to
+   * match. Default 0.6, the evaluation's (`TrainConfig` fills it in, as it depends on the
+   * backend); 1 with a Tinker backend, which scores at temperature 1 only.
+   */
+  temperature: z.number().gt(0).optional(),
   /**
    * Must stay 1: a truncated nucleus is not the distribution the learner scores, so every policy
    * ratio would be off by the truncation (use temperature to sharpen rollouts instead).
@@ -307,7 +311,7 @@ export const TrainConfig = z
         message: "training rollouts must sample the whole distribution (top_p 1): the learner cannot score a truncated nucleus, so every policy ratio would be biased; eval.top_p may be below 1",
       });
     }
-    if (config.backend.type === "tinker" && config.rollout.temperature !== 1) {
+    if (config.backend.type === "tinker" && config.rollout.temperature !== undefined && config.rollout.temperature !== 1) {
       ctx.addIssue({
         code: "custom",
         path: ["rollout", "temperature"],
@@ -348,10 +352,14 @@ export const TrainConfig = z
     }
   })
   .overwrite((config) => {
-    // reward.rehearse_type's default depends on other sections, so it is filled in last (see RewardConfig).
+    // Defaults that depend on other sections are filled in last (see RolloutConfig, RewardConfig).
+    const temperature = config.rollout.temperature ?? (config.backend.type === "tinker" ? 1 : 0.6);
+    const withTemperature = { ...config, rollout: { ...config.rollout, temperature } };
     const rehearseTrainsRoleWise = config.mode !== "grpo" && config.algorithm.role_wise;
-    if (config.reward.rehearse_type !== undefined || config.reward.type !== "consistent" || !rehearseTrainsRoleWise) return config;
-    return { ...config, reward: { ...config.reward, rehearse_type: "verifiable" as const } };
+    if (config.reward.rehearse_type !== undefined || config.reward.type !== "consistent" || !rehearseTrainsRoleWise) return withTemperature;
+    return { ...withTemperature, reward: { ...config.reward, rehearse_type: "verifiable" as const } };
   });
-export type TrainConfig = z.infer<typeof TrainConfig>;
+type ParsedTrainConfig = z.infer<typeof TrainConfig>;
+/** A validated config, with every default filled in (the rollout temperature included). */
+export type TrainConfig = ParsedTrainConfig & { rollout: { temperature: number } };
 export type TrainConfigInput = z.input<typeof TrainConfig>;

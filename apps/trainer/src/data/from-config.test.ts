@@ -55,7 +55,7 @@ function config(input: TrainConfigInput): TrainConfig {
   return TrainConfig.parse({
     reward: { type: "checklist", judge: { base_url: server.baseURL, model: "judge-model", max_retries: 0 } },
     ...input,
-  });
+  }) as TrainConfig;
 }
 
 async function open(input: TrainConfigInput, dir?: string): Promise<DataDomain> {
