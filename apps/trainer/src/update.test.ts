@@ -48,7 +48,7 @@ function recordingBackend() {
   const backend: TrainingBackend = {
     forwardBackward: (data: Datum[]) => {
       seen.push({ outputs: data.map((d) => d.targetTokens.at(-1)!), step: steps });
-      return Promise.resolve({ logprobs: data.map((d) => d.logprobs), loss: seen.length, metrics: { "clip_fraction:mean": seen.length / 10 } });
+      return Promise.resolve({ logprobs: data.map((d) => d.logprobs), loss: seen.length, metrics: { "clip_fraction:mean": seen.length / 10, "ratio:max": 1 + seen.length / 10, "tokens:sum": data.length } });
     },
     forward: () => Promise.reject(new Error("not used")),
     optimStep: () => Promise.resolve({ learning_rate: 1e-4, grad_norm: ++steps }),
@@ -81,9 +81,12 @@ describe("policyUpdate", () => {
       { outputs: [31, 41], step: 3 },
     ]);
     expect(steps()).toBe(4);
-    // Losses 1, 2, 3, 4 → 2.5; clip fractions 0.1–0.4 → 0.25; grad norms 1–4 → 2.5. Tokens counted once.
+    // Losses 1, 2, 3, 4 → 2.5; clip fractions 0.1–0.4 → mean 0.25; ratio maxima 1.1–1.4 → 1.4;
+    // rows 4 + 2 + 4 + 2 → sum 12; grad norms 1–4 (no reduction named) → mean 2.5. Tokens counted once.
     expect(result.loss).toBe(2.5);
     expect(result.metrics["clip_fraction:mean"]).toBeCloseTo(0.25, 12);
+    expect(result.metrics["ratio:max"]).toBeCloseTo(1.4, 12);
+    expect(result.metrics["tokens:sum"]).toBe(12);
     expect(result.metrics.grad_norm).toBe(2.5);
     expect(result.tokens).toBe(6);
   });

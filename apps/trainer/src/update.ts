@@ -52,8 +52,8 @@ export function miniBatches<T extends { row: { taskId: string } }>(rows: readonl
 
 /**
  * The policy-gradient steps of one training step: for each epoch, each mini-batch's datums, the
- * clipped loss against the sampler's log-probabilities, AdamW. The loss and metrics are the
- * means over the updates. With a KL term, `reference` (a frozen copy of the weights RL started
+ * clipped loss against the sampler's log-probabilities, AdamW. The loss is the mean over the
+ * updates, each metric combined by its reduction. With a KL term, `reference` (a frozen copy of the weights RL started
  * from) scores every datum first.
  */
 export async function policyUpdate(
@@ -89,15 +89,26 @@ export async function policyUpdate(
     }
   }
   const tokens = batches.flat().reduce((s, d) => s + d.mask.reduce((a, m) => a + m, 0), 0);
-  return { loss: mean(losses), metrics: meanMetrics(metrics), tokens };
+  return { loss: mean(losses), metrics: combineMetrics(metrics), tokens };
 }
 
 function mean(values: readonly number[]): number {
   return values.reduce((a, b) => a + b, 0) / values.length;
 }
 
-/** Each metric's mean over the updates that reported it. */
-function meanMetrics(updates: readonly Record<string, number>[]): Record<string, number> {
+/**
+ * The updates' metrics as one step's, each by the reduction its name carries (Tinker's
+ * `name:reduction`): `:max` the largest, `:min` the smallest, `:sum` the total, anything else the mean.
+ */
+function combineMetrics(updates: readonly Record<string, number>[]): Record<string, number> {
   const keys = new Set(updates.flatMap((m) => Object.keys(m)));
-  return Object.fromEntries([...keys].map((k) => [k, mean(updates.flatMap((m) => (k in m ? [m[k]!] : [])))]));
+  return Object.fromEntries(
+    [...keys].map((key) => {
+      const values = updates.flatMap((m) => (key in m ? [m[key]!] : []));
+      if (key.endsWith(":max")) return [key, Math.max(...values)];
+      if (key.endsWith(":min")) return [key, Math.min(...values)];
+      if (key.endsWith(":sum")) return [key, values.reduce((a, b) => a + b, 0)];
+      return [key, mean(values)];
+    }),
+  );
 }
