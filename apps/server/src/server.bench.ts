@@ -26,7 +26,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { HttpError, send } from "@envace/http";
+import { HttpError, requestJson, send } from "@envace/http";
 import { policyFromSpec } from "@envace/models";
 import { reply, startScriptedServer } from "@envace/scripted-server";
 import { startServer } from "./serve.js";
@@ -230,7 +230,7 @@ async function main(): Promise<void> {
   try {
     // One short run through the server first: detection of the upstream, JIT warm-up.
     await loadFromChild(`${server.url}/v1`, saturating);
-    const ownMs = async () => (await (await fetch(`${server.url}/bench/own-ms`)).json()) as number[];
+    const ownMs = async () => (await requestJson({ url: `${server.url}/bench/own-ms`, timeoutMs: 10_000 })) as number[];
     await ownMs();
     const pacedDirect = await loadFromChild(upstream.url, paced);
     const pacedThrough = await loadFromChild(`${server.url}/v1`, paced);
