@@ -53,8 +53,8 @@ export function miniBatches<T extends { row: { taskId: string } }>(rows: readonl
 /**
  * The policy-gradient steps of one training step: for each epoch, each mini-batch's datums, the
  * clipped loss against the sampler's log-probabilities, AdamW. The loss is the mean over the
- * updates, each metric combined by its reduction. With a KL term, `reference` (a frozen copy of the weights RL started
- * from) scores every datum first.
+ * updates, each metric combined by its reduction. With a KL term, `reference` (a frozen copy of
+ * the weights RL started from) scores every datum first.
  */
 export async function policyUpdate(
   backend: TrainingBackend,

@@ -6,7 +6,8 @@ import { parseCm2Records } from "@envace/rewards";
 import { reply, startScriptedServer, type RecordedRequest, type Reply, type ScriptedServer } from "@envace/scripted-server";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { TrainConfig, type TrainConfigInput } from "../config/schema.js";
+import { parseConfig } from "../config/load.js";
+import type { TrainConfig, TrainConfigInput } from "../config/schema.js";
 import { verdictReply } from "../testing/judge.js";
 import { builtinDomain } from "../setup/domain.js";
 import { domainFromConfig } from "./from-config.js";
@@ -51,11 +52,10 @@ async function runDir(): Promise<string> {
   return dir;
 }
 
+/** A config read as a file's would be (JSON is YAML), so its defaults are the product's. */
 function config(input: TrainConfigInput): TrainConfig {
-  return TrainConfig.parse({
-    reward: { type: "checklist", judge: { base_url: server.baseURL, model: "judge-model", max_retries: 0 } },
-    ...input,
-  }) as TrainConfig;
+  const document = { reward: { type: "checklist", judge: { base_url: server.baseURL, model: "judge-model", max_retries: 0 } }, ...input };
+  return parseConfig(JSON.stringify(document), "from-config.test.json");
 }
 
 async function open(input: TrainConfigInput, dir?: string): Promise<DataDomain> {
