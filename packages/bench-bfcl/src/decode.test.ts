@@ -32,6 +32,34 @@ describe("the Python expression parser", () => {
     expect(values("[1, 1.0, 1e3, 0x1F, 1_000, .5, 5., 99999999999999999999]")).toEqual(["1", "1.0", "1000.0", "31", "1000", "0.5", "5.0", "99999999999999999999"]);
   });
 
+  it("tells string prefixes from names that start with the same letters", () => {
+    // Python: u'x', R'x', Rb'x' (bytes), bR'x' (bytes); ur'x' and bu'x' are a name followed by a string.
+    const constant = (source: string) => {
+      const tree = parseExpression(source);
+      return tree.kind === "constant" ? tree.value : tree.kind;
+    };
+    expect(constant("u'x'")).toBe("x");
+    expect(constant(String.raw`R'\d'`)).toBe(String.raw`\d`);
+    expect(constant("unit")).toBe("name");
+    expect(constant("rb")).toBe("name");
+    const keywords = (source: string) => {
+      const tree = parseExpression(source);
+      return tree.kind === "call" ? tree.keywords.map((k) => [k.arg, k.value.kind === "constant" ? k.value.value : k.value.kind]) : [];
+    };
+    expect(keywords("f(base=b, unit='u', fmt=f, rate=r)")).toEqual([["base", "name"], ["unit", "u"], ["fmt", "name"], ["rate", "name"]]);
+    for (const source of ["Rb'x'", "bR'x'", "ur'x'", "bu'x'"]) expect(() => parseExpression(source), source).toThrow(PySyntaxError);
+  });
+
+  it("reads a number up to where Python's tokenizer ends it", () => {
+    const elements = (source: string) => {
+      const tree = parseExpression(source);
+      return tree.kind === "list" ? tree.elts.map((e) => (e.kind === "constant" ? pyRepr(e.value) : unparse(e))) : [];
+    };
+    // 12 then ] and 7 then , are plain integers; 0o17 is 15, 0b101 is 5, 2E2 is 200.0, 1_2 is 12.
+    expect(elements("[12, 7,0o17,0b101, 2E2, 1_2]")).toEqual(["12", "7", "15", "5", "200.0", "12"]);
+    for (const source of ["10j", "1_", "0777"]) expect(() => parseExpression(source), source).toThrow(PySyntaxError);
+  });
+
   it("rejects what Python's parser rejects, and what would need evaluation", () => {
     for (const source of ["f(a=1, a=2)", "f(a=1, 2)", "f(", "007", "f'x{y}'", "lambda: 1", "[x for x in y]", "a < b"]) {
       expect(() => parseExpression(source), source).toThrow(PySyntaxError);

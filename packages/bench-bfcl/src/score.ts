@@ -37,19 +37,19 @@ export function decodeSingleTurnOutput(entry: SingleTurnEntry, result: PyObject)
  * was decoded, the other categories with the AST checker.
  */
 export function scoreSingleTurn(entry: SingleTurnEntry, output: SingleTurnOutput, options: AstCheckOptions = {}): EntryVerdict {
-  const base = { id: entry.id, category: entry.category };
+  const verdict = (valid: boolean, error: string | null): EntryVerdict => ({ id: entry.id, category: entry.category, valid, error });
   if (isRelevanceOrIrrelevance(entry.category)) {
     const madeCall = "calls" in output && output.calls.length > 0;
     if (isIrrelevance(entry.category)) {
-      return { ...base, valid: !madeCall, error: madeCall ? "irrelevance_error:decoder_success: Valid syntax. Successfully decode AST when it should not." : null };
+      return verdict(!madeCall, madeCall ? "irrelevance_error:decoder_success: Valid syntax. Successfully decode AST when it should not." : null);
     }
-    return { ...base, valid: madeCall, error: madeCall ? null : `relevance_error:decoder_failed: ${"decodeError" in output ? output.decodeError : "no function call"}` };
+    return verdict(madeCall, madeCall ? null : `relevance_error:decoder_failed: ${"decodeError" in output ? output.decodeError : "no function call"}`);
   }
   if ("decodeError" in output) {
     const type = output.wrongFormat ? "ast_decoder:decoder_wrong_output_format" : "ast_decoder:decoder_failed";
-    return { ...base, valid: false, error: `${type}: ${output.decodeError}` };
+    return verdict(false, `${type}: ${output.decodeError}`);
   }
   if (entry.answer === undefined) throw new BfclDataError(`${entry.id}: no reference answer to check against`);
-  const verdict = checkAst({ category: entry.category, functions: entry.functions, output: output.calls, answer: entry.answer, options });
-  return { ...base, valid: verdict.valid, error: verdict.valid ? null : `${verdict.errorType}: ${verdict.error}` };
+  const checked = checkAst({ category: entry.category, functions: entry.functions, output: output.calls, answer: entry.answer, options });
+  return verdict(checked.valid, checked.valid ? null : `${checked.errorType}: ${checked.error}`);
 }

@@ -1,6 +1,6 @@
 import { iterate, keyError, operator, PyException, PyHashDict, type PyObject, pyRepr, PyTuple, pyTypeName } from "@envace/python-text";
 import { ACCEPT, matchCalls, reject } from "@envace/rewards";
-import type { ArgumentRules, ExpectedCall, FunctionSignature, MatchMode, Verdict } from "@envace/rewards";
+import type { ArgumentRules, FunctionSignature, MatchMode, Verdict } from "@envace/rewards";
 import type { DecodedCall } from "../decode.js";
 import { convertJava } from "./java.js";
 import { convertJavaScript } from "./javascript.js";
@@ -88,10 +88,10 @@ export function checkAst(input: {
   let verdict: Verdict;
   try {
     verdict = matchCalls(mode, {
-      functions: input.functions.map(signatureOf),
+      functions: signaturesOf(input.functions),
       calls: input.output,
-      expected: input.answer.map((call): ExpectedCall<PyObject> => ({ name: call.name, params: call.params })),
-      rules: bfclRules(language, input.options ?? {}),
+      expected: input.answer,
+      rules: rulesFor(language, input.options?.underscoreToDot === true),
     });
   } catch (error) {
     if (error instanceof PyException) return { valid: false, errorType: "ast_checker:error", error: error.message };
@@ -102,16 +102,29 @@ export function checkAst(input: {
   return { valid: false, errorType, error: verdict.message };
 }
 
-// A loaded entry's docs are checked once per output: build each signature once.
-const signatures = new WeakMap<FunctionDocLike, FunctionSignature<ParamDoc>>();
+// A loaded entry's docs are checked once per output: build its signatures once.
+const signatures = new WeakMap<readonly FunctionDocLike[], readonly FunctionSignature<ParamDoc>[]>();
 
-function signatureOf(doc: FunctionDocLike): FunctionSignature<ParamDoc> {
-  let signature = signatures.get(doc);
-  if (signature === undefined) {
-    signature = { name: doc.name, params: new Map(Object.entries(doc.parameters.properties)), required: doc.parameters.required ?? [] };
-    signatures.set(doc, signature);
+function signaturesOf(docs: readonly FunctionDocLike[]): readonly FunctionSignature<ParamDoc>[] {
+  let built = signatures.get(docs);
+  if (built === undefined) {
+    built = docs.map((doc) => ({ name: doc.name, params: new Map(Object.entries(doc.parameters.properties)), required: doc.parameters.required ?? [] }));
+    signatures.set(docs, built);
   }
-  return signature;
+  return built;
+}
+
+// The rules hold no state: one set per language and option, not one per check.
+const rulesCache = new Map<string, ArgumentRules<PyObject, PyObject, ParamDoc>>();
+
+function rulesFor(language: Language, underscoreToDot: boolean): ArgumentRules<PyObject, PyObject, ParamDoc> {
+  const key = `${language}/${underscoreToDot}`;
+  let rules = rulesCache.get(key);
+  if (rules === undefined) {
+    rules = bfclRules(language, { underscoreToDot });
+    rulesCache.set(key, rules);
+  }
+  return rules;
 }
 
 function tableType(table: Readonly<Record<string, string>>, gorillaType: string): string {
@@ -174,12 +187,23 @@ function checkArgument(language: Language, param: string, raw: PyObject, accepta
   return checkOther(param, value, acceptable);
 }
 
+// Every output for an entry asks the same reference: its type is found once (null: none).
+const answerTypes = new WeakMap<object, string | null>();
+
 /** The type of the first alternative that is not the omission marker `""`. */
 function answerType(acceptable: PyObject): string | undefined {
+  const cacheable = typeof acceptable === "object" && acceptable !== null;
+  const cached = cacheable ? answerTypes.get(acceptable) : undefined;
+  if (cached !== undefined) return cached ?? undefined;
+  let found: string | null = null;
   for (const alternative of iterateAlternatives(acceptable)) {
-    if (alternative !== "") return pyTypeName(alternative);
+    if (alternative !== "") {
+      found = pyTypeName(alternative);
+      break;
+    }
   }
-  return undefined;
+  if (cacheable) answerTypes.set(acceptable, found);
+  return found ?? undefined;
 }
 
 function iterateAlternatives(acceptable: PyObject): PyObject[] {

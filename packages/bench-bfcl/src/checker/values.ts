@@ -27,13 +27,24 @@ function isIn(value: PyObject, candidates: readonly PyObject[]): boolean {
   return candidates.some((candidate) => candidate === value || pyEquals(candidate, value));
 }
 
+// A reference's alternatives are checked against every output for its entry: standardise them once.
+const standardizedAlternatives = new WeakMap<object, readonly string[]>();
+
+function stringAlternatives(acceptable: PyObject): readonly string[] {
+  const cacheable = typeof acceptable === "object" && acceptable !== null;
+  let candidates = cacheable ? standardizedAlternatives.get(acceptable) : undefined;
+  if (candidates === undefined) {
+    candidates = iterate(acceptable)
+      .filter((candidate): candidate is string => typeof candidate === "string")
+      .map(standardize);
+    if (cacheable) standardizedAlternatives.set(acceptable, candidates);
+  }
+  return candidates;
+}
+
 /** A string argument: equal to some string alternative after standardisation. */
 export function checkString(param: string, value: string, acceptable: PyObject): Verdict {
-  const value_ = standardize(value);
-  const candidates = iterate(acceptable)
-    .filter((candidate): candidate is string => typeof candidate === "string")
-    .map(standardize);
-  if (candidates.includes(value_)) return ACCEPT;
+  if (stringAlternatives(acceptable).includes(standardize(value))) return ACCEPT;
   return reject("value_error:string", `Invalid value for parameter '${param}': ${pyRepr(value)}. Expected one of ${pyRepr(acceptable)}. Case insensitive.`);
 }
 

@@ -38,12 +38,20 @@ export class PySyntaxError extends PyException {
   }
 }
 
-type Token =
-  | { type: "name"; text: string; start: number }
-  | { type: "number"; text: string; start: number }
-  | { type: "string"; value: string; bytes: boolean; start: number }
-  | { type: "op"; text: string; start: number }
-  | { type: "end"; start: number };
+/**
+ * One token. Every kind has every field (`text` of a name, number or operator; `value` and
+ * `bytes` of a string literal), so that the parser reads tokens of one shape and V8 keeps its
+ * property accesses monomorphic.
+ */
+interface Token {
+  readonly type: "name" | "number" | "string" | "op" | "end";
+  readonly text: string;
+  readonly value: string;
+  readonly bytes: boolean;
+  readonly start: number;
+}
+
+const makeToken = (type: "name" | "number" | "op" | "end", text: string, start: number): Token => ({ type, text, value: "", bytes: false, start });
 
 const KEYWORDS = new Set(["and", "or", "not", "in", "is", "if", "else", "lambda", "for", "await", "yield"]);
 const OPERATORS = ["**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", ":=", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">"];
@@ -90,6 +98,35 @@ function matchAt(pattern: RegExp, source: string, pos: number): string | undefin
   return pattern.exec(source)?.[0];
 }
 
+/** Operators no longer operator starts with: the punctuation of calls and literals. */
+const SINGLE_OPERATORS = new Set(["(", ")", "[", "]", "{", "}", ",", ";", "~"]);
+
+const isQuote = (code: number): boolean => code === 0x27 || code === 0x22;
+
+/**
+ * The prefix of a string literal starting at `pos` ("" for a bare quote), or undefined when none
+ * starts there: what `STRING_PREFIX` matches, without a pattern match for every name that starts
+ * with one of the prefix letters.
+ */
+function stringPrefixAt(source: string, pos: number): string | undefined {
+  const ch = source[pos]!;
+  if (ch === "'" || ch === '"') return "";
+  if (!STRING_STARTS.has(ch)) return undefined;
+  if (isQuote(source.charCodeAt(pos + 1))) return ch;
+  if (!isQuote(source.charCodeAt(pos + 2))) return undefined;
+  return matchAt(STRING_PREFIX, source, pos);
+}
+
+/** A run of decimal digits not followed by what would make it another kind of number, or undefined. */
+function plainIntegerAt(source: string, pos: number): string | undefined {
+  let end = pos;
+  while (end < source.length && source.charCodeAt(end) >= 48 && source.charCodeAt(end) <= 57) end++;
+  if (end === pos) return undefined;
+  const next = source[end];
+  if (next !== undefined && ".eEjJxXoObB_".includes(next)) return undefined;
+  return source.slice(pos, end);
+}
+
 function tokenize(source: string): Token[] {
   const tokens: Token[] = [];
   let pos = 0;
@@ -107,7 +144,7 @@ function tokenize(source: string): Token[] {
       while (pos < source.length && source[pos] !== "\n") pos++;
       continue;
     }
-    const prefix = STRING_STARTS.has(ch) ? matchAt(STRING_PREFIX, source, pos) : undefined;
+    const prefix = stringPrefixAt(source, pos);
     if (prefix !== undefined) {
       const [token, end] = readString(source, pos, prefix);
       tokens.push(token);
@@ -115,28 +152,33 @@ function tokenize(source: string): Token[] {
       continue;
     }
     if ((ch >= "0" && ch <= "9") || (ch === "." && source[pos + 1] !== undefined && source[pos + 1]! >= "0" && source[pos + 1]! <= "9")) {
-      const text = matchAt(NUMBER, source, pos)!;
-      tokens.push({ type: "number", text, start: pos });
+      const text = plainIntegerAt(source, pos) ?? matchAt(NUMBER, source, pos)!;
+      tokens.push(makeToken("number", text, pos));
       pos += text.length;
       continue;
     }
     const name = nameAt(source, pos);
     if (name !== undefined) {
-      tokens.push({ type: "name", text: name, start: pos });
+      tokens.push(makeToken("name", name, pos));
       pos += name.length;
       continue;
     }
+    if (SINGLE_OPERATORS.has(ch)) {
+      tokens.push(makeToken("op", ch, pos));
+      pos++;
+      continue;
+    }
     if (source.startsWith("...", pos)) {
-      tokens.push({ type: "op", text: "...", start: pos });
+      tokens.push(makeToken("op", "...", pos));
       pos += 3;
       continue;
     }
     const op = OPERATORS_BY_FIRST.get(ch)?.find((candidate) => source.startsWith(candidate, pos));
     if (op === undefined) throw new PySyntaxError(`invalid character ${JSON.stringify(ch)}`, pos);
-    tokens.push({ type: "op", text: op, start: pos });
+    tokens.push(makeToken("op", op, pos));
     pos += op.length;
   }
-  tokens.push({ type: "end", start: source.length });
+  tokens.push(makeToken("end", "", source.length));
   return tokens;
 }
 
@@ -165,7 +207,7 @@ function readString(source: string, start: number, prefix: string): [Token, numb
     if (pos >= source.length) throw new PySyntaxError("unterminated string literal", start);
     if (source.startsWith(quote, pos)) {
       pos += quote.length;
-      return [{ type: "string", value, bytes, start }, pos];
+      return [{ type: "string", text: "", value, bytes, start }, pos];
     }
     const ch = source[pos]!;
     if (ch === "\n" && quote.length === 1) throw new PySyntaxError("unterminated string literal", start);
@@ -399,7 +441,7 @@ class Parser {
       case "string": {
         let value = token.value;
         while (this.peek().type === "string") {
-          const next = this.take() as Extract<Token, { type: "string" }>;
+          const next = this.take();
           if (next.bytes !== token.bytes) throw new PySyntaxError("cannot mix bytes and nonbytes literals", next.start);
           value += next.value;
         }
