@@ -85,9 +85,13 @@ export class EnvironmentSet {
 
   /** Upstream looks at the text before the first "(", after its instance prefix. */
   private forbiddenName(call: string): string | undefined {
-    const head = call.split("(")[0]!;
-    const name = head.includes(".") ? head.split(".")[1]! : head;
-    if (!head.includes(".") && this.owners.has(head)) return undefined;
+    const paren = call.indexOf("(");
+    const head = paren < 0 ? call : call.slice(0, paren);
+    const dot = head.indexOf(".");
+    if (dot < 0 && this.owners.has(head)) return undefined;
+    // Python's head.split(".")[1]: the text between the first dot and the next.
+    const next = dot < 0 ? -1 : head.indexOf(".", dot + 1);
+    const name = dot < 0 ? head : head.slice(dot + 1, next < 0 ? undefined : next);
     return FORBIDDEN.includes(name) ? name : undefined;
   }
 

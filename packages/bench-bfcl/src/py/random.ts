@@ -7,6 +7,13 @@
 const N = 624;
 const M = 397;
 
+/**
+ * The state right after seeding, by seed. Every environment of every entry seeds its generator
+ * with one of a few constants; copying 624 words is much cheaper than seeding them again.
+ */
+const seededStates = new Map<bigint, Uint32Array>();
+const SEEDED_STATES_KEPT = 64;
+
 export class PythonRandom {
   private readonly mt = new Uint32Array(N);
   private index = N + 1;
@@ -15,13 +22,17 @@ export class PythonRandom {
   constructor(seed: number | bigint) {
     let n = typeof seed === "bigint" ? seed : BigInt(seed);
     if (n < 0n) n = -n;
-    const key: number[] = [];
-    while (n > 0n) {
-      key.push(Number(n & 0xffffffffn));
-      n >>= 32n;
+    const seeded = seededStates.get(n);
+    if (seeded !== undefined) {
+      this.mt.set(seeded);
+      this.index = N;
+      return;
     }
+    const key: number[] = [];
+    for (let rest = n; rest > 0n; rest >>= 32n) key.push(Number(rest & 0xffffffffn));
     if (key.length === 0) key.push(0);
     this.seedByArray(key);
+    if (seededStates.size < SEEDED_STATES_KEPT) seededStates.set(n, this.mt.slice());
   }
 
   private seedWith(s: number): void {

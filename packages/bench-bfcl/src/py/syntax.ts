@@ -98,8 +98,36 @@ function matchAt(pattern: RegExp, source: string, pos: number): string | undefin
   return pattern.exec(source)?.[0];
 }
 
-/** Operators no longer operator starts with: the punctuation of calls and literals. */
-const SINGLE_OPERATORS = new Set(["(", ")", "[", "]", "{", "}", ",", ";", "~"]);
+/**
+ * The punctuation of calls and literals (brackets, `,`, `=`, `.`, `:`), read by character code;
+ * undefined for every other operator, which `OPERATORS_BY_FIRST` finds.
+ */
+function commonOperatorAt(source: string, pos: number): string | undefined {
+  switch (source.charCodeAt(pos)) {
+    case 0x28:
+      return "(";
+    case 0x29:
+      return ")";
+    case 0x5b:
+      return "[";
+    case 0x5d:
+      return "]";
+    case 0x7b:
+      return "{";
+    case 0x7d:
+      return "}";
+    case 0x2c:
+      return ",";
+    case 0x3d:
+      return source.charCodeAt(pos + 1) === 0x3d ? "==" : "=";
+    case 0x2e:
+      return source.startsWith("...", pos) ? "..." : ".";
+    case 0x3a:
+      return source.charCodeAt(pos + 1) === 0x3d ? ":=" : ":";
+    default:
+      return undefined;
+  }
+}
 
 const isQuote = (code: number): boolean => code === 0x27 || code === 0x22;
 
@@ -163,14 +191,10 @@ function tokenize(source: string): Token[] {
       pos += name.length;
       continue;
     }
-    if (SINGLE_OPERATORS.has(ch)) {
-      tokens.push(makeToken("op", ch, pos));
-      pos++;
-      continue;
-    }
-    if (source.startsWith("...", pos)) {
-      tokens.push(makeToken("op", "...", pos));
-      pos += 3;
+    const common = commonOperatorAt(source, pos);
+    if (common !== undefined) {
+      tokens.push(makeToken("op", common, pos));
+      pos += common.length;
       continue;
     }
     const op = OPERATORS_BY_FIRST.get(ch)?.find((candidate) => source.startsWith(candidate, pos));
