@@ -62,6 +62,16 @@ describe("Python's random module, bit for bit", () => {
     expect([r.randint(10000, 99999), r.randint(10000, 99999), r.randint(10000, 99999)]).toEqual([67410n, 41772n, 24547n]);
   });
 
+  it("a generator seeded again with a seed already used starts where the first one started", () => {
+    // CPython: random.Random(42) and random.Random(-42) both begin 0.6394267984578837, 0.025010755222666936.
+    const first = new PythonRandom(42);
+    first.random();
+    for (const seed of [42, 42n, -42]) {
+      const again = new PythonRandom(seed);
+      expect([again.random(), again.random()]).toEqual([0.6394267984578837, 0.025010755222666936]);
+    }
+  });
+
   it("a seed wider than 32 bits is split into words", () => {
     const r = new PythonRandom(2n ** 40n + 123n);
     expect(r.randint(1, 6)).toBe(4n);
