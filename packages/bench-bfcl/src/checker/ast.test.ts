@@ -52,6 +52,12 @@ describe("Python type rules", () => {
 
   it("standardises strings: drops spaces and ,./-_*^, lower-cases, turns ' into \"", () => {
     expect(standardize("Square-Meters, 2*x^2 'q'")).toBe('squaremeters2x2"q"');
+    // Python: "plain".lower() etc.; text already standard comes back unchanged, other punctuation stays.
+    expect(standardize("plain42")).toBe("plain42");
+    expect(standardize("x:y(z)=\"w\"")).toBe('x:y(z)="w"');
+    expect(standardize("it's")).toBe('it"s');
+    expect(standardize("Ünïcode Straße")).toBe("ünïcodestraße");
+    expect(standardize("ÉTÉ")).toBe("été");
     expect(valid([call("geo.area", { base: 10n, unit: "Square_Meters." })])).toBe(true);
     expect(valid([call("geo.area", { base: 10n, unit: "square feet" })])).toBe(false);
   });
