@@ -6,7 +6,7 @@ import { convertJava } from "./java.js";
 import { convertJavaScript } from "./javascript.js";
 import { JAVA_TYPES, JAVASCRIPT_TYPES, NESTED_CONVERSION_TYPES, PYTHON_NESTED_TYPES, PYTHON_TYPES } from "./types.js";
 import type { Language } from "./types.js";
-import { checkDict, checkList, checkListOfDicts, checkOther, checkString } from "./values.js";
+import { checkDict, checkList, checkListOfDicts, checkOther, checkString, perReference } from "./values.js";
 
 /** A parameter as a BFCL function doc declares it. */
 export interface ParamDoc {
@@ -187,24 +187,13 @@ function checkArgument(language: Language, param: string, raw: PyObject, accepta
   return checkOther(param, value, acceptable);
 }
 
-// Every output for an entry asks the same reference: its type is found once (null: none).
-const answerTypes = new WeakMap<object, string | null>();
-
 /** The type of the first alternative that is not the omission marker `""`. */
-function answerType(acceptable: PyObject): string | undefined {
-  const cacheable = typeof acceptable === "object" && acceptable !== null;
-  const cached = cacheable ? answerTypes.get(acceptable) : undefined;
-  if (cached !== undefined) return cached ?? undefined;
-  let found: string | null = null;
+const answerType = perReference((acceptable): string | undefined => {
   for (const alternative of iterateAlternatives(acceptable)) {
-    if (alternative !== "") {
-      found = pyTypeName(alternative);
-      break;
-    }
+    if (alternative !== "") return pyTypeName(alternative);
   }
-  if (cacheable) answerTypes.set(acceptable, found);
-  return found ?? undefined;
-}
+  return undefined;
+});
 
 function iterateAlternatives(acceptable: PyObject): PyObject[] {
   return Array.isArray(acceptable) ? acceptable : iterate(acceptable);

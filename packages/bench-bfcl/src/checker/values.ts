@@ -27,20 +27,27 @@ function isIn(value: PyObject, candidates: readonly PyObject[]): boolean {
   return candidates.some((candidate) => candidate === value || pyEquals(candidate, value));
 }
 
-// A reference's alternatives are checked against every output for its entry: standardise them once.
-const standardizedAlternatives = new WeakMap<object, readonly string[]>();
-
-function stringAlternatives(acceptable: PyObject): readonly string[] {
-  const cacheable = typeof acceptable === "object" && acceptable !== null;
-  let candidates = cacheable ? standardizedAlternatives.get(acceptable) : undefined;
-  if (candidates === undefined) {
-    candidates = iterate(acceptable)
-      .filter((candidate): candidate is string => typeof candidate === "string")
-      .map(standardize);
-    if (cacheable) standardizedAlternatives.set(acceptable, candidates);
-  }
-  return candidates;
+/**
+ * `compute` remembered per reference object: every output for an entry is checked against the
+ * same loaded references, which are never changed. Scalars are computed each time.
+ */
+export function perReference<T>(compute: (acceptable: PyObject) => T): (acceptable: PyObject) => T {
+  const cache = new WeakMap<object, T>();
+  return (acceptable) => {
+    if (typeof acceptable !== "object" || acceptable === null) return compute(acceptable);
+    if (cache.has(acceptable)) return cache.get(acceptable)!;
+    const value = compute(acceptable);
+    cache.set(acceptable, value);
+    return value;
+  };
 }
+
+/** The string alternatives of a reference, standardised. */
+const stringAlternatives = perReference((acceptable): readonly string[] =>
+  iterate(acceptable)
+    .filter((candidate): candidate is string => typeof candidate === "string")
+    .map(standardize),
+);
 
 /** A string argument: equal to some string alternative after standardisation. */
 export function checkString(param: string, value: string, acceptable: PyObject): Verdict {
