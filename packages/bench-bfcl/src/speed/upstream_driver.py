@@ -15,7 +15,6 @@ import importlib.machinery
 import json
 import os
 import resource
-import statistics
 import sys
 import time
 import types
@@ -178,8 +177,7 @@ def main():
     print(json.dumps({
         "importMs": (imported - started) * 1000,
         "loadMs": (loaded - imported) * 1000,
-        "firstMs": times[0] * 1000,
-        "warmMs": statistics.median(times[1:]) * 1000 if passes > 1 else None,
+        "passMs": [t * 1000 for t in times],
         "agree": min(counts),
         "total": total,
         "maxRssKiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,

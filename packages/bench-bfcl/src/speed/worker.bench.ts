@@ -22,20 +22,14 @@ export interface SpeedCase {
 export interface SideFigures {
   readonly importMs: number;
   readonly loadMs: number;
-  readonly firstMs: number;
-  readonly warmMs: number | null;
+  /** Every pass, in order: the first is cold, the bench picks the warm and steady ones. */
+  readonly passMs: readonly number[];
   /** Verdicts equal to the labels (single-turn) or entries valid (multi-turn gold replay). */
   readonly agree: number;
   readonly total: number;
   readonly maxRssKiB: number;
   /** Upstream only: uninstalled modules its imports needed but scoring never uses, stood in for by inert ones. */
   readonly stoodIn?: readonly string[];
-}
-
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 async function singleTurn(casesFile: string, dataDir: string): Promise<{ total: number; run: () => number }> {
@@ -80,8 +74,7 @@ async function main(argv: readonly string[]): Promise<SideFigures> {
   return {
     importMs,
     loadMs,
-    firstMs: times[0]!,
-    warmMs: passes > 1 ? median(times.slice(1)) : null,
+    passMs: times,
     agree: Math.min(...counts),
     total,
     maxRssKiB: process.resourceUsage().maxRSS,
