@@ -11,6 +11,10 @@
  * - saturating: no think time, every conversation sends its next turn as soon as the last is
  *   answered: requests per second through the server against the upstream alone.
  *
+ * The paced load also goes through a bare proxy: a Fastify route that forwards the body with
+ * `@envace/http` and returns the upstream's answer, with no validation, policy or metrics. What it
+ * adds is what one more Node.js hop costs on this machine, a floor for the server's figures.
+ *
  * The runs stop after a fixed number of requests and fail on any error.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -19,7 +23,7 @@ import { subscribe } from "node:diagnostics_channel";
 import { once } from "node:events";
 import type { ClientRequest, IncomingMessage } from "node:http";
 import { cpus, loadavg } from "node:os";
-import { performance } from "node:perf_hooks";
+import { performance, PerformanceObserver } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -29,6 +33,7 @@ import { build } from "esbuild";
 import { HttpError, requestJson, send } from "@envace/http";
 import { policyFromSpec } from "@envace/models";
 import { reply, startScriptedServer } from "@envace/scripted-server";
+import Fastify from "fastify";
 import { startServer } from "./serve.js";
 
 const CONVERSATIONS = 64;
@@ -165,6 +170,11 @@ async function serveServer(upstreamURL: string): Promise<void> {
   });
   const { policy } = await policyFromSpec(`openai:${upstreamURL}#${MODEL},concurrency=${CONVERSATIONS}`);
   let ownMs: number[] = [];
+  // Garbage-collection pauses stop every request in flight: their lengths, read with the rest.
+  let gcMs: number[] = [];
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMs.push(entry.duration);
+  }).observe({ entryTypes: ["gc"] });
   let cpuSince = process.cpuUsage();
   const server = await startServer({
     policy,
@@ -182,8 +192,9 @@ async function serveServer(upstreamURL: string): Promise<void> {
       });
       fastify.get("/bench/own-ms", (_request, reply) => {
         const cpu = process.cpuUsage(cpuSince);
-        const answer = { ownMs, cpuMs: (cpu.user + cpu.system) / 1000 };
+        const answer = { ownMs, gcMs, cpuMs: (cpu.user + cpu.system) / 1000 };
         ownMs = [];
+        gcMs = [];
         cpuSince = process.cpuUsage();
         return reply.send(answer);
       });
@@ -191,6 +202,18 @@ async function serveServer(upstreamURL: string): Promise<void> {
   });
   process.stdout.write(`${server.url}\n`);
   process.once("SIGTERM", () => void server.close().then(() => process.exit(0)));
+}
+
+/** The bare proxy in front of `upstreamURL`: Fastify, one route, the body forwarded as it came. */
+async function serveProxy(upstreamURL: string): Promise<void> {
+  const proxy = Fastify({ logger: false });
+  proxy.post("/v1/chat/completions", async (request, answer) => {
+    const upstream = await send({ url: `${upstreamURL}/chat/completions`, body: request.body, timeoutMs: 60_000 });
+    return answer.code(upstream.status).send(upstream.body);
+  });
+  const url = await proxy.listen({ host: "127.0.0.1", port: 0 });
+  process.stdout.write(`${url}\n`);
+  process.once("SIGTERM", () => void proxy.close().then(() => process.exit(0)));
 }
 
 /** This file and what it imports as one ES module, in a folder of its own under the package's node_modules. */
@@ -235,54 +258,71 @@ async function main(): Promise<void> {
   const built = await buildBundle();
   bundle = built.file;
   const upstream = await startChild(["--upstream"]);
-  const server = await startChild(["--server", upstream.url]).catch(async (error: unknown) => {
-    await upstream.stop();
-    throw error;
-  });
-  const paced: Load = { turns: 16, thinkMs: THINK_MS };
-  const saturating: Load = { turns: 10, thinkMs: 0 };
+  const children = [upstream];
+  const stopAll = () => Promise.all(children.map((c) => c.stop()));
   try {
-    // One short run through the server first: detection of the upstream, JIT warm-up.
-    await loadFromChild(`${server.url}/v1`, saturating);
-    const ownMs = async () => (await requestJson({ url: `${server.url}/bench/own-ms`, timeoutMs: 10_000 })) as { ownMs: number[]; cpuMs: number };
-    await ownMs();
-    const rounds: { direct: LoadResult; through: LoadResult }[] = [];
-    for (let round = 0; round < ROUNDS; round += 1) {
-      const direct = () => loadFromChild(upstream.url, paced);
-      const through = () => loadFromChild(`${server.url}/v1`, paced);
-      if (round % 2 === 0) rounds.push({ direct: await direct(), through: await through() });
-      else rounds.push({ through: await through(), direct: await direct() });
-    }
-    const { ownMs: pacedOwnMs, cpuMs: pacedCpuMs } = await ownMs();
-    const saturatingDirect = await loadFromChild(upstream.url, saturating);
-    const saturatingThrough = await loadFromChild(`${server.url}/v1`, saturating);
-    const rate = (r: LoadResult) => r.requests / r.seconds;
-    const row = (name: string, r: LoadResult) =>
-      `${name.padEnd(34)} ${String(r.requests).padStart(6)} ${String(r.errors).padStart(6)} ${percentile(r.latenciesMs, 50).toFixed(2).padStart(9)} ${percentile(r.latenciesMs, 99).toFixed(2).padStart(9)} ${rate(r).toFixed(0).padStart(8)} ${String(r.resent).padStart(6)}`;
-    console.log(`server bench: ${CONVERSATIONS} conversations from a second process, the server and the upstream in their own, all compiled; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}`);
-    console.log(`${"load / target".padEnd(34)} ${"reqs".padStart(6)} ${"errors".padStart(6)} ${"p50 ms".padStart(9)} ${"p99 ms".padStart(9)} ${"req/s".padStart(8)} ${"resent".padStart(6)}`);
-    rounds.forEach(({ direct, through }, i) => {
-      console.log(row(`paced ${i + 1} (${THINK_MS} ms think), directly`, direct));
-      console.log(row(`paced ${i + 1} (${THINK_MS} ms think), server`, through));
-    });
-    console.log(row("saturating, directly", saturatingDirect));
-    console.log(row("saturating, server", saturatingThrough));
-    const added = (p: number) => rounds.map(({ direct, through }) => percentile(through.latenciesMs, p) - percentile(direct.latenciesMs, p));
-    const range = (values: number[]) => `${median(values).toFixed(2)} ms (rounds: ${values.map((v) => v.toFixed(2)).join(", ")})`;
-    console.log(`added latency (paced, median of ${ROUNDS} rounds): p50 ${range(added(50))}, p99 ${range(added(99))} (goal p99 ≤ 5 ms)`);
-    console.log(
-      `  of which the server's own time (arrival to last byte, less the wait for the upstream's answer; ${pacedOwnMs.length} completions): p50 ${percentile(pacedOwnMs, 50).toFixed(2)} ms, p99 ${percentile(pacedOwnMs, 99).toFixed(2)} ms`,
-    );
-    console.log(`  the server process's CPU time (paced rounds): ${((pacedCpuMs / pacedOwnMs.length) * 1000).toFixed(0)} µs a completion`);
-    console.log(`throughput (saturating): ${rate(saturatingThrough).toFixed(0)} req/s through the server, ${((rate(saturatingThrough) / rate(saturatingDirect)) * 100).toFixed(0)}% of the upstream alone`);
-    const runs = [...rounds.flatMap((r) => [r.direct, r.through]), saturatingDirect, saturatingThrough];
-    const errors = runs.reduce((sum, r) => sum + r.errors, 0);
-    if (errors > 0) throw new Error(`${errors} requests failed`);
+    const server = await startChild(["--server", upstream.url]);
+    children.push(server);
+    const proxy = await startChild(["--proxy", upstream.url]);
+    children.push(proxy);
+    await measure(upstream.url, server.url, proxy.url);
   } finally {
-    await server.stop();
-    await upstream.stop();
+    await stopAll();
     built.remove();
   }
+}
+
+type Target = "directly" | "server" | "bare proxy";
+
+async function measure(upstreamURL: string, serverURL: string, proxyURL: string): Promise<void> {
+  const paced: Load = { turns: 16, thinkMs: THINK_MS };
+  const saturating: Load = { turns: 10, thinkMs: 0 };
+  const targets: Record<Target, string> = { directly: upstreamURL, server: `${serverURL}/v1`, "bare proxy": `${proxyURL}/v1` };
+  // One short run through each hop first: detection of the upstream, JIT warm-up.
+  await loadFromChild(targets.server, saturating);
+  await loadFromChild(targets["bare proxy"], saturating);
+  const ownMs = async () => (await requestJson({ url: `${serverURL}/bench/own-ms`, timeoutMs: 10_000 })) as { ownMs: number[]; gcMs: number[]; cpuMs: number };
+  await ownMs();
+  // Each round runs the three in a different order, so none always follows the same one.
+  const order: Target[] = ["directly", "server", "bare proxy"];
+  const rounds: Record<Target, LoadResult>[] = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const result: Partial<Record<Target, LoadResult>> = {};
+    for (let i = 0; i < order.length; i += 1) {
+      const target = order[(round + i) % order.length]!;
+      result[target] = await loadFromChild(targets[target], paced);
+    }
+    rounds.push(result as Record<Target, LoadResult>);
+  }
+  const { ownMs: pacedOwnMs, gcMs: pacedGcMs, cpuMs: pacedCpuMs } = await ownMs();
+  const saturatingDirect = await loadFromChild(targets.directly, saturating);
+  const saturatingThrough = await loadFromChild(targets.server, saturating);
+  const rate = (r: LoadResult) => r.requests / r.seconds;
+  const row = (name: string, r: LoadResult) =>
+    `${name.padEnd(34)} ${String(r.requests).padStart(6)} ${String(r.errors).padStart(6)} ${percentile(r.latenciesMs, 50).toFixed(2).padStart(9)} ${percentile(r.latenciesMs, 99).toFixed(2).padStart(9)} ${rate(r).toFixed(0).padStart(8)} ${String(r.resent).padStart(6)}`;
+  console.log(`server bench: ${CONVERSATIONS} conversations from a second process, the server and the upstream in their own, all compiled; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}`);
+  console.log(`${"load / target".padEnd(34)} ${"reqs".padStart(6)} ${"errors".padStart(6)} ${"p50 ms".padStart(9)} ${"p99 ms".padStart(9)} ${"req/s".padStart(8)} ${"resent".padStart(6)}`);
+  rounds.forEach((round, i) => {
+    for (const target of order) console.log(row(`paced ${i + 1} (${THINK_MS} ms think), ${target}`, round[target]));
+  });
+  console.log(row("saturating, directly", saturatingDirect));
+  console.log(row("saturating, server", saturatingThrough));
+  const added = (target: Target, p: number) => rounds.map((round) => percentile(round[target].latenciesMs, p) - percentile(round.directly.latenciesMs, p));
+  const range = (values: number[]) => `${median(values).toFixed(2)} ms (rounds: ${values.map((v) => v.toFixed(2)).join(", ")})`;
+  console.log(`added latency (paced, median of ${ROUNDS} rounds): p50 ${range(added("server", 50))}, p99 ${range(added("server", 99))} (goal p99 ≤ 5 ms)`);
+  console.log(
+    `  of which the server's own time (arrival to last byte, less the wait for the upstream's answer; ${pacedOwnMs.length} completions): p50 ${percentile(pacedOwnMs, 50).toFixed(2)} ms, p99 ${percentile(pacedOwnMs, 99).toFixed(2)} ms`,
+  );
+  console.log(`  the server process's CPU time (paced rounds): ${((pacedCpuMs / pacedOwnMs.length) * 1000).toFixed(0)} µs a completion`);
+  const gcTotal = pacedGcMs.reduce((sum, ms) => sum + ms, 0);
+  console.log(
+    `  its garbage-collection pauses (paced rounds): ${pacedGcMs.length}, ${gcTotal.toFixed(0)} ms in all, median ${(pacedGcMs.length ? median(pacedGcMs) : 0).toFixed(2)} ms, longest ${Math.max(0, ...pacedGcMs).toFixed(2)} ms`,
+  );
+  console.log(`  added by the bare proxy, the same rounds: p50 ${range(added("bare proxy", 50))}, p99 ${range(added("bare proxy", 99))}`);
+  console.log(`throughput (saturating): ${rate(saturatingThrough).toFixed(0)} req/s through the server, ${((rate(saturatingThrough) / rate(saturatingDirect)) * 100).toFixed(0)}% of the upstream alone`);
+  const runs = [...rounds.flatMap((round) => order.map((target) => round[target])), saturatingDirect, saturatingThrough];
+  const errors = runs.reduce((sum, r) => sum + r.errors, 0);
+  if (errors > 0) throw new Error(`${errors} requests failed`);
 }
 
 const mode = process.argv[2];
@@ -293,6 +333,8 @@ if (mode === "--load") {
   await serveUpstream();
 } else if (mode === "--server") {
   await serveServer(process.argv[3]!);
+} else if (mode === "--proxy") {
+  await serveProxy(process.argv[3]!);
 } else {
   await main();
 }
