@@ -283,7 +283,7 @@ async function measure(upstreamURL: string, serverURL: string, proxyURL: string)
   await loadFromChild(targets["bare proxy"], saturating);
   const ownMs = async () => (await requestJson({ url: `${serverURL}/bench/own-ms`, timeoutMs: 10_000 })) as { ownMs: number[]; gcMs: number[]; cpuMs: number };
   await ownMs();
-  // Each round runs the three in a different order, so none always follows the same one.
+  // The rounds rotate the order of the three, so that no target always runs first or last.
   const order: Target[] = ["directly", "server", "bare proxy"];
   const rounds: Record<Target, LoadResult>[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
