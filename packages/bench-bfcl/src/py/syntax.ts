@@ -58,8 +58,8 @@ const OPERATORS = ["**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", ":=", "
 /** The operators by their first character, longest first as in `OPERATORS`: one lookup per token, not a scan. */
 const OPERATORS_BY_FIRST = new Map<string, string[]>();
 for (const op of OPERATORS) OPERATORS_BY_FIRST.set(op[0]!, [...(OPERATORS_BY_FIRST.get(op[0]!) ?? []), op]);
-/** Characters a string literal can start with: a quote or a prefix letter. */
-const STRING_STARTS = new Set(["'", '"', "r", "R", "b", "B", "f", "F", "u", "U"]);
+/** The letters a string literal's prefix can start with (`r'…'`, `b"…"`, `f'…'`, `u'…'`, `rb'…'`). */
+const PREFIX_STARTS = new Set(["r", "R", "b", "B", "f", "F", "u", "U"]);
 const COMPARISONS = new Set(["<", ">", "<=", ">=", "==", "!="]);
 /** Binding power of the binary operators below `**`, loosest first: | ^ & shifts, + -, * / // % @. All associate left. */
 const BINARY_PRECEDENCE = new Map<string, number>([
@@ -137,9 +137,9 @@ const isQuote = (code: number): boolean => code === 0x27 || code === 0x22;
  * with one of the prefix letters.
  */
 function stringPrefixAt(source: string, pos: number): string | undefined {
+  if (isQuote(source.charCodeAt(pos))) return "";
   const ch = source[pos]!;
-  if (ch === "'" || ch === '"') return "";
-  if (!STRING_STARTS.has(ch)) return undefined;
+  if (!PREFIX_STARTS.has(ch)) return undefined;
   if (isQuote(source.charCodeAt(pos + 1))) return ch;
   if (!isQuote(source.charCodeAt(pos + 2))) return undefined;
   return matchAt(STRING_PREFIX, source, pos);
