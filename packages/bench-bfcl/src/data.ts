@@ -1,5 +1,4 @@
-import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, parseRecord, RecordError } from "@envace/protocol";
 import type { RecordSource } from "@envace/protocol";
@@ -124,7 +123,7 @@ export interface Line {
 export async function readLines(file: string): Promise<Line[]> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = readFileSync(file, "utf8");
   } catch (error) {
     throw new RecordError({ file }, [{ path: "", message: `cannot read: ${(error as Error).message}` }]);
   }

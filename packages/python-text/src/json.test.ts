@@ -116,6 +116,40 @@ describe("jsonLoads is Python's json.loads", () => {
     );
   });
 
+  it("tells every number by how it is written, whichever way the text is read", () => {
+    // JSON.parse reads most texts: `1.0`, `2.5e1`, `1234567890.000000001` (a double rounds it to
+    // an integer) must still be floats, 16-digit ints stay exact, `-0` reaches the model as written.
+    const digits = fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: 1, maxLength: 20 });
+    const literal = fc.oneof(
+      fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 9 }), fc.string({ unit: fc.constantFrom(..."0123456789"), maxLength: 18 })).map(([minus, lead, rest]) => `${minus ? "-" : ""}${lead}${rest}`),
+      fc.constantFrom("0", "-0"),
+      fc.tuple(digits.map((d) => d.replace(/^0+(?=\d)/, "")), digits).map(([whole, fraction]) => `${whole}.${fraction}`),
+      fc.tuple(digits.map((d) => d.replace(/^0+(?=\d)/, "")), fc.constantFrom("e", "E", "e+", "e-"), fc.integer({ min: 0, max: 30 })).map(([m, e, x]) => `${m}${e}${x}`),
+    );
+    const literals: JsonModel<string> = {
+      int: (written) => `int ${written}`,
+      float: (value) => `float ${value}`,
+      dict: () => "",
+      set: () => undefined,
+      list: (items) => items.join(" | "),
+    };
+    fc.assert(
+      fc.property(fc.array(literal, { minLength: 1, maxLength: 6 }), (written) => {
+        const expected = written.map((w) => (/[.eE]/.test(w) ? `float ${Number(w)}` : `int ${w}`)).join(" | ");
+        expect(jsonLoads(`[${written.join(", ")}]`, literals)).toBe(expected);
+      }),
+      { numRuns: 500 },
+    );
+    expect(jsonLoads('{"a": [1234567890.000000001, 9007199254740993]}')).toEqual(new Map([["a", [1234567890, 9007199254740993n]]]));
+  });
+
+  it("keeps keys that look like array indices in file order", () => {
+    // Python: list(json.loads('{"b": 1, "2": 2, "0": 3, "a": {"10": 4, "1": 5}}'))
+    const dict = jsonLoads('{"b": 1, "2": 2, "0": 3, "a": {"10": 4, "1": 5}}') as Map<string, PyJson>;
+    expect([...dict.keys()]).toEqual(["b", "2", "0", "a"]);
+    expect([...(dict.get("a") as Map<string, PyJson>).keys()]).toEqual(["10", "1"]);
+  });
+
   it("builds whatever values the model makes", () => {
     // A model that keeps every number as its literal, dicts as entry lists and lists frozen.
     interface Dict {

@@ -21,7 +21,7 @@ import { missingDataNote, sharedDataDir } from "../shared-data.js";
 import type { SideFigures, SpeedCase } from "./worker.bench.js";
 
 const CATEGORIES = ["simple_python", "multiple", "parallel"];
-const RUNS = Number(process.env.ENVACE_SPEED_RUNS ?? 5);
+const RUNS = Number(process.env.ENVACE_SPEED_RUNS ?? 9);
 const PASSES = Number(process.env.ENVACE_SPEED_PASSES ?? 30);
 if (!Number.isInteger(PASSES) || PASSES < 6) throw new Error(`ENVACE_SPEED_PASSES: ${process.env.ENVACE_SPEED_PASSES} is not a whole number of passes ≥ 6`);
 
@@ -70,9 +70,16 @@ interface Run {
   readonly failure?: string;
 }
 
+/** The interpreter a command runs (`sys.executable`), so a shim's own start-up is not timed. */
+function realInterpreter(command: string): string {
+  const child = spawnSync(command, ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" });
+  const path = child.stdout?.trim();
+  return child.status === 0 && path ? path : command;
+}
+
 function timed(command: string, args: readonly string[]): Run {
   const start = performance.now();
-  const child = spawnSync(command, args, { encoding: "utf8", maxBuffer: 1 << 24 });
+  const child = spawnSync(command, args, { encoding: "utf8", maxBuffer: 1 << 24, env: plainEnv });
   const wallMs = performance.now() - start;
   if (child.status !== 0) return { wallMs, failure: (child.stderr || child.stdout || String(child.error)).trim().split("\n").at(-1) };
   return { wallMs, figures: JSON.parse(child.stdout.trim().split("\n").at(-1)!) as SideFigures };
@@ -100,7 +107,15 @@ await build({
 });
 
 const upstreamDir = process.env.ENVACE_BFCL_UPSTREAM;
-const python = process.env.ENVACE_BFCL_PYTHON ?? "python3";
+// Each side runs as a plain install would: a version manager's shim (a shell script that finds
+// the interpreter, a quarter of a second here) is resolved to the interpreter it runs, and
+// Python keeps its compiled bytecode (here under the bench's folder, written by an untimed
+// first run) however the calling shell sets PYTHONDONTWRITEBYTECODE.
+const python = upstreamDir ? realInterpreter(process.env.ENVACE_BFCL_PYTHON ?? "python3") : "python3";
+// A minimal environment for both: variables a machine sets for every process (an extra CA
+// bundle node parses at start-up; Python start-up hooks come from site-packages, which the
+// driver adds without running them) are not the work either side is timed on.
+const plainEnv = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PYTHONPYCACHEPREFIX: join(tmp, "pycache") };
 const driver = join(import.meta.dirname, "upstream_driver.py");
 const workloads = {
   single: { label: "BFCL single-turn decode + AST check", ours: [casesFile, bfcl], upstream: [casesFile, bfcl] },
@@ -110,16 +125,22 @@ type Side = "ours" | "upstream";
 const sideCommand = (side: Side, mode: keyof typeof workloads, passes: number): [string, string[]] =>
   side === "ours"
     ? [process.execPath, [worker, mode, ...workloads[mode].ours, String(passes)]]
-    : [python, [driver, upstreamDir!, mode, ...workloads[mode].upstream, String(passes)]];
+    : [python, ["-S", driver, upstreamDir!, mode, ...workloads[mode].upstream, String(passes)]];
 
 const load = loadavg()[0]!.toFixed(1);
 console.log(`BFCL side by side (${RUNS} interleaved whole-process runs; warm and steady: 3 processes of ${PASSES} passes; load average ${load} on this machine)\n`);
+console.log(`both sides with PATH and HOME only${upstreamDir ? `; upstream with ${python} -S (site-packages added, no .pth hooks), bytecode cached` : ""}\n`);
 if (!upstreamDir) console.log("upstream not run: set ENVACE_BFCL_UPSTREAM to a berkeley-function-call-leaderboard folder and ENVACE_BFCL_PYTHON to its Python\n");
 
 for (const mode of ["single", "multi"] as const) {
   const sides: Side[] = upstreamDir ? ["upstream", "ours"] : ["ours"];
   const whole: Record<Side, Run[]> = { ours: [], upstream: [] };
   const failed = new Map<Side, string>();
+  // Untimed: writes upstream's bytecode and brings both sides' files into the page cache.
+  for (const side of sides) {
+    const run = timed(...sideCommand(side, mode, 1));
+    if (run.failure !== undefined) failed.set(side, run.failure);
+  }
   for (let r = 0; r < RUNS; r++) {
     for (const side of sides.filter((s) => !failed.has(s))) {
       const run = timed(...sideCommand(side, mode, 1));

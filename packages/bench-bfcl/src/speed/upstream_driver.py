@@ -3,8 +3,8 @@
 Runs upstream's own prompt-mode decoder and AST checker, or its multi-turn checker on the
 gold calls, over the same cases as our side, and prints one JSON line with the timings:
 
-    python upstream_driver.py <berkeley-function-call-leaderboard> single <cases.jsonl> <data> <passes>
-    python upstream_driver.py <berkeley-function-call-leaderboard> multi <data> <passes>
+    python [-S] upstream_driver.py <berkeley-function-call-leaderboard> single <cases.jsonl> <data> <passes>
+    python [-S] upstream_driver.py <berkeley-function-call-leaderboard> multi <data> <passes>
 
 `cases.jsonl` holds `{"category", "id", "text", "valid"}` lines (model text and the label);
 `<data>` is the shared BFCL data folder (BFCL_v4_*.json and possible_answer/).
@@ -22,6 +22,12 @@ import types
 started = time.perf_counter()
 folder, mode = sys.argv[1], sys.argv[2]
 sys.path.insert(0, folder)
+if sys.flags.no_site:
+    # Run with -S (as the bench does): the installed packages, without the start-up hooks (.pth
+    # files) a machine may add to every Python process.
+    import site
+
+    sys.path.extend(p for p in [*site.getsitepackages(), site.getusersitepackages()] if os.path.isdir(p))
 
 # The single-turn checker imports upstream's model registry, which imports every provider SDK and
 # the Java/JavaScript parsers. Scoring Python calls uses none of them, so where one is not
