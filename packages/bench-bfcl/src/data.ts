@@ -119,20 +119,24 @@ export interface Line {
   readonly source: RecordSource;
 }
 
-/** The non-blank lines of a JSON Lines file, each with its file and line for errors. */
-export async function readLines(file: string): Promise<Line[]> {
+/**
+ * The non-blank lines of a JSON Lines file, each with its file and line for errors. Read at once:
+ * an asynchronous read costs a turn of the event loop per file, which loading a category pays
+ * ten times over. A file that cannot be read rejects with a RecordError.
+ */
+export function readLines(file: string): Promise<Line[]> {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    throw new RecordError({ file }, [{ path: "", message: `cannot read: ${(error as Error).message}` }]);
+    return Promise.reject(new RecordError({ file }, [{ path: "", message: `cannot read: ${(error as Error).message}` }]));
   }
   const lines: Line[] = [];
   text.split("\n").forEach((raw, index) => {
     const line = raw.trim();
     if (line) lines.push({ text: line, source: { file, line: index + 1 } });
   });
-  return lines;
+  return Promise.resolve(lines);
 }
 
 function parseJson(line: Line): unknown {

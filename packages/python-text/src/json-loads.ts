@@ -105,7 +105,7 @@ const LONG_DIGITS_OR_MINUS_ZERO = /\d{16}|-0(?![\d.eE])/;
 const FLOAT_LITERAL = /(?<![\w.])\d+(?:\.\d+(?:[eE][+-]?\d+)?|[eE][+-]?\d+)(?![\w.])/g;
 // A key JavaScript would move ahead of the others (an array index); Python keeps file order.
 const INDEX_KEY = /^(?:0|[1-9]\d*)$/;
-const KEY_ORDER_LOST = Symbol("key order lost");
+const KEY_ORDER_LOST = new Error("a key JavaScript would reorder");
 
 function ambiguousNumbers(text: string): boolean {
   if (LONG_DIGITS_OR_MINUS_ZERO.test(text)) return true;

@@ -73,7 +73,7 @@ interface Run {
 /** The interpreter a command runs (`sys.executable`), so a shim's own start-up is not timed. */
 function realInterpreter(command: string): string {
   const child = spawnSync(command, ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" });
-  const path = child.stdout?.trim();
+  const path = child.stdout.trim();
   return child.status === 0 && path ? path : command;
 }
 
