@@ -92,8 +92,8 @@ export const bigintModel: JsonModel<PyJson, Map<string, PyJson>> = {
 export function jsonLoads(text: string): PyJson;
 export function jsonLoads<V, D extends V | JsonScalar>(text: string, model: JsonModel<V | JsonScalar, D>): V | JsonScalar;
 export function jsonLoads<V, D extends V | JsonScalar>(text: string, model?: JsonModel<V | JsonScalar, D>): V | JsonScalar | PyJson {
-  const m = model ?? (bigintModel as unknown as JsonModel<V | JsonScalar, D>);
-  return nativeLoads(text, m) ?? new Parser(text, m).document();
+  if (model === undefined) return nativeLoads(text, bigintModel) ?? new Parser(text, bigintModel).document();
+  return nativeLoads(text, model) ?? new Parser(text, model).document();
 }
 
 // JSON.parse makes a number of every literal, so an int and an integral float (`1.0`, `2.5e1`)
