@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { GenerateRequest, Generation, Message, Policy, SamplingParams, Tokenizer } from "@envace/protocol";
+import { trustedRequest, type GenerateRequest, type Generation, type Message, type Policy, type SamplingParams, type Tokenizer } from "@envace/protocol";
 import { formatRehearsalSetting, parseRehearsalSetting, rehearseConversation, type RehearsalMemory, type RehearsalSetting } from "@envace/rehearsal";
 import { rehearsePromptOf, type ServerConfig } from "./config.js";
 import { badField } from "./errors.js";
@@ -63,7 +63,16 @@ function generateChoices(policy: Policy, request: GenerateRequest, n: number, si
   const many = (policy as Partial<{ generateN: (r: GenerateRequest, n: number, s?: AbortSignal) => Promise<Generation[]> }>).generateN;
   if (n > 1 && typeof many === "function") return many.call(policy, request, n, signal);
   const seeded = (i: number): SamplingParams => (request.sampling.seed === undefined ? request.sampling : { ...request.sampling, seed: request.sampling.seed + i });
-  return Promise.all(Array.from({ length: n }, (_, i) => policy.generate({ ...request, sampling: seeded(i) }, signal)));
+  return Promise.all(Array.from({ length: n }, (_, i) => policy.generate(trustedRequest({ ...request, sampling: seeded(i) }), signal)));
+}
+
+/**
+ * The request of the committed turn. Its parts passed the server's own checks of the body (and
+ * rehearsal's typed memory), so the policy takes it without a second check: on the hot path
+ * that check cost as much as reading the body.
+ */
+export function committedRequest(request: ChatTurnRequest, messages: Message[]): GenerateRequest {
+  return trustedRequest({ role: "act", messages, tools: request.tools, sampling: request.sampling });
 }
 
 /**
@@ -73,7 +82,7 @@ function generateChoices(policy: Policy, request: GenerateRequest, n: number, si
  */
 export async function complete(context: CompletionContext, request: ChatTurnRequest, owner: string, signal: AbortSignal): Promise<Completion> {
   const { messages, envace } = await prepareTurn(context, request, owner, signal);
-  const generations = await generateChoices(context.policy, { role: "act", messages, tools: request.tools, sampling: request.sampling }, request.n, signal);
+  const generations = await generateChoices(context.policy, committedRequest(request, messages), request.n, signal);
   context.metrics.completionTokens.inc(generations.reduce((sum, g) => sum + g.outputTokens.length, 0));
   const id = newCompletionId();
   const choices = generations.map((generation, index) => toChoice(generation, index, choiceOptions(context, request, id, index)));

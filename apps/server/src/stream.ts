@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { StreamingPolicy } from "@envace/models";
-import { choiceOptions, newCompletionId, prepareTurn, type CompletionContext } from "./completion.js";
+import { choiceOptions, committedRequest, newCompletionId, prepareTurn, type CompletionContext } from "./completion.js";
 import { toApiError } from "./errors.js";
 import type { ChatTurnRequest } from "./request.js";
 import { LiveActStream } from "./live-act.js";
@@ -63,7 +63,7 @@ export async function streamCompletion(
   };
   try {
     const generation = await context.policy.generateStream(
-      { role: "act", messages, tools: request.tools, sampling: request.sampling },
+      committedRequest(request, messages),
       (delta) => {
         const chunks: ChunkChoice[] =
           act !== undefined

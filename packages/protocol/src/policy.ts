@@ -2,6 +2,7 @@ import { EnvaceError } from "@envace/errors";
 import { z } from "zod";
 import type { Generation } from "./generation.js";
 import { Message } from "./message.js";
+import { parseRecord, type RecordSource } from "./record-error.js";
 import { Role } from "./role.js";
 import { SamplingParams } from "./sampling.js";
 import { ToolSpec } from "./tool.js";
@@ -20,6 +21,24 @@ export const GenerateRequest = z.object({
 });
 export type GenerateRequest = z.infer<typeof GenerateRequest>;
 export type GenerateRequestInput = z.input<typeof GenerateRequest>;
+
+/** Requests whose maker vouched for them with `trustedRequest`. */
+const trusted = new WeakSet<GenerateRequest>();
+
+/**
+ * Vouch for a request built from typed parts that were validated already (a server's parsed
+ * request body): `readGenerateRequest` hands it to the policy as it is, without checking it a
+ * second time on the hot path.
+ */
+export function trustedRequest(request: GenerateRequest): GenerateRequest {
+  trusted.add(request);
+  return request;
+}
+
+/** A request as a policy reads it: checked against `GenerateRequest`, defaults filled in; a trusted one as it is. */
+export function readGenerateRequest(input: GenerateRequest | GenerateRequestInput, source: RecordSource): GenerateRequest {
+  return trusted.has(input as GenerateRequest) ? (input as GenerateRequest) : parseRecord(GenerateRequest, input, source);
+}
 
 /** Anything that generates a turn in a role: an OpenAI-compatible server, ONNX, the tiny model. */
 export interface Policy {

@@ -9,7 +9,10 @@ import {
   ToolResult,
   Trajectory,
   parseRecord,
+  readGenerateRequest,
   toWireToolCall,
+  trustedRequest,
+  type GenerateRequest,
 } from "./index.js";
 
 const act = {
@@ -162,5 +165,30 @@ describe("malformed records", () => {
 
   it("gives a task default metadata", () => {
     expect(Task.parse({ id: "t", messages: [{ role: "user", content: "x" }], tools: [] }).metadata).toEqual({});
+  });
+});
+
+describe("requests as policies read them", () => {
+  const source = { file: "policy request" };
+
+  it("checks a plain request and fills in the sampling defaults", () => {
+    const read = readGenerateRequest({ role: "act", messages: [{ role: "user", content: "Hi" }], sampling: { maxTokens: 4 } }, source);
+    expect(read).toEqual({ role: "act", messages: [{ role: "user", content: "Hi" }], tools: [], sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 4, stop: [] } });
+  });
+
+  it("names the bad field of a plain request", () => {
+    const bad = { role: "act", messages: [{ role: "user" }], sampling: {} } as never;
+    expect(() => readGenerateRequest(bad, source)).toThrow(RecordError);
+    expect(() => readGenerateRequest(bad, source)).toThrow("policy request: messages[0].content: ");
+  });
+
+  it("takes a trusted request as it is, the same object, unchecked", () => {
+    const request: GenerateRequest = { role: "act", messages: [{ role: "user", content: "Hi" }], tools: [], sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 4, stop: [] } };
+    expect(trustedRequest(request)).toBe(request);
+    expect(readGenerateRequest(request, source)).toBe(request);
+    // An equal request that nobody vouched for is checked: a fresh object comes back.
+    const copy = structuredClone(request);
+    expect(readGenerateRequest(copy, source)).not.toBe(copy);
+    expect(readGenerateRequest(copy, source)).toEqual(request);
   });
 });

@@ -1,4 +1,4 @@
-import { GenerateRequest, parseRecord, type GenerateRequestInput, type Generation, type SampledTokens, type Sampler, type SamplingParams } from "@envace/protocol";
+import { readGenerateRequest, type GenerateRequest, type GenerateRequestInput, type Generation, type SampledTokens, type Sampler, type SamplingParams } from "@envace/protocol";
 import type { TokenListener } from "@envace/training";
 import { SamplerPolicy, type SamplerPolicyOptions } from "@envace/trajectory";
 import type { GenerationDelta, StreamingPolicy } from "../openai/chat-stream.js";
@@ -29,7 +29,7 @@ export class StreamingSamplerPolicy extends SamplerPolicy implements StreamingPo
   }
 
   async generateStream(input: GenerateRequest | GenerateRequestInput, onDelta: (delta: GenerationDelta) => void, signal?: AbortSignal): Promise<Generation> {
-    const request = parseRecord(GenerateRequest, input, { file: `${this.id} stream request` });
+    const request = readGenerateRequest(input, { file: `${this.id} stream request` });
     const text = new TokenTextStream(this.tokenizer);
     const onToken: TokenListener = (token) => {
       const piece = text.push(token);

@@ -1,5 +1,5 @@
 import { parseReply } from "@envace/http";
-import { GenerateRequest, parseRecord, type GenerateRequestInput, type Generation } from "@envace/protocol";
+import { readGenerateRequest, type GenerateRequest, type GenerateRequestInput, type Generation } from "@envace/protocol";
 import { trainingGaps, type ServerCapabilities } from "./capabilities.js";
 import { streamChat, type GenerationDelta, type StreamingPolicy } from "./chat-stream.js";
 import { ServerConnection, type ServerConnectionOptions } from "./client.js";
@@ -50,7 +50,7 @@ export class OpenAIChatPolicy implements StreamingPolicy {
 
   /** `n` samples of one prompt in a single request (`n` on the wire). */
   async generateN(input: GenerateRequest | GenerateRequestInput, n: number, signal?: AbortSignal): Promise<Generation[]> {
-    const request = parseRecord(GenerateRequest, input, { file: `${this.id} generate request` });
+    const request = readGenerateRequest(input, { file: `${this.id} generate request` });
     const tokenData = this.#options.tokenData ?? "auto";
     const capabilities = await this.connection.capabilities(signal);
     if (tokenData === "require") {

@@ -1,4 +1,4 @@
-import { GenerateRequest, parseRecord, type GenerateRequestInput, type Generation, type Policy, type WireToolCall } from "@envace/protocol";
+import { readGenerateRequest, type GenerateRequest, type GenerateRequestInput, type Generation, type Policy, type WireToolCall } from "@envace/protocol";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { fromOpenAIError } from "./errors.js";
 import type { ServerConnection } from "./client.js";
@@ -36,7 +36,7 @@ export async function streamChat(
   input: GenerateRequest | GenerateRequestInput,
   options: { extraBody?: Record<string, unknown> | undefined; onDelta: (delta: GenerationDelta) => void; signal?: AbortSignal | undefined },
 ): Promise<Generation> {
-  const request = parseRecord(GenerateRequest, input, { file: `openai:${model} stream request` });
+  const request = readGenerateRequest(input, { file: `openai:${model} stream request` });
   const { signal } = options;
   const capabilities = await connection.capabilities(signal);
   const body = { ...chatRequestBody(model, request, 1, capabilities, "off"), ...options.extraBody, stream: true };
