@@ -57,8 +57,12 @@ export async function send(request: HttpRequest): Promise<HttpReply> {
   return { status: raw.status, headers: raw.headers, body: decode(payload, raw.status, request.url) };
 }
 
-/** The per-attempt timeout ran out before the reply ended. */
-class TimedOut extends Error {}
+/** The per-attempt timeout ran out before the reply ended; `send` turns it into the `timeout` HttpError. */
+class TimedOut extends Error {
+  constructor(options?: ErrorOptions) {
+    super("the per-attempt timeout ran out", options);
+  }
+}
 
 /** What came back, before the body is read as JSON, text or bytes. */
 interface RawReply {
@@ -77,7 +81,7 @@ async function viaFetch(fetcher: typeof fetch, request: HttpRequest): Promise<Ra
     const bytes = Buffer.from(await response.arrayBuffer());
     return { status: response.status, headers: response.headers, contentType: response.headers.get("content-type") ?? "", bytes };
   } catch (error) {
-    throw timeout.aborted && !request.signal?.aborted ? new TimedOut("timed out", { cause: error }) : error;
+    throw timeout.aborted && !request.signal?.aborted ? new TimedOut({ cause: error }) : error;
   }
 }
 
@@ -112,7 +116,7 @@ function viaNode(request: HttpRequest): Promise<RawReply> {
         resolve({ status: incoming.statusCode ?? 0, headers: headersOf(incoming), contentType: incoming.headers["content-type"] ?? "", bytes: Buffer.concat(chunks) });
       });
     });
-    const timer = setTimeout(() => fail(new TimedOut(`no answer within ${request.timeoutMs} ms`)), request.timeoutMs);
+    const timer = setTimeout(() => fail(new TimedOut()), request.timeoutMs);
     function settle(): void {
       clearTimeout(timer);
       signal?.removeEventListener("abort", abort);
