@@ -47,17 +47,20 @@ export function decodePythonCalls(text: string): DecodedCall[] {
 
 /** `resolve_ast_call`: the dotted name and the keyword arguments of a call node. */
 function resolveCall(call: Extract<Expr, { kind: "call" }>): DecodedCall {
+  const args = new Map<string, PyObject>();
+  for (const keyword of call.keywords) args.set(keyword.arg, resolveValue(keyword.value));
+  return { name: call.func.kind === "name" ? call.func.id : dottedName(call.func), args };
+}
+
+function dottedName(func: Expr): string {
   const parts: string[] = [];
-  let func = call.func;
   while (func.kind === "attribute") {
     parts.push(func.attr);
     func = func.value;
   }
   // Upstream keeps a plain name at the root of the chain and silently drops anything else.
   if (func.kind === "name") parts.push(func.id);
-  const args = new Map<string, PyObject>();
-  for (const keyword of call.keywords) args.set(keyword.arg, resolveValue(keyword.value));
-  return { name: parts.reverse().join("."), args };
+  return parts.reverse().join(".");
 }
 
 /**

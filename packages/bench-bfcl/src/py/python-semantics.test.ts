@@ -36,6 +36,15 @@ describe("literals as Python's eval reads them", () => {
     expect(value("...")).toBe("Ellipsis");
   });
 
+  it("reads integers exactly on both sides of what a double holds, and empty and triple-quoted strings", () => {
+    // 15 digits fit a double exactly; 16 may not (9999999999999999 is 1e16 as a double).
+    expect(value("[999999999999999, 9999999999999999, 12345678901234567890123, 00, 0]")).toBe(
+      "[999999999999999, 9999999999999999, 12345678901234567890123, 0, 0]",
+    );
+    expect(value(String.raw`['', '''''', '''a'b''', """x""", r'\n', R"q"]`)).toBe(String.raw`['', '', "a'b", 'x', '\\n', 'q']`);
+    expect(() => parseExpression("0012")).toThrow("leading zeros in decimal integer literals are not permitted");
+  });
+
   it("raises Python's errors for what it cannot compute", () => {
     expect(() => evaluate(parseExpression("1 / 0"))).toThrow("ZeroDivisionError: division by zero");
     expect(() => evaluate(parseExpression("x"))).toThrow("NameError: name 'x' is not defined");

@@ -49,17 +49,24 @@ interface Token {
   readonly value: string;
   readonly bytes: boolean;
   readonly start: number;
+  /** Just past the token's last character. */
+  readonly end: number;
 }
 
-const makeToken = (type: "name" | "number" | "op" | "end", text: string, start: number): Token => ({ type, text, value: "", bytes: false, start });
+const makeToken = (type: "name" | "number" | "op" | "end", text: string, start: number): Token => ({
+  type,
+  text,
+  value: "",
+  bytes: false,
+  start,
+  end: start + text.length,
+});
 
 const KEYWORDS = new Set(["and", "or", "not", "in", "is", "if", "else", "lambda", "for", "await", "yield"]);
 const OPERATORS = ["**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", ":=", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">"];
 /** The operators by their first character, longest first as in `OPERATORS`: one lookup per token, not a scan. */
 const OPERATORS_BY_FIRST = new Map<string, string[]>();
 for (const op of OPERATORS) OPERATORS_BY_FIRST.set(op[0]!, [...(OPERATORS_BY_FIRST.get(op[0]!) ?? []), op]);
-/** The letters a string literal's prefix can start with (`r'…'`, `b"…"`, `f'…'`, `u'…'`, `rb'…'`). */
-const PREFIX_STARTS = new Set(["r", "R", "b", "B", "f", "F", "u", "U"]);
 const COMPARISONS = new Set(["<", ">", "<=", ">=", "==", "!="]);
 /** Binding power of the binary operators below `**`, loosest first: | ^ & shifts, + -, * / // % @. All associate left. */
 const BINARY_PRECEDENCE = new Map<string, number>([
@@ -130,6 +137,20 @@ function commonOperatorAt(source: string, pos: number): string | undefined {
 }
 
 const isQuote = (code: number): boolean => code === 0x27 || code === 0x22;
+const isDigit = (code: number): boolean => code >= 48 && code <= 57;
+
+/** Whether a string literal's prefix can start with this character (`r'…'`, `b"…"`, `f'…'`, `u'…'`, `rb'…'`). */
+function isPrefixStart(code: number): boolean {
+  switch (code | 0x20) {
+    case 0x72: // r
+    case 0x62: // b
+    case 0x66: // f
+    case 0x75: // u
+      return true;
+    default:
+      return false;
+  }
+}
 
 /**
  * The prefix of a string literal starting at `pos` ("" for a bare quote), or undefined when none
@@ -137,10 +158,10 @@ const isQuote = (code: number): boolean => code === 0x27 || code === 0x22;
  * with one of the prefix letters.
  */
 function stringPrefixAt(source: string, pos: number): string | undefined {
-  if (isQuote(source.charCodeAt(pos))) return "";
-  const ch = source[pos]!;
-  if (!PREFIX_STARTS.has(ch)) return undefined;
-  if (isQuote(source.charCodeAt(pos + 1))) return ch;
+  const code = source.charCodeAt(pos);
+  if (isQuote(code)) return "";
+  if (!isPrefixStart(code)) return undefined;
+  if (isQuote(source.charCodeAt(pos + 1))) return source[pos]!;
   if (!isQuote(source.charCodeAt(pos + 2))) return undefined;
   return matchAt(STRING_PREFIX, source, pos);
 }
@@ -148,7 +169,7 @@ function stringPrefixAt(source: string, pos: number): string | undefined {
 /** A run of decimal digits not followed by what would make it another kind of number, or undefined. */
 function plainIntegerAt(source: string, pos: number): string | undefined {
   let end = pos;
-  while (end < source.length && source.charCodeAt(end) >= 48 && source.charCodeAt(end) <= 57) end++;
+  while (end < source.length && isDigit(source.charCodeAt(end))) end++;
   if (end === pos) return undefined;
   const next = source[end];
   if (next !== undefined && ".eEjJxXoObB_".includes(next)) return undefined;
@@ -159,27 +180,28 @@ function tokenize(source: string): Token[] {
   const tokens: Token[] = [];
   let pos = 0;
   while (pos < source.length) {
-    const ch = source[pos]!;
-    if (ch === " " || ch === "\t" || ch === "\n" || ch === "\r" || ch === "\f" || ch === "\v") {
+    const code = source.charCodeAt(pos);
+    // Space, \t, \n, \v, \f, \r.
+    if (code === 0x20 || (code >= 0x09 && code <= 0x0d)) {
       pos++;
       continue;
     }
-    if (ch === "\\" && (source[pos + 1] === "\n" || (source[pos + 1] === "\r" && source[pos + 2] === "\n"))) {
-      pos += source[pos + 1] === "\n" ? 2 : 3;
+    if (code === 0x5c && (source.charCodeAt(pos + 1) === 0x0a || (source.charCodeAt(pos + 1) === 0x0d && source.charCodeAt(pos + 2) === 0x0a))) {
+      pos += source.charCodeAt(pos + 1) === 0x0a ? 2 : 3;
       continue;
     }
-    if (ch === "#") {
-      while (pos < source.length && source[pos] !== "\n") pos++;
+    if (code === 0x23) {
+      while (pos < source.length && source.charCodeAt(pos) !== 0x0a) pos++;
       continue;
     }
     const prefix = stringPrefixAt(source, pos);
     if (prefix !== undefined) {
-      const [token, end] = readString(source, pos, prefix);
+      const token = readString(source, pos, prefix);
       tokens.push(token);
-      pos = end;
+      pos = token.end;
       continue;
     }
-    if ((ch >= "0" && ch <= "9") || (ch === "." && source[pos + 1] !== undefined && source[pos + 1]! >= "0" && source[pos + 1]! <= "9")) {
+    if (isDigit(code) || (code === 0x2e && isDigit(source.charCodeAt(pos + 1)))) {
       const text = plainIntegerAt(source, pos) ?? matchAt(NUMBER, source, pos)!;
       tokens.push(makeToken("number", text, pos));
       pos += text.length;
@@ -197,6 +219,7 @@ function tokenize(source: string): Token[] {
       pos += common.length;
       continue;
     }
+    const ch = source[pos]!;
     const op = OPERATORS_BY_FIRST.get(ch)?.find((candidate) => source.startsWith(candidate, pos));
     if (op === undefined) throw new PySyntaxError(`invalid character ${JSON.stringify(ch)}`, pos);
     tokens.push(makeToken("op", op, pos));
@@ -206,16 +229,21 @@ function tokenize(source: string): Token[] {
   return tokens;
 }
 
-function readString(source: string, start: number, prefix: string): [Token, number] {
-  const flags = prefix.toLowerCase();
-  const raw = flags.includes("r");
-  const bytes = flags.includes("b");
-  if (flags.includes("f")) throw new PySyntaxError("f-strings are not supported", start);
+function readString(source: string, start: number, prefix: string): Token {
+  let raw = false;
+  let bytes = false;
+  if (prefix !== "") {
+    const flags = prefix.toLowerCase();
+    raw = flags.includes("r");
+    bytes = flags.includes("b");
+    if (flags.includes("f")) throw new PySyntaxError("f-strings are not supported", start);
+  }
   let pos = start + prefix.length;
-  const quote = source.startsWith(source[pos]!.repeat(3), pos) ? source[pos]!.repeat(3) : source[pos]!;
+  const quoteCode = source.charCodeAt(pos);
+  const triple = source.charCodeAt(pos + 1) === quoteCode && source.charCodeAt(pos + 2) === quoteCode;
+  const quote = triple ? source.slice(pos, pos + 3) : source[pos]!;
   pos += quote.length;
   let value = "";
-  const quoteCode = quote.charCodeAt(0);
   for (;;) {
     // The run of characters up to the next quote, backslash or line break, copied at once.
     let end = pos;
@@ -229,12 +257,10 @@ function readString(source: string, start: number, prefix: string): [Token, numb
       pos = end;
     }
     if (pos >= source.length) throw new PySyntaxError("unterminated string literal", start);
-    if (source.startsWith(quote, pos)) {
-      pos += quote.length;
-      return [{ type: "string", text: "", value, bytes, start }, pos];
-    }
+    if (!triple && source.charCodeAt(pos) === quoteCode) return { type: "string", text: "", value, bytes, start, end: pos + 1 };
+    if (triple && source.startsWith(quote, pos)) return { type: "string", text: "", value, bytes, start, end: pos + 3 };
     const ch = source[pos]!;
-    if (ch === "\n" && quote.length === 1) throw new PySyntaxError("unterminated string literal", start);
+    if (ch === "\n" && !triple) throw new PySyntaxError("unterminated string literal", start);
     if (ch !== "\\") {
       value += ch;
       pos++;
@@ -557,8 +583,11 @@ const LEADING_ZEROS = /^0+[1-9]/;
 function numberValue(text: string, start: number): PyObject {
   // Most numbers in calls are plain decimal integers.
   if (DIGITS.test(text)) {
-    if (LEADING_ZEROS.test(text)) throw new PySyntaxError("leading zeros in decimal integer literals are not permitted", start);
-    return BigInt(text);
+    if (text.length > 1 && text.charCodeAt(0) === 48 && LEADING_ZEROS.test(text)) {
+      throw new PySyntaxError("leading zeros in decimal integer literals are not permitted", start);
+    }
+    // Up to 15 digits a double holds the value exactly, and converting it is quicker than parsing the text again.
+    return text.length <= 15 ? BigInt(Number(text)) : BigInt(text);
   }
   if (/[jJ]$/.test(text)) throw new PySyntaxError("complex numbers are not supported", start);
   const clean = text.replaceAll("_", "");
