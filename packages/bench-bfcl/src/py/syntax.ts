@@ -67,22 +67,48 @@ const OPERATORS = ["**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", ":=", "
 /** The operators by their first character, longest first as in `OPERATORS`: one lookup per token, not a scan. */
 const OPERATORS_BY_FIRST = new Map<string, string[]>();
 for (const op of OPERATORS) OPERATORS_BY_FIRST.set(op[0]!, [...(OPERATORS_BY_FIRST.get(op[0]!) ?? []), op]);
-const COMPARISONS = new Set(["<", ">", "<=", ">=", "==", "!="]);
-/** Binding power of the binary operators below `**`, loosest first: | ^ & shifts, + -, * / // % @. All associate left. */
-const BINARY_PRECEDENCE = new Map<string, number>([
-  ["|", 1],
-  ["^", 2],
-  ["&", 3],
-  ["<<", 4],
-  [">>", 4],
-  ["+", 5],
-  ["-", 5],
-  ["*", 6],
-  ["/", 6],
-  ["//", 6],
-  ["%", 6],
-  ["@", 6],
-]);
+function isComparison(op: string): boolean {
+  switch (op) {
+    case "<":
+    case ">":
+    case "<=":
+    case ">=":
+    case "==":
+    case "!=":
+      return true;
+    default:
+      return false;
+  }
+}
+
+/**
+ * Binding power of the binary operators below `**`, loosest first: | ^ & shifts, + -, * / // % @.
+ * All associate left. 0 for every other operator (`,` and `)` end most expressions).
+ */
+function binaryPrecedence(op: string): number {
+  switch (op) {
+    case "|":
+      return 1;
+    case "^":
+      return 2;
+    case "&":
+      return 3;
+    case "<<":
+    case ">>":
+      return 4;
+    case "+":
+    case "-":
+      return 5;
+    case "*":
+    case "/":
+    case "//":
+    case "%":
+    case "@":
+      return 6;
+    default:
+      return 0;
+  }
+}
 const NUMBER =
   /(?:0[xX](?:_?[0-9a-fA-F])+|0[bB](?:_?[01])+|0[oO](?:_?[0-7])+|(?:[0-9](?:_?[0-9])*)?\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[0-9](?:_?[0-9])*\.(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[0-9](?:_?[0-9])*[eE][+-]?[0-9](?:_?[0-9])*|[0-9](?:_?[0-9])*)[jJ]?/y;
 const NAME = /[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*/uy;
@@ -388,7 +414,7 @@ class Parser {
     }
     const expr = this.binary(1);
     const next = this.peek();
-    if (next.type === "op" && COMPARISONS.has(next.text)) this.fail("comparisons are not supported");
+    if (next.type === "op" && isComparison(next.text)) this.fail("comparisons are not supported");
     if (next.type === "name" && KEYWORDS.has(next.text)) this.fail("unsupported expression");
     return expr;
   }
@@ -402,8 +428,8 @@ class Parser {
     for (;;) {
       const token = this.peek();
       if (token.type !== "op") return left;
-      const precedence = BINARY_PRECEDENCE.get(token.text);
-      if (precedence === undefined || precedence < minPrecedence) return left;
+      const precedence = binaryPrecedence(token.text);
+      if (precedence === 0 || precedence < minPrecedence) return left;
       this.index++;
       left = { kind: "binop", op: token.text as BinaryOp, left, right: this.binary(precedence + 1) };
     }
@@ -577,12 +603,15 @@ class Parser {
   }
 }
 
-const DIGITS = /^[0-9]+$/;
+function isDigits(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (!isDigit(text.charCodeAt(i))) return false;
+  return text.length > 0;
+}
 const LEADING_ZEROS = /^0+[1-9]/;
 
 function numberValue(text: string, start: number): PyObject {
   // Most numbers in calls are plain decimal integers.
-  if (DIGITS.test(text)) {
+  if (isDigits(text)) {
     if (text.length > 1 && text.charCodeAt(0) === 48 && LEADING_ZEROS.test(text)) {
       throw new PySyntaxError("leading zeros in decimal integer literals are not permitted", start);
     }
