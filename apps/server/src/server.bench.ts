@@ -44,7 +44,7 @@ const THINK_MS = 800;
  * Paced rounds, each directly and through the server (order alternating): one round's p99 moves by
  * several milliseconds with the machine's other work, so the added latency is the median of the rounds'.
  */
-const ROUNDS = Number(process.env.ENVACE_SERVER_BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.ENVACE_SERVER_BENCH_ROUNDS ?? 5);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`ENVACE_SERVER_BENCH_ROUNDS: ${process.env.ENVACE_SERVER_BENCH_ROUNDS} is not a whole number of rounds ≥ 1`);
 
 interface Load {
