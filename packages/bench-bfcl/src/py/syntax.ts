@@ -283,8 +283,7 @@ function readString(source: string, start: number, prefix: string): Token {
       pos = end;
     }
     if (pos >= source.length) throw new PySyntaxError("unterminated string literal", start);
-    if (!triple && source.charCodeAt(pos) === quoteCode) return { type: "string", text: "", value, bytes, start, end: pos + 1 };
-    if (triple && source.startsWith(quote, pos)) return { type: "string", text: "", value, bytes, start, end: pos + 3 };
+    if (triple ? source.startsWith(quote, pos) : source.charCodeAt(pos) === quoteCode) return { type: "string", text: "", value, bytes, start, end: pos + quote.length };
     const ch = source[pos]!;
     if (ch === "\n" && !triple) throw new PySyntaxError("unterminated string literal", start);
     if (ch !== "\\") {
@@ -429,7 +428,7 @@ class Parser {
       const token = this.peek();
       if (token.type !== "op") return left;
       const precedence = binaryPrecedence(token.text);
-      if (precedence === 0 || precedence < minPrecedence) return left;
+      if (precedence < minPrecedence) return left;
       this.index++;
       left = { kind: "binop", op: token.text as BinaryOp, left, right: this.binary(precedence + 1) };
     }
