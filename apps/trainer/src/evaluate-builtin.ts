@@ -185,7 +185,7 @@ function readJsonObject(file: string): Record<string, unknown> {
 /** The results as a plain-text table, then fidelity per tool. */
 export function formatBuiltinTable(summaries: readonly EvaluationSummary[], exactTokens: boolean): string {
   const rate = (value: number | null): string => (value === null ? "-" : value.toFixed(3));
-  const header = ["setting", "budget", "gate", "tasks", "success", "reward", "fid.exact", "fid.keys", "fid.status", `tokens/task${exactTokens ? "" : "*"}`, "memory", "fallbacks", "errors"];
+  const header = ["setting", "budget", "gate", "tasks", "success", "reward", "fid.exact", "fid.keys", "fid.status", "fid.fail", `tokens/task${exactTokens ? "" : "*"}`, "memory", "fallbacks", "errors"];
   const rows = summaries.map((s) => [
     s.setting,
     s.setting === "none" ? "-" : String(s.memoryBudget ?? "none"),
@@ -196,6 +196,7 @@ export function formatBuiltinTable(summaries: readonly EvaluationSummary[], exac
     rate(s.fidelity.overall.exactRate),
     rate(s.fidelity.overall.keysRate),
     rate(s.fidelity.overall.statusRate),
+    s.fidelity.overall.failures === 0 ? "-" : `${s.fidelity.overall.failuresPredicted}/${s.fidelity.overall.failures}`,
     s.tokensPerTask.toFixed(0),
     s.memoryTokensPerTask === null ? "-" : s.memoryTokensPerTask.toFixed(0),
     s.setting === "none" ? "-" : `${s.malformed.reflect + s.malformed.summarize + s.skipped.reflect + s.skipped.summarize}`,
@@ -215,7 +216,7 @@ export function formatBuiltinTable(summaries: readonly EvaluationSummary[], exac
     lines.push(render([["setting", ...tools], ...toolRows]));
   }
   if (!exactTokens) lines.push("", "* estimated where the policy returned no token ids");
-  lines.push("", "fallbacks: reflect/summarize outputs replaced by deterministic summaries (unreadable or prompt too long); gate: re-prompts that changed the call / all re-prompts");
+  lines.push("", "fid.fail: real calls that failed and that the Rehearse role, asked from the same history, predicted to fail / all real calls that failed; fallbacks: reflect/summarize outputs replaced by deterministic summaries (unreadable or prompt too long); gate: re-prompts that changed the call / all re-prompts");
   return lines.join("\n");
 }
 

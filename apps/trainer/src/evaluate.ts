@@ -32,6 +32,7 @@ import { z } from "zod";
 import type { Environment, Policy, RewardVerdict, SamplingParamsInput, Task, Tokenizer, Trajectory } from "@envace/protocol";
 import {
   aggregateFidelity,
+  fidelityRecord,
   addUsage,
   formatRehearsalSetting,
   parseRehearsalSetting,
@@ -135,7 +136,7 @@ export const EvaluationEntry = z.object({
     .nullable(),
   gate: z.object({ events: z.number(), changed: z.number() }),
   fidelity: z.array(
-    z.object({ tool: z.string(), answer: z.enum(["model", "unreadable", "refused"]), exact: z.boolean(), keys: z.boolean(), status: z.boolean() }),
+    z.object({ tool: z.string(), answer: z.enum(["model", "unreadable", "refused"]), exact: z.boolean(), keys: z.boolean(), status: z.boolean(), failed: z.boolean().optional() }),
   ),
   durationMs: z.number(),
 });
@@ -270,7 +271,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
               summarySource: run.summary.source,
             },
       gate: { events: episode.committed.gate.length, changed: episode.committed.gate.filter((e) => e.changed).length },
-      fidelity: probed.comparisons.map(({ tool, answer, exact, keys, status }) => ({ tool, answer, exact, keys, status })),
+      fidelity: probed.comparisons.map(fidelityRecord),
       durationMs: Date.now() - started,
     };
   };

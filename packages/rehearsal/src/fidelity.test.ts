@@ -2,7 +2,7 @@ import { ScriptedPolicy } from "@envace/trajectory";
 import type { GenerateRequest, JsonValue, ToolResult } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { commit } from "./commit.js";
-import { aggregateFidelity, compareResults, probeFidelity } from "./fidelity.js";
+import { aggregateFidelity, compareResults, fidelityRecord, probeFidelity } from "./fidelity.js";
 import { call, recording, RecordingBank, result, task } from "./test-support/bank.js";
 
 const ok = (content: JsonValue): ToolResult => ({ status: "ok", callId: "c", name: "t", content });
@@ -73,12 +73,15 @@ describe("probeFidelity: rehearse each grounded call from its history and compar
 
   it("aggregates per tool and overall (hand-computed)", async () => {
     const { probed } = await run();
-    const report = aggregateFidelity(probed.comparisons);
-    // balance: 2 compared; exact 1 (me), keys 2, status 2.
-    expect(report.tools.balance).toEqual({ compared: 2, exact: 1, keys: 2, status: 2, unreadable: 0, refused: 0, exactRate: 0.5, keysRate: 1, statusRate: 1 });
-    // transfer: 500 (same code, other message) and 20 (unreadable) compared; 0 refused.
-    expect(report.tools.transfer).toEqual({ compared: 2, exact: 0, keys: 1, status: 1, unreadable: 1, refused: 1, exactRate: 0, keysRate: 0.5, statusRate: 0.5 });
-    expect(report.overall).toEqual({ compared: 4, exact: 1, keys: 3, status: 3, unreadable: 1, refused: 1, exactRate: 0.25, keysRate: 0.75, statusRate: 0.75 });
+    const report = aggregateFidelity(probed.comparisons.map(fidelityRecord));
+    // balance: 2 compared; exact 1 (me), keys 2, status 2; both real lookups succeeded.
+    const noFailures = { failures: 0, failuresPredicted: 0, failureRecall: null };
+    expect(report.tools.balance).toEqual({ compared: 2, exact: 1, keys: 2, status: 2, unreadable: 0, refused: 0, exactRate: 0.5, keysRate: 1, statusRate: 1, ...noFailures });
+    // transfer: 500 (same code, other message) and 20 (unreadable) compared; 0 refused. Only the
+    // 500 really failed (the balance is 120), and the probe predicted that failure.
+    const oneFailurePredicted = { failures: 1, failuresPredicted: 1, failureRecall: 1 };
+    expect(report.tools.transfer).toEqual({ compared: 2, exact: 0, keys: 1, status: 1, unreadable: 1, refused: 1, exactRate: 0, keysRate: 0.5, statusRate: 0.5, ...oneFailurePredicted });
+    expect(report.overall).toEqual({ compared: 4, exact: 1, keys: 3, status: 3, unreadable: 1, refused: 1, exactRate: 0.25, keysRate: 0.75, statusRate: 0.75, ...oneFailurePredicted });
     expect(Object.keys(report.tools)).toEqual(["balance", "transfer"]);
   });
 
@@ -93,7 +96,18 @@ describe("probeFidelity: rehearse each grounded call from its history and compar
     expect(bob).toContain('## Tool call to simulate\n{"name":"balance","arguments":{"account":"Bob"}}');
   });
 
+  it("counts a real failure predicted as a success as missed, and records without `failed` in no failure figure", () => {
+    const record = { tool: "buy", answer: "model", exact: false, keys: false } as const;
+    const report = aggregateFidelity([
+      { ...record, status: false, failed: true }, // failed for real, predicted to succeed
+      { ...record, status: true, failed: true }, // failed, predicted to fail
+      { ...record, status: false, failed: false }, // succeeded, predicted to fail
+      { ...record, status: true }, // an older record: no failure figure
+    ]);
+    expect(report.overall).toMatchObject({ compared: 4, status: 2, failures: 2, failuresPredicted: 1, failureRecall: 0.5 });
+  });
+
   it("reports null rates when nothing was compared", () => {
-    expect(aggregateFidelity([]).overall).toMatchObject({ compared: 0, exactRate: null, keysRate: null, statusRate: null });
+    expect(aggregateFidelity([]).overall).toMatchObject({ compared: 0, exactRate: null, keysRate: null, statusRate: null, failureRecall: null });
   });
 });

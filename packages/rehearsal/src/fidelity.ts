@@ -126,6 +126,15 @@ export interface FidelityStats {
   exactRate: number | null;
   keysRate: number | null;
   statusRate: number | null;
+  /**
+   * Compared calls that really failed, and how many of them the Rehearse role predicted to fail.
+   * The status rate alone hides this: where few real calls fail, a role that never predicts a
+   * failure still agrees on the status of most calls.
+   */
+  failures: number;
+  failuresPredicted: number;
+  /** `failuresPredicted / failures`; null when no compared call failed. */
+  failureRecall: number | null;
 }
 
 /** Fidelity per tool (sorted by name) and over all tools. Rates are `null` when nothing was compared. */
@@ -134,8 +143,19 @@ export interface FidelityReport {
   tools: Record<string, FidelityStats>;
 }
 
-export function aggregateFidelity(comparisons: readonly Pick<FidelityComparison, "tool" | "answer" | "exact" | "keys" | "status">[]): FidelityReport {
-  const empty = (): Omit<FidelityStats, "exactRate" | "keysRate" | "statusRate"> => ({ compared: 0, exact: 0, keys: 0, status: 0, unreadable: 0, refused: 0 });
+/**
+ * What aggregation needs of one comparison, as a run's records keep it. `failed`: the real call
+ * failed (records written before it was kept have none, and count in no failure figure).
+ */
+export type FidelityRecord = Pick<FidelityComparison, "tool" | "answer" | "exact" | "keys" | "status"> & { failed?: boolean };
+
+/** A probe's comparison as a record: the real result reduced to whether it failed. */
+export function fidelityRecord({ tool, answer, exact, keys, status, real }: FidelityComparison): FidelityRecord {
+  return { tool, answer, exact, keys, status, failed: real.status === "error" };
+}
+
+export function aggregateFidelity(comparisons: readonly FidelityRecord[]): FidelityReport {
+  const empty = (): Omit<FidelityStats, "exactRate" | "keysRate" | "statusRate" | "failureRecall"> => ({ compared: 0, exact: 0, keys: 0, status: 0, unreadable: 0, refused: 0, failures: 0, failuresPredicted: 0 });
   const overall = empty();
   const byTool = new Map<string, ReturnType<typeof empty>>();
   for (const c of comparisons) {
@@ -151,11 +171,16 @@ export function aggregateFidelity(comparisons: readonly Pick<FidelityComparison,
       if (c.exact) stats.exact += 1;
       if (c.keys) stats.keys += 1;
       if (c.status) stats.status += 1;
+      if (c.failed === true) {
+        stats.failures += 1;
+        // Agreeing on the status of a failed call is predicting its failure.
+        if (c.status) stats.failuresPredicted += 1;
+      }
     }
   }
   const rated = (s: ReturnType<typeof empty>): FidelityStats => {
     const rate = (n: number): number | null => (s.compared === 0 ? null : n / s.compared);
-    return { ...s, exactRate: rate(s.exact), keysRate: rate(s.keys), statusRate: rate(s.status) };
+    return { ...s, exactRate: rate(s.exact), keysRate: rate(s.keys), statusRate: rate(s.status), failureRecall: s.failures === 0 ? null : s.failuresPredicted / s.failures };
   };
   const tools: Record<string, FidelityStats> = {};
   for (const name of [...byTool.keys()].sort()) tools[name] = rated(byTool.get(name)!);

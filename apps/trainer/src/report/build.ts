@@ -56,6 +56,8 @@ function fidelityChart(runs: readonly RunData[]): LineChart {
     { path: "fidelity.exact", label: "exact" },
     { path: "fidelity.keys", label: "same keys" },
     { path: "fidelity.status", label: "same status" },
+    // Of the real calls that failed, the share predicted to fail (eval records since it was kept).
+    { path: "fidelity.failure_recall", label: "failures predicted" },
   ];
   const series: Series[] = [];
   for (const run of runs) {

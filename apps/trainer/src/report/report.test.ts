@@ -33,8 +33,8 @@ function fixtureRecords(offset: number): MetricsRecord[] {
       parse_errors: { total: 3 - step, JSON_DECODE_ERROR: 3 - step },
       env_calls: 0,
     })),
-    { kind: "eval", step: 0, rehearsal: "none", success_rate: 0.1, success_ci95: [0.02, 0.4], fidelity: { compared: 4, exact: 0.25, keys: 0.5, status: 0.75 } },
-    { kind: "eval", step: 3, rehearsal: "none", success_rate: 0.3 + offset, success_ci95: [0.1, 0.6], fidelity: { compared: 4, exact: 0.5, keys: 0.75, status: 1 } },
+    { kind: "eval", step: 0, rehearsal: "none", success_rate: 0.1, success_ci95: [0.02, 0.4], fidelity: { compared: 4, exact: 0.25, keys: 0.5, status: 0.75, failures: 2, failure_recall: 0 } },
+    { kind: "eval", step: 3, rehearsal: "none", success_rate: 0.3 + offset, success_ci95: [0.1, 0.6], fidelity: { compared: 4, exact: 0.5, keys: 0.75, status: 1, failures: 1, failure_recall: 1 } },
     // No interval and no fidelity: the chart draws the curve alone.
     { kind: "eval", step: 3, rehearsal: "parallel:2", success_rate: 0.4 + offset, elapsed_s: 42 },
   ];
@@ -90,13 +90,19 @@ describe("buildReport", () => {
       "a · exact (rehearsal none)",
       "a · same keys (rehearsal none)",
       "a · same status (rehearsal none)",
+      "a · failures predicted (rehearsal none)",
       "b · exact (rehearsal none)",
       "b · same keys (rehearsal none)",
       "b · same status (rehearsal none)",
+      "b · failures predicted (rehearsal none)",
     ]);
     expect(fidelity.series[1]!.points).toEqual([
       [0, 0.5],
       [3, 0.75],
+    ]);
+    expect(fidelity.series[3]!.points).toEqual([
+      [0, 0],
+      [3, 1],
     ]);
   });
 
@@ -217,7 +223,7 @@ describe.skipIf(!chromiumPath)("the HTML report in headless Chromium", () => {
       fidelity: expectedSeries(
         runs,
         "eval",
-        [["exact", "fidelity.exact"], ["same keys", "fidelity.keys"], ["same status", "fidelity.status"]].flatMap(([label, path]) =>
+        [["exact", "fidelity.exact"], ["same keys", "fidelity.keys"], ["same status", "fidelity.status"], ["failures predicted", "fidelity.failure_recall"]].flatMap(([label, path]) =>
           ["none", "parallel:2"].map((s) => [`${label} (rehearsal ${s})`, path!, setting(s)] as const),
         ),
       ),
