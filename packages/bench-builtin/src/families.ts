@@ -16,6 +16,11 @@ export interface Solution {
   reply: string;
   /** Facts the reply must state: each entry lists accepted phrasings, one of which must appear. */
   required: string[][];
+  /**
+   * When a precondition fails: the write an agent that skipped the check would make instead of
+   * the reply, which the shop refuses with the outcome's code. The gold solution never makes it.
+   */
+  declined?: { name: ToolName; args: JsonObject };
 }
 
 interface FamilyRules<F extends Family> {
@@ -104,20 +109,22 @@ const buy: FamilyRules<"buy"> = {
   solve({ user, item, qty }, call) {
     const balance = num(content(call("user", { user })), "balance");
     const looked = call("item", { item });
+    const declined = { name: "buy", args: { user, item, qty } } as const;
     if (!looked.ok) {
-      return { outcome: "NOT_FOUND", reply: `Sorry, there is no item ${item}.`, required: [[...REASON_TERMS.NOT_FOUND]] };
+      return { outcome: "NOT_FOUND", reply: `Sorry, there is no item ${item}.`, required: [[...REASON_TERMS.NOT_FOUND]], declined };
     }
     const info = looked.content;
     const stock = num(info, "stock");
     const cost = qty * num(info, "price");
     if (info.locked === true) {
-      return { outcome: "ITEM_LOCKED", reply: `Sorry, ${item} is locked, so I did not buy it.`, required: [[...REASON_TERMS.ITEM_LOCKED]] };
+      return { outcome: "ITEM_LOCKED", reply: `Sorry, ${item} is locked, so I did not buy it.`, required: [[...REASON_TERMS.ITEM_LOCKED]], declined };
     }
     if (stock < qty) {
       return {
         outcome: "OUT_OF_STOCK",
         reply: `Sorry, ${stockText(stock, item)}, so I did not buy it.`,
         required: [[...REASON_TERMS.OUT_OF_STOCK]],
+        declined,
       };
     }
     if (balance < cost) {
@@ -125,6 +132,7 @@ const buy: FamilyRules<"buy"> = {
         outcome: "LOW_BALANCE",
         reply: `Sorry, the balance of ${user} is ${balance} but ${qty} ${item} cost ${cost}.`,
         required: [[...REASON_TERMS.LOW_BALANCE]],
+        declined,
       };
     }
     const order = str(content(call("buy", { user, item, qty })), "order");
@@ -145,7 +153,7 @@ const cancel: FamilyRules<"cancel"> = {
     if (id === undefined) throw new InvariantError(`${user} has no ${item} order`);
     const state = str(content(call("order", { id })), "state");
     if (state !== "placed") {
-      return { outcome: "WRONG_STATE", reply: `Sorry, order ${id} is already ${state}.`, required: [[state]] };
+      return { outcome: "WRONG_STATE", reply: `Sorry, order ${id} is already ${state}.`, required: [[state]], declined: { name: "cancel", args: { id } } };
     }
     const refund = num(content(call("cancel", { id })), "refund");
     return { outcome: "ok", reply: `Done: cancelled order ${id}, refund ${refund}.`, required: [[id]] };
@@ -174,6 +182,7 @@ const pay: FamilyRules<"pay"> = {
         outcome: "LOW_BALANCE",
         reply: `Sorry, the balance of ${user} is ${balance} but ${count} ${item} cost ${amount}.`,
         required: [[...REASON_TERMS.LOW_BALANCE]],
+        declined: { name: "pay", args: { from: user, to, amount } },
       };
     }
     call("pay", { from: user, to, amount });
@@ -227,16 +236,20 @@ const swap: FamilyRules<"swap"> = {
     const cost = qty * num(info, "price");
     const nothing = "so I changed nothing";
     if (state !== "placed") {
-      return { outcome: "WRONG_STATE", reply: `Sorry, order ${id} is already ${state}, ${nothing}.`, required: [[state]] };
+      return { outcome: "WRONG_STATE", reply: `Sorry, order ${id} is already ${state}, ${nothing}.`, required: [[state]], declined: { name: "cancel", args: { id } } };
     }
+    // Past the order's state, the write that fails is the purchase: asked now, before any cancel,
+    // the shop refuses it with the same code (without the refund the balance is lower still).
+    const declined = { name: "buy", args: { user, item: newItem, qty } } as const;
     if (info.locked === true) {
-      return { outcome: "ITEM_LOCKED", reply: `Sorry, ${newItem} is locked, ${nothing}.`, required: [[...REASON_TERMS.ITEM_LOCKED]] };
+      return { outcome: "ITEM_LOCKED", reply: `Sorry, ${newItem} is locked, ${nothing}.`, required: [[...REASON_TERMS.ITEM_LOCKED]], declined };
     }
     if (stock < qty) {
       return {
         outcome: "OUT_OF_STOCK",
         reply: `Sorry, ${stockText(stock, newItem)}, ${nothing}.`,
         required: [[...REASON_TERMS.OUT_OF_STOCK]],
+        declined,
       };
     }
     if (balance + refund < cost) {
@@ -244,6 +257,7 @@ const swap: FamilyRules<"swap"> = {
         outcome: "LOW_BALANCE",
         reply: `Sorry, the balance of ${user} is ${balance} plus a refund of ${refund} but ${qty} ${newItem} cost ${cost}, ${nothing}.`,
         required: [[...REASON_TERMS.LOW_BALANCE]],
+        declined,
       };
     }
     call("cancel", { id });

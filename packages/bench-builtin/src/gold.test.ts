@@ -7,6 +7,7 @@ import { BuiltinEnvironment } from "./environment.js";
 import { toolContent } from "./format.js";
 import { generateTasks } from "./generate.js";
 import { SftExample, goldTrajectory, renderPlain } from "./gold.js";
+import { builtinMeta } from "./meta.js";
 import { transcriptOf } from "./transcript.js";
 import { checkOutcome, scoreTrajectory } from "./verify.js";
 
@@ -143,5 +144,43 @@ describe("checklists", () => {
       expect(Cm2Record.parse(JSON.parse(JSON.stringify(record)))).toEqual(record);
       expect(record.messages).toEqual(task.reference);
     }
+  });
+});
+
+describe("the declined write of a failing-precondition task", () => {
+  it("is the request's own write, refused by the real environment with the task's outcome code", async () => {
+    const env = new BuiltinEnvironment();
+    let failing = 0;
+    for (const task of tasks) {
+      const meta = builtinMeta(task);
+      const { declined, examples } = goldTrajectory(task);
+      if (meta.outcome === "ok") {
+        expect(declined).toEqual([]);
+        continue;
+      }
+      failing++;
+      expect(declined).toHaveLength(1);
+      const example = declined[0]!;
+      if (example.role !== "rehearse") throw new Error("a declined write is a Rehearse example");
+      // The write the user asked for, with the request's own arguments (an order by its id).
+      const request = meta.request;
+      const expected =
+        request.family === "buy"
+          ? { name: "buy", arguments: { user: request.user, item: request.item, qty: request.qty } }
+          : request.family === "swap" && meta.outcome !== "WRONG_STATE"
+            ? { name: "buy", arguments: { user: request.user, item: request.newItem, qty: request.qty } }
+            : request.family === "pay"
+              ? { name: "pay", arguments: { from: request.user, to: request.to, amount: request.count * meta.world.items[request.item]!.price } }
+              : { name: "cancel", arguments: { id: Object.entries(meta.world.orders).find(([, o]) => o.user === request.user && o.item === request.item)![0] } };
+      expect({ name: example.call.name, arguments: example.call.arguments }).toEqual(expected);
+      // Asked where the reply is given: the history is the reply's, the answer the real shop's.
+      expect(example.history).toEqual(examples.at(-1)!.history);
+      await env.reset(task);
+      for (const call of task.goldActions ?? []) await env.call(call);
+      const real = await env.call(example.call);
+      expect(example.result).toEqual(real);
+      expect(real.status === "error" && real.error.code).toBe(meta.outcome);
+    }
+    expect(failing).toBeGreaterThan(50);
   });
 });

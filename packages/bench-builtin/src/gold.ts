@@ -89,6 +89,12 @@ export interface GoldTrajectory {
   trajectory: Trajectory;
   /** One example per generation, in order: act, rehearse, act, rehearse, …, act (the reply). */
   examples: SftExample[];
+  /**
+   * Where a precondition fails: a Rehearse example of the write the gold solution declined, asked
+   * where the reply is given, with the shop's typed refusal as the target. No Act example goes
+   * with it: the agent should not make that call, but its rehearsal should know how it ends.
+   */
+  declined: SftExample[];
 }
 
 /** The Act generation record of a gold turn: text only, no token data (it was not sampled). */
@@ -112,6 +118,14 @@ export function goldTrajectory(task: Task): GoldTrajectory {
     history = [...history, target, { role: "tool", tool_call_id: call.id, name: call.name, content: toolMessageText(result) }];
     steps.push({ type: "act", generation: goldGeneration(text), message: target, outcomes: [{ provenance: "grounded", call, result }] });
   }
+  const declined: SftExample[] = [];
+  if (run.solution.declined !== undefined) {
+    const { name, args } = run.solution.declined;
+    const call = { id: `c${run.calls.length + 1}`, name, arguments: args };
+    const result = toToolResult(call.id, name, new Shop(run.finalState).call(name, args));
+    const latestAct: AssistantMessage = { role: "assistant", content: null, tool_calls: [toWireToolCall(call)] };
+    declined.push({ role: "rehearse", history, latestAct, call, result, text: executionResultText(result) });
+  }
   const reply: AssistantMessage = { role: "assistant", content: run.solution.reply };
   examples.push({ role: "act", history, target: reply, text: run.solution.reply });
   steps.push({ type: "act", generation: goldGeneration(run.solution.reply), message: reply, outcomes: [] });
@@ -125,7 +139,7 @@ export function goldTrajectory(task: Task): GoldTrajectory {
     reward: checkOutcome(task, { state: run.finalState, reply: run.solution.reply }),
     metadata: { gold: true },
   };
-  return { task, messages, trajectory, examples };
+  return { task, messages, trajectory, examples, declined };
 }
 
 /**

@@ -84,6 +84,19 @@ describe("parseConfig", () => {
     expect(parseConfig("reward: { type: consistent }\n", "c.yaml").reward.type).toBe("consistent");
   });
 
+  it("refuses declined-write rows where there is no gold solver or no Rehearse row is trained, naming the key", () => {
+    const judged = "reward: { type: checklist, judge: { base_url: \"http://127.0.0.1:1/v1\", model: j } }\n";
+    expect(() => parseConfig(`data: { source: cm2, path: x.jsonl }\n${judged}sft: { declined_writes: true }\n`, "d.yaml")).toThrow(
+      "d.yaml:3: sft.declined_writes: sft.declined_writes needs the built-in domain's gold solver; data source cm2 has none",
+    );
+    expect(() => parseConfig("sft: { roles: [act], declined_writes: true }\n", "d.yaml")).toThrow(
+      "d.yaml:1: sft.declined_writes: sft.declined_writes adds Rehearse rows; add rehearse to sft.roles (or sft.curriculum.roles)",
+    );
+    const staged = "sft:\n  roles: [act]\n  declined_writes: true\n  curriculum: { roles: [act, rehearse], epochs: 1, lr: 0.001 }\n";
+    expect(parseConfig(staged, "d.yaml").sft.declined_writes).toBe(true);
+    expect(parseConfig("", "d.yaml").sft.declined_writes).toBe(false);
+  });
+
   it("refuses a separate Rehearse reward where no Rehearse row trains or baselines mix roles", () => {
     const message = "a separate Rehearse reward needs the built-in domain, a mode that trains the Rehearse role (envace, per-role) and algorithm.role_wise: true";
     expect(() => parseConfig("mode: grpo\nenvironment: real\nreward: { type: consistent, rehearse_type: verifiable }\n", "c.yaml")).toThrow(`c.yaml:3: reward.rehearse_type: ${message}`);

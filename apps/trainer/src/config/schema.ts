@@ -101,6 +101,12 @@ export const SftConfig = z.strictObject({
   /** Loss weight of the argument values of tool calls in Act targets (1: every token alike). */
   argument_weight: z.number().min(1).default(1),
   /**
+   * Built-in domain: also a Rehearse row for the write each failing-precondition task's gold
+   * solution declines, answered with the shop's typed refusal. Gold solutions check before they
+   * write, so without these the Rehearse role never sees a write fail.
+   */
+  declined_writes: z.boolean().default(false),
+  /**
    * An earlier stage on some roles only, before the stage above. Act alone first lets a small
    * model learn to copy arguments before the Rehearse rows' unpredictable values join in.
    */
@@ -272,6 +278,12 @@ export const TrainConfig = z
         path: ["environment"],
         message: `environment: real: data source ${config.data.source} has no real environment (its records hold reference dialogues, not tools that run); use mode envace, or grpo with environment: simulator`,
       });
+    }
+    if (config.sft.declined_writes && config.data.source !== "builtin") {
+      ctx.addIssue({ code: "custom", path: ["sft", "declined_writes"], message: `sft.declined_writes needs the built-in domain's gold solver; data source ${config.data.source} has none` });
+    }
+    if (config.sft.declined_writes && ![...config.sft.roles, ...(config.sft.curriculum?.roles ?? [])].includes("rehearse")) {
+      ctx.addIssue({ code: "custom", path: ["sft", "declined_writes"], message: "sft.declined_writes adds Rehearse rows; add rehearse to sft.roles (or sft.curriculum.roles)" });
     }
     if (config.init_from?.startsWith("embedded:") && config.model.type !== "tiny") {
       ctx.addIssue({ code: "custom", path: ["init_from"], message: `${config.init_from} holds the built-in tiny model; with model type ${config.model.type} use init_from: null or a checkpoint of that model` });

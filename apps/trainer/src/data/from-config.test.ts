@@ -101,6 +101,23 @@ describe("the data source a config names", () => {
     expect(domain.users).toBeUndefined();
   });
 
+  it("builtin with sft.declined_writes: each failing-precondition task's gold gains one Rehearse row of a refused write", () => {
+    const input = { data: { train_tasks: 40, test_tasks: 1 } };
+    const plain = builtinDomain(config(input));
+    const declined = builtinDomain(config({ ...input, sft: { declined_writes: true } }));
+    let failing = 0;
+    for (const task of plain.train) {
+      const [before, after] = [plain.gold!(task), declined.gold!(task)];
+      const extra = after.slice(before.length);
+      expect(after.slice(0, before.length)).toEqual(before);
+      const ok = (task.metadata as { outcome: string }).outcome === "ok";
+      expect(extra.map((e) => e.role)).toEqual(ok ? [] : ["rehearse"]);
+      if (!ok) failing++;
+      for (const example of extra) expect(example.role === "rehearse" && example.result.status).toBe("error");
+    }
+    expect(failing).toBeGreaterThan(5);
+  });
+
   it("cm2: training and held-out records, no real environment, the default Rehearse prompt, gold and corpus", async () => {
     const domain = await open({ data: { source: "cm2", path: TRAIN, test_path: TEST } });
     expect(domain.name).toBe("cm2");

@@ -63,7 +63,10 @@ export function builtinDomain(config: TrainConfig): Domain {
     ...(config.reward.rehearse_type === undefined ? {} : { rehearseReward: BUILTIN_REWARDS[config.reward.rehearse_type]() }),
     // Held-out success is always the outcome check of the real episode's state and reply.
     success: outcomeReward,
-    gold: (task) => goldTrajectory(task).examples,
+    gold: (task) => {
+      const gold = goldTrajectory(task);
+      return config.sft.declined_writes ? [...gold.examples, ...gold.declined] : gold.examples;
+    },
     corpus: () => domainCorpus({ seed: config.seed }),
     rehearsePrompt: BUILTIN_REHEARSE_PROMPT,
     writeTools: WRITE_TOOLS,
