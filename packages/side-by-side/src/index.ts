@@ -7,7 +7,9 @@
  * (`@envace/side-by-side/worker`), upstream a Python driver that calls `side_by_side.report`.
  */
 import { spawnSync } from "node:child_process";
-import { loadavg } from "node:os";
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import type { SideFigures } from "./worker.js";
@@ -46,18 +48,21 @@ export interface Workload {
   /** What `agree` of `total` counts, e.g. "verdicts equal to the labels". */
   readonly agreement: string;
   readonly ours: readonly string[];
+  /** After the upstream checkout's path, which the driver always gets first. */
   readonly upstream: readonly string[];
 }
 
 export interface Comparison {
   /** The table's title, e.g. "BFCL side by side". */
   readonly title: string;
-  /** Our bundled worker (see `bundleWorker`). */
+  /** Our worker's source; bundled before it runs (see `bundleWorker`). */
   readonly worker: string;
-  /** Upstream's driver and the Python to run it with; absent, ours runs alone and the table says so. */
-  readonly upstream?: { readonly python: string; readonly driver: string } | undefined;
-  /** Where Python keeps the drivers' compiled bytecode. */
-  readonly scratch: string;
+  /**
+   * Upstream's driver, run as `python -S <driver> <checkout> …` when the environment variable
+   * `checkoutVariable` names a checkout (`what` says of what) and `pythonVariable` its Python
+   * (default python3); otherwise ours runs alone and the table says how to add upstream.
+   */
+  readonly upstream: { readonly driver: string; readonly checkoutVariable: string; readonly pythonVariable: string; readonly what: string };
   readonly workloads: readonly Workload[];
   /** Whole-process runs per side (interleaved). */
   readonly runs: number;
@@ -65,8 +70,8 @@ export interface Comparison {
   readonly passes: number;
   /** Processes that measure warm and steady passes, per side (interleaved; default 3). */
   readonly warmProcesses?: number;
-  /** The note printed when upstream is not run. */
-  readonly notRunNote: string;
+  /** Keep the worker's bundle (to profile it by hand) and print where it is. */
+  readonly keep?: boolean;
 }
 
 interface Run {
@@ -78,16 +83,30 @@ interface Run {
 type Side = "ours" | "upstream";
 
 /** Run every workload on both sides and print the table, with how many items each side agreed on. */
-export function compareSideBySide(comparison: Comparison): void {
-  const { upstream, passes, warmProcesses = 3 } = comparison;
+export async function compareSideBySide(comparison: Comparison): Promise<void> {
+  const scratch = mkdtempSync(join(tmpdir(), "envace-side-by-side-"));
+  try {
+    const worker = join(scratch, "worker.mjs");
+    await bundleWorker(comparison.worker, worker);
+    compareBundled(comparison, worker, scratch);
+  } finally {
+    if (comparison.keep === true) console.log(`worker bundle kept in ${scratch}`);
+    else rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function compareBundled(comparison: Comparison, worker: string, scratch: string): void {
+  const { passes, warmProcesses = 3 } = comparison;
   if (!Number.isInteger(passes) || passes < 6) throw new Error(`passes: ${passes} is not a whole number of passes ≥ 6`);
+  const checkout = process.env[comparison.upstream.checkoutVariable];
+  const upstream = checkout ? { checkout, python: process.env[comparison.upstream.pythonVariable] ?? "python3" } : undefined;
   const python = upstream === undefined ? undefined : realInterpreter(upstream.python);
   // A minimal environment for both: variables a machine sets for every process (an extra CA
   // bundle node parses at start-up; Python start-up hooks come from site-packages, which the
   // driver adds without running them) are not the work either side is timed on. Python keeps
   // its compiled bytecode (written by an untimed first run) however the calling shell sets
   // PYTHONDONTWRITEBYTECODE.
-  const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PYTHONPYCACHEPREFIX: comparison.scratch, PYTHONPATH: pythonHelpers };
+  const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PYTHONPYCACHEPREFIX: join(scratch, "pycache"), PYTHONPATH: pythonHelpers };
   const timed = (command: string, args: readonly string[]): Run => {
     const start = performance.now();
     const child = spawnSync(command, args, { encoding: "utf8", maxBuffer: 1 << 24, env });
@@ -96,12 +115,15 @@ export function compareSideBySide(comparison: Comparison): void {
     return { wallMs, figures: JSON.parse(child.stdout.trim().split("\n").at(-1)!) as SideFigures };
   };
   const command = (side: Side, workload: Workload, n: number): [string, string[]] =>
-    side === "ours" ? [process.execPath, [comparison.worker, ...workload.ours, String(n)]] : [python!, ["-S", upstream!.driver, ...workload.upstream, String(n)]];
+    side === "ours" ? [process.execPath, [worker, ...workload.ours, String(n)]] : [python!, ["-S", comparison.upstream.driver, upstream!.checkout, ...workload.upstream, String(n)]];
 
   const sides: Side[] = upstream ? ["upstream", "ours"] : ["ours"];
   console.log(`${comparison.title} (${comparison.runs} interleaved whole-process runs; warm and steady: ${warmProcesses} process${warmProcesses === 1 ? "" : "es"} of ${passes} passes; load average ${loadavg()[0]!.toFixed(1)} on this machine)\n`);
   console.log(`both sides with PATH and HOME only${python ? `; upstream with ${python} -S (site-packages added, no .pth hooks), bytecode cached` : ""}\n`);
-  if (!upstream) console.log(`${comparison.notRunNote}\n`);
+  if (!upstream) {
+    const { checkoutVariable, pythonVariable, what } = comparison.upstream;
+    console.log(`upstream not run: set ${checkoutVariable} to ${what} and ${pythonVariable} to its Python\n`);
+  }
 
   for (const workload of comparison.workloads) {
     const whole: Record<Side, Run[]> = { ours: [], upstream: [] };

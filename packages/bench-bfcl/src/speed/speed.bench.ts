@@ -6,7 +6,7 @@
 // alone.
 import { PyHashDict, pyRepr } from "@envace/python-text";
 import { readJsonLines } from "@envace/records";
-import { bundleWorker, compareSideBySide } from "@envace/side-by-side";
+import { compareSideBySide } from "@envace/side-by-side";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,22 +56,18 @@ const bfcl = join(data, "bfcl");
 const tmp = mkdtempSync(join(tmpdir(), "envace-bfcl-speed-"));
 const casesFile = join(tmp, "cases.jsonl");
 writeFileSync(casesFile, speedCases(join(data, "bfcl-verdicts")).map((c) => JSON.stringify(c)).join("\n") + "\n");
-const worker = join(tmp, "worker.mjs");
-await bundleWorker(join(import.meta.dirname, "worker.bench.ts"), worker);
-const upstreamDir = process.env.ENVACE_BFCL_UPSTREAM;
-compareSideBySide({
+await compareSideBySide({
   title: "BFCL side by side",
-  worker,
-  upstream: upstreamDir ? { python: process.env.ENVACE_BFCL_PYTHON ?? "python3", driver: join(import.meta.dirname, "upstream_driver.py") } : undefined,
-  scratch: join(tmp, "pycache"),
+  worker: join(import.meta.dirname, "worker.bench.ts"),
+  upstream: { driver: join(import.meta.dirname, "upstream_driver.py"), checkoutVariable: "ENVACE_BFCL_UPSTREAM", pythonVariable: "ENVACE_BFCL_PYTHON", what: "a berkeley-function-call-leaderboard folder" },
   workloads: [
-    { label: "BFCL single-turn decode + AST check", agreement: "verdicts equal to the labels", ours: ["single", casesFile, bfcl], upstream: [upstreamDir ?? "", "single", casesFile, bfcl] },
-    { label: "BFCL multi_turn_base gold replay + check", agreement: "entries valid", ours: ["multi", bfcl], upstream: [upstreamDir ?? "", "multi", bfcl] },
+    { label: "BFCL single-turn decode + AST check", agreement: "verdicts equal to the labels", ours: ["single", casesFile, bfcl], upstream: ["single", casesFile, bfcl] },
+    { label: "BFCL multi_turn_base gold replay + check", agreement: "entries valid", ours: ["multi", bfcl], upstream: ["multi", bfcl] },
   ],
   runs: Number(process.env.ENVACE_SPEED_RUNS ?? 9),
   passes: Number(process.env.ENVACE_SPEED_PASSES ?? 30),
-  notRunNote: "upstream not run: set ENVACE_BFCL_UPSTREAM to a berkeley-function-call-leaderboard folder and ENVACE_BFCL_PYTHON to its Python",
+  // ENVACE_SPEED_KEEP=1 keeps the cases and the bundle, to profile the worker by hand.
+  keep: process.env.ENVACE_SPEED_KEEP === "1",
 });
-// ENVACE_SPEED_KEEP=1 keeps the cases and the bundle, to profile the worker by hand.
-if (process.env.ENVACE_SPEED_KEEP === "1") console.log(`cases and worker bundle kept in ${tmp}`);
+if (process.env.ENVACE_SPEED_KEEP === "1") console.log(`cases kept in ${tmp}`);
 else rmSync(tmp, { recursive: true, force: true });
