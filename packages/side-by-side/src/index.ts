@@ -31,12 +31,12 @@ export function warmAndSteady(passMs: readonly number[]): { warm: number; steady
 }
 
 /** A worker and what it imports as one ES module, as a user's compiled install would run it. */
-export async function bundleWorker(entry: string, outfile: string): Promise<void> {
+async function bundleWorker(entry: string, outfile: string): Promise<void> {
   await build({ entryPoints: [entry], outfile, bundle: true, platform: "node", format: "esm", target: "node20", conditions: ["@envace/source"], logLevel: "error" });
 }
 
 /** The interpreter a command runs (`sys.executable`), so a version manager's shim is not timed. */
-export function realInterpreter(command: string): string {
+function realInterpreter(command: string): string {
   const child = spawnSync(command, ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" });
   const path = child.stdout.trim();
   return child.status === 0 && path ? path : command;
@@ -55,7 +55,7 @@ export interface Workload {
 export interface Comparison {
   /** The table's title, e.g. "BFCL side by side". */
   readonly title: string;
-  /** Our worker's source; bundled before it runs (see `bundleWorker`). */
+  /** Our worker's source; bundled with esbuild before it runs, as a user's compiled install would run it. */
   readonly worker: string;
   /**
    * Upstream's driver, run as `python -S <driver> <checkout> …` when the environment variable
@@ -99,8 +99,7 @@ function compareBundled(comparison: Comparison, worker: string, scratch: string)
   const { passes, warmProcesses = 3 } = comparison;
   if (!Number.isInteger(passes) || passes < 6) throw new Error(`passes: ${passes} is not a whole number of passes ≥ 6`);
   const checkout = process.env[comparison.upstream.checkoutVariable];
-  const upstream = checkout ? { checkout, python: process.env[comparison.upstream.pythonVariable] ?? "python3" } : undefined;
-  const python = upstream === undefined ? undefined : realInterpreter(upstream.python);
+  const python = checkout ? realInterpreter(process.env[comparison.upstream.pythonVariable] ?? "python3") : undefined;
   // A minimal environment for both: variables a machine sets for every process (an extra CA
   // bundle node parses at start-up; Python start-up hooks come from site-packages, which the
   // driver adds without running them) are not the work either side is timed on. Python keeps
@@ -115,12 +114,12 @@ function compareBundled(comparison: Comparison, worker: string, scratch: string)
     return { wallMs, figures: JSON.parse(child.stdout.trim().split("\n").at(-1)!) as SideFigures };
   };
   const command = (side: Side, workload: Workload, n: number): [string, string[]] =>
-    side === "ours" ? [process.execPath, [worker, ...workload.ours, String(n)]] : [python!, ["-S", comparison.upstream.driver, upstream!.checkout, ...workload.upstream, String(n)]];
+    side === "ours" ? [process.execPath, [worker, ...workload.ours, String(n)]] : [python!, ["-S", comparison.upstream.driver, checkout!, ...workload.upstream, String(n)]];
 
-  const sides: Side[] = upstream ? ["upstream", "ours"] : ["ours"];
+  const sides: Side[] = python ? ["upstream", "ours"] : ["ours"];
   console.log(`${comparison.title} (${comparison.runs} interleaved whole-process runs; warm and steady: ${warmProcesses} process${warmProcesses === 1 ? "" : "es"} of ${passes} passes; load average ${loadavg()[0]!.toFixed(1)} on this machine)\n`);
   console.log(`both sides with PATH and HOME only${python ? `; upstream with ${python} -S (site-packages added, no .pth hooks), bytecode cached` : ""}\n`);
-  if (!upstream) {
+  if (!python) {
     const { checkoutVariable, pythonVariable, what } = comparison.upstream;
     console.log(`upstream not run: set ${checkoutVariable} to ${what} and ${pythonVariable} to its Python\n`);
   }
