@@ -1,6 +1,5 @@
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { Tau2Environment } from "./environment.js";
 import { Tau2Evaluator } from "./evaluate.js";
 import { loadDomain, loadUserGuidelines, type Tau2Domain, type UserGuidelines } from "./load.js";
@@ -8,17 +7,10 @@ import { oracle } from "./oracle.js";
 import { runTau2, type Tau2Entry } from "./run.js";
 import { simulate } from "./simulate.js";
 import type { Action, Tau2Task } from "./task.js";
-import { readLabels, sharedDataOrSkip } from "./testing/shared-data.js";
-
-const Label = z.object({
-  id: z.string(),
-  initial_db_hash: z.string(),
-  calls: z.array(z.object({ name: z.string(), content: z.string(), error: z.boolean() })),
-  final_db_hash: z.string(),
-});
+import { readLabels, ReplayLabel, sharedDataOrSkip } from "./testing/shared-data.js";
 
 const data = sharedDataOrSkip("τ² conformance labels");
-const labels = (domain: string): z.infer<typeof Label>[] => readLabels(data!, domain, Label);
+const labels = (domain: string): ReplayLabel[] => readLabels(data!, domain, ReplayLabel);
 
 /** The task with its gold actions replaced. */
 function withActions(task: Tau2Task, actions: Action[]): Tau2Task {

@@ -56,6 +56,8 @@ const bfcl = join(data, "bfcl");
 const tmp = mkdtempSync(join(tmpdir(), "envace-bfcl-speed-"));
 const casesFile = join(tmp, "cases.jsonl");
 writeFileSync(casesFile, speedCases(join(data, "bfcl-verdicts")).map((c) => JSON.stringify(c)).join("\n") + "\n");
+// ENVACE_SPEED_KEEP=1 keeps the cases and the bundle, to profile the worker by hand.
+const keep = process.env.ENVACE_SPEED_KEEP === "1";
 await compareSideBySide({
   title: "BFCL side by side",
   worker: join(import.meta.dirname, "worker.bench.ts"),
@@ -66,8 +68,7 @@ await compareSideBySide({
   ],
   runs: Number(process.env.ENVACE_SPEED_RUNS ?? 9),
   passes: Number(process.env.ENVACE_SPEED_PASSES ?? 30),
-  // ENVACE_SPEED_KEEP=1 keeps the cases and the bundle, to profile the worker by hand.
-  keep: process.env.ENVACE_SPEED_KEEP === "1",
+  keep,
 });
-if (process.env.ENVACE_SPEED_KEEP === "1") console.log(`cases kept in ${tmp}`);
+if (keep) console.log(`cases kept in ${tmp}`);
 else rmSync(tmp, { recursive: true, force: true });

@@ -3,27 +3,18 @@
 // replayed in order, each answer and the database hashes compared with upstream's labels — printed
 // as the same JSON line. Bundled before it is run, so a whole-process time is node's start-up plus
 // our code, not a TypeScript loader.
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { reportPasses } from "@envace/side-by-side/worker";
 import { Tau2Environment } from "../environment.js";
 import { loadDomain, type Tau2Domain } from "../load.js";
+import { readLabels, ReplayLabel } from "../testing/shared-data.js";
 
 // Node's clock starts with the process: this is start-up plus loading our code.
 const importMs = performance.now();
 
-/** One line of `tau2-labels/retail.jsonl`: what upstream answered to each gold action, and its hashes. */
-interface Label {
-  readonly id: string;
-  readonly initial_db_hash: string;
-  readonly calls: readonly { readonly content: string; readonly error: boolean }[];
-  readonly final_db_hash: string;
-}
-
-async function load(data: string): Promise<{ domain: Tau2Domain; labels: Map<string, Label> }> {
+async function load(data: string): Promise<{ domain: Tau2Domain; labels: Map<string, ReplayLabel> }> {
   const domain = await loadDomain("retail", { data: join(data, "tau2") });
-  const lines = readFileSync(join(data, "tau2-labels", "retail.jsonl"), "utf8").split("\n").filter(Boolean);
-  return { domain, labels: new Map(lines.map((line) => JSON.parse(line) as Label).map((label) => [label.id, label])) };
+  return { domain, labels: new Map(readLabels(data, "retail", ReplayLabel).map((label) => [label.id, label])) };
 }
 
 /** Tasks whose replay matches upstream's labels in every answer, error flag and hash. */

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseJsonLines } from "@envace/records";
-import type { z } from "zod";
+import { z } from "zod";
 
 const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
 
@@ -32,3 +32,12 @@ export function readLabels<S extends z.ZodType>(data: string, domain: string, sc
   const file = join(data, "tau2-labels", `${domain}.jsonl`);
   return parseJsonLines(schema, readFileSync(file, "utf8"), file);
 }
+
+/** One line of `tau2-labels/<retail|mock>.jsonl`: upstream's answer to each gold action, and its database hashes. */
+export const ReplayLabel = z.object({
+  id: z.string(),
+  initial_db_hash: z.string(),
+  calls: z.array(z.object({ name: z.string(), content: z.string(), error: z.boolean() })),
+  final_db_hash: z.string(),
+});
+export type ReplayLabel = z.infer<typeof ReplayLabel>;
