@@ -34,6 +34,7 @@ import {
   aggregateFidelity,
   fidelityRecord,
   addUsage,
+  FidelityRecord,
   formatRehearsalSetting,
   parseRehearsalSetting,
   probeFidelity,
@@ -135,9 +136,7 @@ export const EvaluationEntry = z.object({
     })
     .nullable(),
   gate: z.object({ events: z.number(), changed: z.number() }),
-  fidelity: z.array(
-    z.object({ tool: z.string(), answer: z.enum(["model", "unreadable", "refused"]), exact: z.boolean(), keys: z.boolean(), status: z.boolean(), failed: z.boolean().optional() }),
-  ),
+  fidelity: z.array(FidelityRecord),
   durationMs: z.number(),
 });
 export type EvaluationEntry = z.infer<typeof EvaluationEntry>;

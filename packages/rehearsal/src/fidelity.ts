@@ -4,6 +4,7 @@ import { canonicalJson } from "@envace/records";
 import { REHEARSAL_SAMPLING } from "./setting.js";
 import { tokenCounter } from "./tokens.js";
 import { MeteredPolicy, type Usage } from "./usage.js";
+import { z } from "zod";
 
 /** The three agreement measures of one rehearsed result against the real one. */
 export interface Agreement {
@@ -147,7 +148,15 @@ export interface FidelityReport {
  * What aggregation needs of one comparison, as a run's records keep it. `failed`: the real call
  * failed (records written before it was kept have none, and count in no failure figure).
  */
-export type FidelityRecord = Pick<FidelityComparison, "tool" | "answer" | "exact" | "keys" | "status"> & { failed?: boolean };
+export const FidelityRecord = z.object({
+  tool: z.string(),
+  answer: z.enum(["model", "unreadable", "refused"]),
+  exact: z.boolean(),
+  keys: z.boolean(),
+  status: z.boolean(),
+  failed: z.boolean().optional(),
+});
+export type FidelityRecord = z.infer<typeof FidelityRecord>;
 
 /** A probe's comparison as a record: the real result reduced to whether it failed. */
 export function fidelityRecord({ tool, answer, exact, keys, status, real }: FidelityComparison): FidelityRecord {
