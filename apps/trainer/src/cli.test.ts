@@ -95,7 +95,7 @@ describe("every command and subcommand", () => {
 
   it("keeps the options and defaults of each command", async () => {
     const builtin = (await run(["eval", "builtin", "--help"])).out.join("\n");
-    for (const flag of ["--tasks <n>", "--seed <s>", "--split <split>", "--system-prompt <prompt>", "--rehearse-prompt <prompt>", "--rehearsal <settings>", "--memory-budget <tokens>", "--safe-writes [gate]", "--concurrency <n>", "--max-turns <n>", "--max-prompt-tokens <n>", "--max-response-tokens <n>", "--temperature <t>", "--top-p <p>", "--no-fidelity", "--save-trajectories"]) {
+    for (const flag of ["--tasks <n>", "--seed <s>", "--split <split>", "--system-prompt <prompt>", "--rehearse-prompt <prompt>", "--reflect-prompt <prompt>", "--rehearsal <settings>", "--memory-budget <tokens>", "--safe-writes [gate]", "--concurrency <n>", "--max-turns <n>", "--max-prompt-tokens <n>", "--max-response-tokens <n>", "--temperature <t>", "--top-p <p>", "--no-fidelity", "--save-trajectories"]) {
       expect(builtin).toContain(flag);
     }
     expect(builtin).toMatch(/--tasks <n> +held-out tasks \(default: 50\)/);

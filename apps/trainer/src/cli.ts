@@ -222,6 +222,7 @@ function declare(state: RunState): Command {
     .addOption(new Option("--split <split>", "which tasks").choices(["test", "train"] as const).default("test" as const))
     .addOption(new Option("--system-prompt <prompt>", "the system prompt the policy was trained with (short, as envace train)").choices(["default", "short"] as const).default("short" as const))
     .addOption(new Option("--rehearse-prompt <prompt>", "the Rehearse prompt it was trained with: compact (as envace train) or the full one").choices(["compact", "full"] as const).default("compact" as const))
+    .addOption(new Option("--reflect-prompt <prompt>", "the reflect instructions: compact (a policy trained with sft.roles reflect) or the default ones").choices(["compact", "default"] as const).default("default" as const))
     .option("--rehearsal <settings>", "none, parallel:N or sequential:N; repeat or comma-separate (default: none)", list)
     .option("--memory-budget <tokens>", "token budget of the rehearsal memory, or none; repeat or comma-separate (default: none)", budgets)
     .addOption(new Option("--safe-writes [gate]", "gate writes that rehearsal predicted to fail (the flag alone: on)").choices(["off", "on", "both"] as const).preset("on" as const).default("off" as const))

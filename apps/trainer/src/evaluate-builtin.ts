@@ -12,7 +12,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUILTIN_REHEARSE_PROMPT, BuiltinEnvironment, DOMAIN_VERSION, generateTasks, outcomeReward, SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT, WRITE_TOOLS } from "@envace/bench-builtin";
+import { BUILTIN_REFLECT_INSTRUCTIONS, BUILTIN_REHEARSE_PROMPT, BuiltinEnvironment, DOMAIN_VERSION, generateTasks, outcomeReward, SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT, WRITE_TOOLS } from "@envace/bench-builtin";
 import { RecordError, type Policy, type Tokenizer } from "@envace/protocol";
 import { JsonLinesFile, writeFileAtomically, type TornLine } from "@envace/records";
 import type { Episode } from "@envace/rehearsal";
@@ -30,6 +30,8 @@ export interface BuiltinEvalConfig {
   split: "test" | "train";
   systemPrompt: "default" | "short";
   rehearsePrompt: "compact" | "full";
+  /** `compact`: the domain's short reflect instructions (a policy trained on reflect rows); absent: the default ones. */
+  reflectPrompt?: "compact";
   maxTurns: number;
   maxPromptTokens: number;
   maxResponseTokens: number;
@@ -126,6 +128,7 @@ export class BuiltinEvalRun {
           safeWrites: setting.safeWrites,
           writeTools: WRITE_TOOLS,
           ...(config.rehearsePrompt === "compact" ? { rehearsePrompt: BUILTIN_REHEARSE_PROMPT } : {}),
+          ...(config.reflectPrompt === "compact" ? { judgeInstructions: { reflect: BUILTIN_REFLECT_INSTRUCTIONS } } : {}),
           ...(options.tokenizer === undefined ? {} : { tokenizer: options.tokenizer }),
           concurrency: options.concurrency,
           seed: config.seed,

@@ -150,6 +150,27 @@ describe("evaluate: the built-in shop against its real environment", () => {
     expect(result.fidelity.overall.exactRate).toBe(1);
   });
 
+  it("prompts the reflect role with the instructions the policy was trained with", async () => {
+    const inner = goldPolicy(perfect);
+    const reflectSystems: string[] = [];
+    const policy = {
+      id: inner.id,
+      generate(request: GenerateRequest) {
+        if (request.role === "reflect") reflectSystems.push(request.messages[0]?.content ?? "");
+        return inner.generate(request);
+      },
+    };
+    const run = (judgeInstructions?: { reflect: string }) =>
+      evaluate({ policy, tasks: tasks.slice(0, 2), environment: () => new BuiltinEnvironment(), reward: outcomeReward, rehearsal: "parallel:2", fidelity: false, ...(judgeInstructions ? { judgeInstructions } : {}) });
+    await run({ reflect: "Judge it." });
+    // Two attempts per task, each reflected on once.
+    expect(reflectSystems).toEqual(["Judge it.", "Judge it.", "Judge it.", "Judge it."]);
+    reflectSystems.length = 0;
+    await run();
+    expect(reflectSystems).toHaveLength(4);
+    expect(reflectSystems.every((system) => system.startsWith("You review one private rehearsal"))).toBe(true);
+  });
+
   it("reports fidelity per tool (hand-computed from what the flawed rehearser gets right)", async () => {
     const result = await evaluate({ policy: goldPolicy(flawed), tasks, environment: () => new BuiltinEnvironment(), reward: outcomeReward });
     const tools = result.fidelity.tools;

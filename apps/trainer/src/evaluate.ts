@@ -83,6 +83,8 @@ export interface EvaluateOptions {
   rehearsalSampling?: Partial<RehearsalSampling>;
   /** How the Rehearse role is prompted (attempts and fidelity probes): use the training setting. */
   rehearsePrompt?: RehearsePromptOptions;
+  /** Reflect and summarize instructions, over the defaults: use what the policy was trained with. */
+  judgeInstructions?: { reflect?: string; summarize?: string };
   /** Limits of every rollout (attempts and committed); `maxPromptTokens` also bounds reflect/summarize prompts. */
   limits?: UnfoldLimitsInput;
   /** User turns of the committed execution and of attempts. Default: replay the task's reference. */
@@ -204,6 +206,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
           ...(options.writeTools === undefined ? {} : { writeTools: options.writeTools }),
           ...(rehearsalSampling === undefined ? {} : { sampling: rehearsalSampling }),
           ...(options.rehearsePrompt === undefined ? {} : { rehearse: { prompt: options.rehearsePrompt } }),
+          ...(options.judgeInstructions === undefined ? {} : { instructions: options.judgeInstructions }),
           ...(options.users === undefined ? {} : { users: () => options.users!(task) }),
         },
         ...(sampling === undefined ? {} : { sampling }),

@@ -3,8 +3,8 @@ import { builtinMeta, generateTasks, goldTrajectory, SYSTEM_PROMPT_SHORT } from 
 import { TINY_COMPACT_CHAT_TEMPLATE } from "@envace/models";
 import { trainTokenizer } from "@envace/training";
 import { ChatTemplate, IncrementalRenderer } from "@envace/trajectory";
-import type { TrainingRow } from "@envace/protocol";
-import { argumentTokens, cosineSchedule, goldRows, mergeContinuations } from "./sft.js";
+import type { Task, TrainingRow, Trajectory } from "@envace/protocol";
+import { argumentTokens, cosineSchedule, goldRows, mergeContinuations, reflectExamples } from "./sft.js";
 
 const tasks = generateTasks({ seed: 3, count: 4, split: "train", systemPrompt: SYSTEM_PROMPT_SHORT });
 const corpus = tasks.flatMap((t) => goldTrajectory(t).examples.map((e) => e.text)).concat(tasks.map((t) => JSON.stringify(t.messages)));
@@ -41,6 +41,63 @@ describe("goldRows", () => {
     expect(text).toContain("Answer as the tool.");
     expect(text).toContain("## Tool call to simulate");
     expect(text.endsWith("<|im_start|>assistant\n")).toBe(true);
+  });
+});
+
+describe("reflectExamples", () => {
+  // A two-step gold dialogue by hand: look up ada, then reply; the gold solution declined pay 9.
+  const task: Task = { id: "t", messages: [{ role: "system", content: "Shop." }, { role: "user", content: "ada pays bo 9." }], tools: [], metadata: {} };
+  const lookup = { id: "c1", name: "user", arguments: { user: "ada" } };
+  const gold: Trajectory = {
+    id: "t/gold",
+    taskId: "t",
+    rollout: 0,
+    context: task.messages,
+    steps: [
+      {
+        type: "act",
+        generation: { role: "act", text: "", promptTokens: [], outputTokens: [], logprobs: null, finishReason: "stop" },
+        message: { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "user", arguments: '{"user":"ada"}' } }] },
+        outcomes: [{ provenance: "grounded", call: lookup, result: { status: "ok", callId: "c1", name: "user", content: { balance: 4 } } }],
+      },
+      {
+        type: "act",
+        generation: { role: "act", text: "", promptTokens: [], outputTokens: [], logprobs: null, finishReason: "stop" },
+        message: { role: "assistant", content: "ada has only 4." },
+        outcomes: [],
+      },
+    ],
+    termination: { reason: "agent_stop" },
+    metadata: {},
+  };
+  const declined = {
+    call: { id: "c2", name: "pay", arguments: { from: "ada", to: "bo", amount: 9 } },
+    result: { status: "error" as const, callId: "c2", name: "pay", error: { code: "LOW_BALANCE", message: "balance 4 < 9" } },
+  };
+
+  it("judges the gold dialogue as reaching the goal, and the declined write made as the refusal it is", () => {
+    const examples = reflectExamples(task, gold, declined, "Judge.");
+    expect(examples.map((e) => e.text)).toEqual([
+      '<assessment>{"reached_goal":true,"went_wrong":"","revision":""}</assessment>',
+      '<assessment>{"reached_goal":false,"went_wrong":"pay {\\"amount\\":9,\\"from\\":\\"ada\\",\\"to\\":\\"bo\\"}: LOW_BALANCE","revision":"do not try it: tell the user why"}</assessment>',
+    ]);
+    const prompts = examples.map((e) => (e.role === "reflect" ? e.messages : []));
+    expect(prompts.map((m) => m[0]!.content)).toEqual(["Judge.", "Judge."]);
+    // The refused write sits before the reply, answered with the real refusal.
+    expect(prompts[1]![1]!.content).toContain(
+      '1. user {"user":"ada"} → {"balance":4}\n2. pay {"amount":9,"from":"ada","to":"bo"} → error LOW_BALANCE: balance 4 < 9\n3. reply: ada has only 4.\nended: the agent finished',
+    );
+    expect(prompts[0]![1]!.content).toContain('1. user {"user":"ada"} → {"balance":4}\n2. reply: ada has only 4.\nended: the agent finished');
+  });
+
+  it("makes only the gold judgement where nothing was declined, and rows whose prompt is the reflect prompt", () => {
+    const examples = reflectExamples(task, gold, undefined, "Judge.");
+    expect(examples).toHaveLength(1);
+    const [row] = goldRows(task, examples, { renderer, rehearsePrompt });
+    const example = examples[0]!;
+    expect(row!.role).toBe("reflect");
+    expect(tokenizer.decode(row!.promptTokens)).toBe(new ChatTemplate(TINY_COMPACT_CHAT_TEMPLATE).render(example.role === "reflect" ? example.messages : [], { addGenerationPrompt: true }));
+    expect(tokenizer.decode(row!.outputTokens.slice(0, -1))).toBe(example.text);
   });
 });
 

@@ -1,12 +1,44 @@
-import type { Generation, Message, Task, ToolCall, ToolResult, ToolSpec, TrainingRow } from "@envace/protocol";
+import type { Generation, Message, Task, ToolCall, ToolResult, ToolSpec, TrainingRow, Trajectory } from "@envace/protocol";
+import { reflectOutput, buildReflectPrompt, callText, digestAttempt, type AttemptDigest } from "@envace/rehearsal";
 import { CheckpointError, datumFromRow, type AdamParams, type Datum, type TrainingBackend } from "@envace/training";
 import { buildRehearsePrompt, type IncrementalRenderer, type RehearsePromptOptions } from "@envace/trajectory";
 import type { AssistantMessage } from "@envace/protocol";
 
-/** One supervised target of a gold dialogue: an Act turn, or the real answer to one call. */
-export type GoldExample =
+/** One supervised target of a reference dialogue: an Act turn, or the real answer to one call. */
+export type DialogueExample =
   | { role: "act"; history: Message[]; target: AssistantMessage; text: string }
   | { role: "rehearse"; history: Message[]; latestAct: AssistantMessage; call: ToolCall; result: ToolResult; text: string };
+
+/** A supervised target: of a dialogue, or a judgement of an attempt (`messages`: its reflect prompt; `text`: the assessment its real outcome gives). */
+export type GoldExample = DialogueExample | { role: "reflect"; messages: Message[]; text: string };
+
+/** The revision a reflect row teaches for a write the real world refused: the system prompt's own rule. */
+export const REFUSED_WRITE_REVISION = "do not try it: tell the user why";
+
+/**
+ * Reflect rows of a gold dialogue, judged by the real outcome: the gold dialogue as an attempt
+ * reached the goal; where the gold solution declined a write, the same attempt with that write
+ * made (answered with the real shop's refusal, before the reply) did not, since a refused write
+ * fails the outcome check. A policy trained on them judges its rehearsals the way the outcome
+ * check would, so the rehearsal memory holds its own judgements instead of the fallback's.
+ */
+export function reflectExamples(task: Task, gold: Trajectory, declined: { call: ToolCall; result: ToolResult } | undefined, instructions: string): GoldExample[] {
+  const judged = (attempt: AttemptDigest, reachedGoal: boolean, wentWrong: string, revision: string): GoldExample => ({
+    role: "reflect",
+    messages: buildReflectPrompt(task, attempt, instructions),
+    text: reflectOutput({ reachedGoal, wentWrong, revision }),
+  });
+  const attempt = digestAttempt(gold, 0);
+  const examples = [judged(attempt, true, "", "")];
+  if (declined?.result.status === "error") {
+    const { call, result } = declined;
+    const events = [...attempt.events];
+    const reply = events.findIndex((event) => event.kind === "reply");
+    events.splice(reply < 0 ? events.length : reply, 0, { kind: "call", name: call.name, arguments: call.arguments, result, source: "model" });
+    examples.push(judged({ ...attempt, events }, false, `${callText(call.name, call.arguments)}: ${result.error.code}`, REFUSED_WRITE_REVISION));
+  }
+  return examples;
+}
 
 export interface SftRenderer {
   renderer: IncrementalRenderer;
@@ -42,7 +74,9 @@ export function goldRows(task: Task, examples: readonly GoldExample[], { rendere
   examples.forEach((example, index) => {
     const outputTokens = [...renderer.tokenizer.encode(example.text), stop];
     let promptTokens: number[];
-    if (example.role === "act") {
+    if (example.role === "reflect") {
+      promptTokens = renderer.prompt(example.messages, []);
+    } else if (example.role === "act") {
       promptTokens =
         previous === undefined
           ? renderer.prompt(example.history, tools)

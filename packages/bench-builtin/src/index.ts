@@ -18,7 +18,7 @@ export { GenerateOptions, generateTasks, randomWorld, worldSplit, type GenerateO
 export { SftExample, goldTrajectory, renderPlain, type GoldTrajectory } from "./gold.js";
 export { BuiltinMeta, DOMAIN_VERSION, Split, builtinMeta } from "./meta.js";
 export { ITEM_NAMES, USER_NAMES } from "./names.js";
-export { BUILTIN_REHEARSE_PROMPT, SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT } from "./prompt.js";
+export { BUILTIN_REFLECT_INSTRUCTIONS, BUILTIN_REHEARSE_PROMPT, SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT } from "./prompt.js";
 export { Family, Outcome, Request } from "./request.js";
 export { GOLD_CHAR_BUDGET, taskStats, type Spread, type TaskStats } from "./stats.js";
 export { ErrorCode, Shop, TOOL_SPECS, ToolName, WRITE_TOOLS, type ShopResult } from "./tools.js";

@@ -25,3 +25,12 @@ export const SYSTEM_PROMPT_SHORT =
 export const BUILTIN_REHEARSE_PROMPT = {
   sections: { instructions: "You are the shop's tools. Answer the call.", tools: false, examples: false, latestAct: false },
 } as const;
+
+/**
+ * Short reflect-role instructions for small context windows (`instructions.reflect` of
+ * `@envace/rehearsal`). The default instructions alone take 466 tokens of the embedded default's
+ * 512 with its domain tokenizer; with these a reflect prompt of a typical attempt fits. Only a
+ * policy trained on reflect rows prompted this way (`sft.roles` with `reflect`) can answer them.
+ */
+export const BUILTIN_REFLECT_INSTRUCTIONS =
+  'Judge this rehearsal of the shop agent: did it do what the user asked, and did every change work? Answer <assessment>{"reached_goal": true or false, "went_wrong": "…", "revision": "…"}</assessment>.';

@@ -1,7 +1,7 @@
 import { ScriptedPolicy } from "@envace/trajectory";
 import { describe, expect, it } from "vitest";
 import type { AttemptDigest } from "./attempt.js";
-import { fallbackAssessment, parseAssessment } from "./reflect.js";
+import { reflectOutput, fallbackAssessment, parseAssessment } from "./reflect.js";
 import { rehearse } from "./rehearse.js";
 import { fallbackSummary, parseSummary, type AssessedAttempt } from "./summarize.js";
 import { call, charTokenizer, recording, result, task } from "./test-support/bank.js";
@@ -18,6 +18,13 @@ describe("reading reflect outputs", () => {
     ]) {
       expect(parseAssessment(text)).toEqual({ ok: true, assessment: expected });
     }
+  });
+
+  it("writes an assessment as the tagged JSON the reader takes first", () => {
+    const text = reflectOutput({ reachedGoal: false, wentWrong: 'pay {"amount":9}: LOW_BALANCE', revision: "do not pay" });
+    expect(text).toBe('<assessment>{"reached_goal":false,"went_wrong":"pay {\\"amount\\":9}: LOW_BALANCE","revision":"do not pay"}</assessment>');
+    expect(parseAssessment(text)).toEqual({ ok: true, assessment: { reachedGoal: false, wentWrong: 'pay {"amount":9}: LOW_BALANCE', revision: "do not pay", source: "policy" } });
+    expect(reflectOutput({ reachedGoal: true, wentWrong: "", revision: "" })).toBe('<assessment>{"reached_goal":true,"went_wrong":"","revision":""}</assessment>');
   });
 
   it("treats a missing verdict as unknown, but needs a verdict or a revision", () => {

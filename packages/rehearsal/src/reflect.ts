@@ -70,6 +70,14 @@ export function parseAssessment(text: string): { ok: true; assessment: Assessmen
   return { ok: true, assessment: { reachedGoal: verdict, wentWrong, revision: revise, source: "policy" } };
 }
 
+/**
+ * The reflect output that states `assessment`, in the form `parseAssessment` reads first: the
+ * target of a supervised reflect row (a judgement known from the real outcome).
+ */
+export function reflectOutput(assessment: Pick<Assessment, "reachedGoal" | "wentWrong" | "revision">): string {
+  return `<assessment>${JSON.stringify({ reached_goal: assessment.reachedGoal, went_wrong: assessment.wentWrong, revision: assessment.revision })}</assessment>`;
+}
+
 function verdictOf(value: unknown): boolean | null | undefined {
   if (typeof value === "boolean") return value;
   if (value === null) return null;

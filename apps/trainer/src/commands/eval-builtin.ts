@@ -19,6 +19,7 @@ export interface EvalBuiltinOptions {
   split: "test" | "train";
   systemPrompt: "default" | "short";
   rehearsePrompt: "compact" | "full";
+  reflectPrompt: "compact" | "default";
   /** Rehearsal settings as given (`none`, `parallel:N`, `sequential:N`); default `none`. */
   rehearsal?: string[];
   /** Memory budgets in tokens, `null` for none; default none. */
@@ -44,6 +45,8 @@ export async function run(options: EvalBuiltinOptions): Promise<void> {
     split: options.split,
     systemPrompt: options.systemPrompt,
     rehearsePrompt: options.rehearsePrompt,
+    // Written only when compact, so run folders from before the option still resume.
+    ...(options.reflectPrompt === "compact" ? { reflectPrompt: "compact" as const } : {}),
     maxTurns: options.maxTurns,
     maxPromptTokens: options.maxPromptTokens ?? (await modelContext(options.policy)) ?? 12288,
     maxResponseTokens: options.maxResponseTokens,

@@ -97,6 +97,15 @@ describe("parseConfig", () => {
     expect(parseConfig("", "d.yaml").sft.declined_writes).toBe(false);
   });
 
+  it("refuses reflect rows where no outcome check judges them, naming the key", () => {
+    const judged = "reward: { type: checklist, judge: { base_url: \"http://127.0.0.1:1/v1\", model: j } }\n";
+    expect(() => parseConfig(`data: { source: cm2, path: x.jsonl }\n${judged}sft: { roles: [act, reflect] }\n`, "r.yaml")).toThrow(
+      "r.yaml:3: sft.roles: reflect rows are judged by the built-in domain's outcome check; data source cm2 has none",
+    );
+    expect(parseConfig("sft: { roles: [act, rehearse, reflect] }\n", "r.yaml").sft.roles).toEqual(["act", "rehearse", "reflect"]);
+    expect(() => parseConfig("sft: { roles: [act, judge] }\n", "r.yaml")).toThrow('r.yaml:1: sft.roles[1]: Invalid option: expected one of "act"|"rehearse"|"reflect"');
+  });
+
   it("refuses a separate Rehearse reward where no Rehearse row trains or baselines mix roles", () => {
     const message = "a separate Rehearse reward needs the built-in domain, a mode that trains the Rehearse role (envace, per-role) and algorithm.role_wise: true";
     expect(() => parseConfig("mode: grpo\nenvironment: real\nreward: { type: consistent, rehearse_type: verifiable }\n", "c.yaml")).toThrow(`c.yaml:3: reward.rehearse_type: ${message}`);

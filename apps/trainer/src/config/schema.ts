@@ -10,6 +10,8 @@ import { z } from "zod";
  */
 
 const positiveInt = z.number().int().positive();
+/** The roles supervised rows can teach. */
+const SftRole = z.enum(["act", "rehearse", "reflect"]);
 
 export const DataConfig = z.strictObject({
   /** `builtin`: the generated tool domain; `cm2`: CM2 records (.json/.jsonl); `verl`: verl Parquet. */
@@ -96,8 +98,12 @@ export const SftConfig = z.strictObject({
   /** Linear warm-up over this fraction of the batches, then cosine decay to 10% of `lr`; `constant` keeps `lr`. */
   lr_schedule: z.enum(["cosine", "constant"]).default("cosine"),
   warmup_ratio: z.number().min(0).max(1).default(0.05),
-  /** Which roles the gold trajectories teach. */
-  roles: z.array(z.enum(["act", "rehearse"])).min(1).default(["act", "rehearse"]),
+  /**
+   * Which roles the gold trajectories teach. `reflect` (built-in domain): each gold dialogue as a
+   * rehearsal attempt judged by its real outcome, and where a write was declined, the attempt
+   * that makes it judged as failing; prompted with the domain's short reflect instructions.
+   */
+  roles: z.array(SftRole).min(1).default(["act", "rehearse"]),
   /** Loss weight of the argument values of tool calls in Act targets (1: every token alike). */
   argument_weight: z.number().min(1).default(1),
   /**
@@ -112,7 +118,7 @@ export const SftConfig = z.strictObject({
    */
   curriculum: z
     .strictObject({
-      roles: z.array(z.enum(["act", "rehearse"])).min(1),
+      roles: z.array(SftRole).min(1),
       epochs: positiveInt,
       lr: z.number().positive(),
       lr_schedule: z.enum(["cosine", "constant"]).default("cosine"),
@@ -279,10 +285,14 @@ export const TrainConfig = z
         message: `environment: real: data source ${config.data.source} has no real environment (its records hold reference dialogues, not tools that run); use mode envace, or grpo with environment: simulator`,
       });
     }
+    const sftRoles = [...config.sft.roles, ...(config.sft.curriculum?.roles ?? [])];
+    if (sftRoles.includes("reflect") && config.data.source !== "builtin") {
+      ctx.addIssue({ code: "custom", path: ["sft", "roles"], message: `reflect rows are judged by the built-in domain's outcome check; data source ${config.data.source} has none` });
+    }
     if (config.sft.declined_writes && config.data.source !== "builtin") {
       ctx.addIssue({ code: "custom", path: ["sft", "declined_writes"], message: `sft.declined_writes needs the built-in domain's gold solver; data source ${config.data.source} has none` });
     }
-    if (config.sft.declined_writes && ![...config.sft.roles, ...(config.sft.curriculum?.roles ?? [])].includes("rehearse")) {
+    if (config.sft.declined_writes && !sftRoles.includes("rehearse")) {
       ctx.addIssue({ code: "custom", path: ["sft", "declined_writes"], message: "sft.declined_writes adds Rehearse rows; add rehearse to sft.roles (or sft.curriculum.roles)" });
     }
     if (config.init_from?.startsWith("embedded:") && config.model.type !== "tiny") {

@@ -1,7 +1,7 @@
 import { executionResultText, toolCallText as toolCallBlock } from "@envace/bench-builtin";
 import type { AssistantMessage, JsonValue, Message, Task, ToolCall, ToolResult } from "@envace/protocol";
 import { DEFAULT_PREDICTED_ERROR_CODE, parseActOutput } from "@envace/trajectory";
-import type { GoldExample } from "../sft.js";
+import type { DialogueExample } from "../sft.js";
 
 /** One thing wrong with a record, by field path (`messages[3].tool_calls[0].function.arguments`). */
 export interface FieldProblem {
@@ -11,7 +11,7 @@ export interface FieldProblem {
 
 /** The gold SFT examples of a reference dialogue, or what keeps a turn from being one. */
 export interface ReferenceGold {
-  examples: GoldExample[];
+  examples: DialogueExample[];
   problems: FieldProblem[];
 }
 
@@ -74,7 +74,7 @@ export function toolResultOf(call: ToolCall, content: string): ToolResult {
  */
 export function referenceGold(task: Task): ReferenceGold {
   const reference = task.reference ?? task.messages;
-  const examples: GoldExample[] = [];
+  const examples: DialogueExample[] = [];
   const problems: FieldProblem[] = [];
   const firstUser = reference.findIndex((m) => m.role === "user");
   let i = firstUser + 1;

@@ -2,7 +2,7 @@ import type { Cm2Record, JsonObject, RecordError, Task } from "@envace/protocol"
 import { cm2ToTask, type ChecklistJudge } from "@envace/rewards";
 import { DEFAULT_REHEARSE_INSTRUCTIONS, replayReference, type RehearsePromptOptions } from "@envace/trajectory";
 import type { Domain } from "../setup/domain.js";
-import type { GoldExample } from "../sft.js";
+import type { DialogueExample } from "../sft.js";
 import { throwIfAny } from "./errors.js";
 import { referenceGold, type FieldProblem } from "./gold.js";
 
@@ -20,7 +20,7 @@ export interface SourcedRecord {
 /** The tasks of one data file and their gold SFT examples, by task id. */
 export interface Split {
   tasks: Task[];
-  gold: Map<string, GoldExample[]>;
+  gold: Map<string, DialogueExample[]>;
 }
 
 export const EMPTY_SPLIT: Split = { tasks: [], gold: new Map() };
@@ -41,7 +41,7 @@ export function checkRecords(records: readonly SourcedRecord[]): { split: Split;
   const errors: RecordError[] = [];
   const first = new Map<string, SourcedRecord>();
   const tasks: Task[] = [];
-  const gold = new Map<string, GoldExample[]>();
+  const gold = new Map<string, DialogueExample[]>();
   for (const sourced of records) {
     const problems: FieldProblem[] = [];
     const { uuid } = sourced.record;

@@ -1,5 +1,6 @@
 import type { Environment, Task } from "@envace/protocol";
 import {
+  BUILTIN_REFLECT_INSTRUCTIONS,
   BUILTIN_REHEARSE_PROMPT,
   BuiltinEnvironment,
   SYSTEM_PROMPT_SHORT,
@@ -14,7 +15,7 @@ import {
 import type { RewardFunction } from "@envace/rewards";
 import type { RehearsePromptOptions, UserTurnSource } from "@envace/trajectory";
 import type { TrainConfig } from "../config/schema.js";
-import type { GoldExample } from "../sft.js";
+import { reflectExamples, type GoldExample } from "../sft.js";
 
 /** Everything the trainer needs to know about the tasks it trains on. */
 export interface Domain {
@@ -54,6 +55,7 @@ const BUILTIN_REWARDS: Record<TrainConfig["reward"]["type"], () => RewardFunctio
 /** The built-in shop domain: generated, seeded, with disjoint train and held-out worlds. */
 export function builtinDomain(config: TrainConfig): Domain {
   const options = { seed: config.seed, systemPrompt: SYSTEM_PROMPT_SHORT };
+  const reflect = [...config.sft.roles, ...(config.sft.curriculum?.roles ?? [])].includes("reflect");
   return {
     name: "builtin",
     train: generateTasks({ ...options, count: config.data.train_tasks, split: "train" }),
@@ -65,7 +67,12 @@ export function builtinDomain(config: TrainConfig): Domain {
     success: outcomeReward,
     gold: (task) => {
       const gold = goldTrajectory(task);
-      return config.sft.declined_writes ? [...gold.examples, ...gold.declined] : gold.examples;
+      const declined = gold.declined[0]?.role === "rehearse" ? gold.declined[0] : undefined;
+      return [
+        ...gold.examples,
+        ...(config.sft.declined_writes ? gold.declined : []),
+        ...(reflect ? reflectExamples(task, gold.trajectory, declined, BUILTIN_REFLECT_INSTRUCTIONS) : []),
+      ];
     },
     corpus: () => domainCorpus({ seed: config.seed }),
     rehearsePrompt: BUILTIN_REHEARSE_PROMPT,
