@@ -134,6 +134,21 @@ describe("rollouts that start from a memory of the group's own first rollouts", 
     expect(counter.take()).toBe(0);
   });
 
+  it("prompts the reflect role of those attempts with the domain's reflect instructions", async () => {
+    const systems: string[] = [];
+    const recording: Policy = {
+      id: "recording",
+      generate: (request) => {
+        if (request.role === "reflect") systems.push(request.messages[0]?.content ?? "");
+        return buyer.generate(request);
+      },
+    };
+    const config = parseConfig("rollout: { rollouts_per_task: 4, memory_attempts: 2 }", "c.yaml");
+    const domain = { name: "builtin", environment: () => new BuiltinEnvironment(), rehearsePrompt: {}, reflectInstructions: "Judge it." };
+    await rollouts({ config, domain, tasks: [task], actor: recording, rehearser: recording, counter: new CallCounter(), limit: new ConcurrencyLimit(4), step: 1 });
+    expect(systems).toEqual(["Judge it.", "Judge it."]);
+  });
+
   it("is refused at load when no rollout would start from the memory, or the attempts would be real", () => {
     expect(() => parseConfig("rollout: { rollouts_per_task: 2, memory_attempts: 2 }", "c.yaml")).toThrow(/rollout\.memory_attempts \(2\) must be below rollout\.rollouts_per_task \(2\)/);
     expect(() => parseConfig("mode: grpo\nenvironment: real\nrollout: { memory_attempts: 2 }", "c.yaml")).toThrow(/memory_attempts.*environment: real/);

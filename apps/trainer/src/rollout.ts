@@ -32,7 +32,7 @@ export function rolloutLimits(rollout: Pick<RolloutConfig, "max_turns" | "max_re
 
 export interface RolloutOptions {
   config: Pick<TrainConfig, "environment" | "rollout" | "seed">;
-  domain: Pick<Domain, "name" | "environment" | "rehearsePrompt" | "users" | "writeTools">;
+  domain: Pick<Domain, "name" | "environment" | "rehearsePrompt" | "reflectInstructions" | "users" | "writeTools">;
   tasks: readonly Task[];
   /** The policy in the Act role. */
   actor: Policy;
@@ -87,7 +87,14 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
       // The first rollouts are the private rehearsal of the rest, as at test time: their memory
       // (reflected on and summarised by the actor) starts every other rollout of the group.
       const rehearsed = await group({ task, size: attempts });
-      const { memory } = await rememberAttempts({ task, policy: actor, trajectories: rehearsed, limits, ...(domain.writeTools === undefined ? {} : { writeTools: domain.writeTools }) });
+      const { memory } = await rememberAttempts({
+        task,
+        policy: actor,
+        trajectories: rehearsed,
+        limits,
+        ...(domain.writeTools === undefined ? {} : { writeTools: domain.writeTools }),
+        ...(domain.reflectInstructions === undefined ? {} : { instructions: { reflect: domain.reflectInstructions } }),
+      });
       return [...rehearsed, ...(await group({ task: withNote(task, memory.text), size: size - attempts, firstRollout: attempts }))];
     })();
   });

@@ -273,6 +273,7 @@ async function evaluateHeldOut(
     reward: domain.success ?? domain.reward,
     rehearsal: setting,
     rehearsePrompt: domain.rehearsePrompt,
+    ...(domain.reflectInstructions === undefined ? {} : { judgeInstructions: { reflect: domain.reflectInstructions } }),
     ...(domain.writeTools === undefined ? {} : { writeTools: domain.writeTools }),
     ...(domain.users === undefined ? {} : { users: () => domain.users! }),
     tokenizer: model.tokenizer,

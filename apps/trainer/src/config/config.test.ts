@@ -97,12 +97,19 @@ describe("parseConfig", () => {
     expect(parseConfig("", "d.yaml").sft.declined_writes).toBe(false);
   });
 
-  it("refuses reflect rows where no outcome check judges them, naming the key", () => {
+  it("refuses reflect rows and the compact reflect prompt outside the built-in domain, naming the key", () => {
     const judged = "reward: { type: checklist, judge: { base_url: \"http://127.0.0.1:1/v1\", model: j } }\n";
     expect(() => parseConfig(`data: { source: cm2, path: x.jsonl }\n${judged}sft: { roles: [act, reflect] }\n`, "r.yaml")).toThrow(
       "r.yaml:3: sft.roles: reflect rows are judged by the built-in domain's outcome check; data source cm2 has none",
     );
-    expect(parseConfig("sft: { roles: [act, rehearse, reflect] }\n", "r.yaml").sft.roles).toEqual(["act", "rehearse", "reflect"]);
+    expect(() => parseConfig(`data: { source: cm2, path: x.jsonl }\n${judged}rollout: { reflect_prompt: compact }\n`, "r.yaml")).toThrow(
+      "r.yaml:3: rollout.reflect_prompt: the compact reflect prompt is the built-in domain's; data source cm2 has none",
+    );
+    expect(parseConfig("sft: { roles: [act, rehearse, reflect] }\nrollout: { reflect_prompt: compact }\n", "r.yaml")).toMatchObject({
+      sft: { roles: ["act", "rehearse", "reflect"] },
+      rollout: { reflect_prompt: "compact" },
+    });
+    expect(parseConfig("", "r.yaml").rollout.reflect_prompt).toBe("default");
     expect(() => parseConfig("sft: { roles: [act, judge] }\n", "r.yaml")).toThrow('r.yaml:1: sft.roles[1]: Invalid option: expected one of "act"|"rehearse"|"reflect"');
   });
 

@@ -153,6 +153,12 @@ export const RolloutConfig = z.strictObject({
    * still trains, and none calls a real environment.
    */
   memory_attempts: z.number().int().min(0).default(0),
+  /**
+   * How the reflect role is prompted wherever the policy rehearses privately (rollouts from a
+   * memory, evaluations with rehearsal): `default` instructions, or the built-in domain's
+   * `compact` ones, for a policy trained on reflect rows (`sft.roles`).
+   */
+  reflect_prompt: z.enum(["default", "compact"]).default("default"),
   /** Rollouts generated at once. */
   concurrency: positiveInt.default(32),
   /** Where the tiny model samples rollouts: onnxruntime with a KV cache, or tfjs. */
@@ -288,6 +294,9 @@ export const TrainConfig = z
     const sftRoles = [...config.sft.roles, ...(config.sft.curriculum?.roles ?? [])];
     if (sftRoles.includes("reflect") && config.data.source !== "builtin") {
       ctx.addIssue({ code: "custom", path: ["sft", "roles"], message: `reflect rows are judged by the built-in domain's outcome check; data source ${config.data.source} has none` });
+    }
+    if (config.rollout.reflect_prompt === "compact" && config.data.source !== "builtin") {
+      ctx.addIssue({ code: "custom", path: ["rollout", "reflect_prompt"], message: `the compact reflect prompt is the built-in domain's; data source ${config.data.source} has none` });
     }
     if (config.sft.declined_writes && config.data.source !== "builtin") {
       ctx.addIssue({ code: "custom", path: ["sft", "declined_writes"], message: `sft.declined_writes needs the built-in domain's gold solver; data source ${config.data.source} has none` });
