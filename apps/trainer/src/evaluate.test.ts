@@ -5,7 +5,7 @@ import {
   outcomeReward,
   WRITE_TOOLS,
 } from "@envace/bench-builtin";
-import type { GenerateRequest, JsonObject, Task, Tokenizer, ToolResult } from "@envace/protocol";
+import type { GenerateRequest, JsonObject, Policy, Task, Tokenizer, ToolResult } from "@envace/protocol";
 import { ScriptedPolicy } from "@envace/trajectory";
 import { describe, expect, it } from "vitest";
 import { evaluate, EvaluationEntry } from "./evaluate.js";
@@ -88,6 +88,20 @@ function goldPolicy(rehearser: Rehearser, options: { failOn?: string } = {}): Sc
   );
 }
 
+/** The gold policy, recording the system message of every request in `role`. */
+function systemsOf(role: GenerateRequest["role"]): { policy: Policy; systems: string[] } {
+  const inner = goldPolicy(perfect);
+  const systems: string[] = [];
+  const policy: Policy = {
+    id: inner.id,
+    generate(request, signal) {
+      if (request.role === role) systems.push(request.messages[0]?.content ?? "");
+      return inner.generate(request, signal);
+    },
+  };
+  return { policy, systems };
+}
+
 const goldCalls = (tool: string): number => tasks.reduce((n, t) => n + (t.goldActions ?? []).filter((c) => c.name === tool).length, 0);
 
 describe("evaluate: the built-in shop against its real environment", () => {
@@ -132,15 +146,7 @@ describe("evaluate: the built-in shop against its real environment", () => {
   });
 
   it("prompts the Rehearse role as the policy was trained, in attempts and fidelity probes alike", async () => {
-    const inner = goldPolicy(perfect);
-    const rehearseSystems: string[] = [];
-    const policy = {
-      id: inner.id,
-      generate(request: GenerateRequest) {
-        if (request.role === "rehearse") rehearseSystems.push(request.messages[0]?.content ?? "");
-        return inner.generate(request);
-      },
-    };
+    const { policy, systems: rehearseSystems } = systemsOf("rehearse");
     const rehearsePrompt = { sections: { instructions: "You are the shop's tools.", tools: false, examples: false } };
     const result = await evaluate({ policy, tasks: tasks.slice(0, 2), environment: () => new BuiltinEnvironment(), reward: outcomeReward, rehearsal: "parallel:1", rehearsePrompt });
     const calls = tasks.slice(0, 2).reduce((n, t) => n + (t.goldActions?.length ?? 0), 0);
@@ -151,15 +157,7 @@ describe("evaluate: the built-in shop against its real environment", () => {
   });
 
   it("prompts the reflect role with the instructions the policy was trained with", async () => {
-    const inner = goldPolicy(perfect);
-    const reflectSystems: string[] = [];
-    const policy = {
-      id: inner.id,
-      generate(request: GenerateRequest) {
-        if (request.role === "reflect") reflectSystems.push(request.messages[0]?.content ?? "");
-        return inner.generate(request);
-      },
-    };
+    const { policy, systems: reflectSystems } = systemsOf("reflect");
     const run = (judgeInstructions?: { reflect: string }) =>
       evaluate({ policy, tasks: tasks.slice(0, 2), environment: () => new BuiltinEnvironment(), reward: outcomeReward, rehearsal: "parallel:2", fidelity: false, ...(judgeInstructions ? { judgeInstructions } : {}) });
     await run({ reflect: "Judge it." });

@@ -12,6 +12,12 @@ import { z } from "zod";
 const positiveInt = z.number().int().positive();
 /** The roles supervised rows can teach. */
 const SftRole = z.enum(["act", "rehearse", "reflect"]);
+type SftRole = z.infer<typeof SftRole>;
+
+/** Every role the supervised stages teach (the curriculum's and the last stage's). */
+export function supervisedRoles(sft: { roles: readonly SftRole[]; curriculum?: { roles: readonly SftRole[] } | undefined }): SftRole[] {
+  return [...sft.roles, ...(sft.curriculum?.roles ?? [])];
+}
 
 export const DataConfig = z.strictObject({
   /** `builtin`: the generated tool domain; `cm2`: CM2 records (.json/.jsonl); `verl`: verl Parquet. */
@@ -291,7 +297,7 @@ export const TrainConfig = z
         message: `environment: real: data source ${config.data.source} has no real environment (its records hold reference dialogues, not tools that run); use mode envace, or grpo with environment: simulator`,
       });
     }
-    const sftRoles = [...config.sft.roles, ...(config.sft.curriculum?.roles ?? [])];
+    const sftRoles = supervisedRoles(config.sft);
     if (sftRoles.includes("reflect") && config.data.source !== "builtin") {
       ctx.addIssue({ code: "custom", path: ["sft", "roles"], message: `reflect rows are judged by the built-in domain's outcome check; data source ${config.data.source} has none` });
     }

@@ -14,7 +14,7 @@ import {
 } from "@envace/bench-builtin";
 import type { RewardFunction } from "@envace/rewards";
 import type { RehearsePromptOptions, UserTurnSource } from "@envace/trajectory";
-import type { TrainConfig } from "../config/schema.js";
+import { supervisedRoles, type TrainConfig } from "../config/schema.js";
 import { reflectExamples, type GoldExample } from "../sft.js";
 
 /** Everything the trainer needs to know about the tasks it trains on. */
@@ -57,7 +57,7 @@ const BUILTIN_REWARDS: Record<TrainConfig["reward"]["type"], () => RewardFunctio
 /** The built-in shop domain: generated, seeded, with disjoint train and held-out worlds. */
 export function builtinDomain(config: TrainConfig): Domain {
   const options = { seed: config.seed, systemPrompt: SYSTEM_PROMPT_SHORT };
-  const reflect = [...config.sft.roles, ...(config.sft.curriculum?.roles ?? [])].includes("reflect");
+  const reflect = supervisedRoles(config.sft).includes("reflect");
   return {
     name: "builtin",
     train: generateTasks({ ...options, count: config.data.train_tasks, split: "train" }),
