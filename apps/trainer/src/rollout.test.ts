@@ -144,7 +144,7 @@ describe("rollouts that start from a memory of the group's own first rollouts", 
       },
     };
     const config = parseConfig("rollout: { rollouts_per_task: 4, memory_attempts: 2 }", "c.yaml");
-    const domain = { name: "builtin", environment: () => new BuiltinEnvironment(), rehearsePrompt: {}, reflectInstructions: "Judge it." };
+    const domain = { name: "builtin", environment: () => new BuiltinEnvironment(), rehearsePrompt: {}, judgeInstructions: { reflect: "Judge it." } };
     await rollouts({ config, domain, tasks: [task], actor: recording, rehearser: recording, counter: new CallCounter(), limit: new ConcurrencyLimit(4), step: 1 });
     expect(systems).toEqual(["Judge it.", "Judge it."]);
   });

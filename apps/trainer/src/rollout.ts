@@ -32,7 +32,7 @@ export function rolloutLimits(rollout: Pick<RolloutConfig, "max_turns" | "max_re
 
 export interface RolloutOptions {
   config: Pick<TrainConfig, "environment" | "rollout" | "seed">;
-  domain: Pick<Domain, "name" | "environment" | "rehearsePrompt" | "reflectInstructions" | "users" | "writeTools">;
+  domain: Pick<Domain, "name" | "environment" | "rehearsePrompt" | "judgeInstructions" | "users" | "writeTools">;
   tasks: readonly Task[];
   /** The policy in the Act role. */
   actor: Policy;
@@ -93,7 +93,7 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
         trajectories: rehearsed,
         limits,
         ...(domain.writeTools === undefined ? {} : { writeTools: domain.writeTools }),
-        ...(domain.reflectInstructions === undefined ? {} : { instructions: { reflect: domain.reflectInstructions } }),
+        ...(domain.judgeInstructions === undefined ? {} : { instructions: domain.judgeInstructions }),
       });
       return [...rehearsed, ...(await group({ task: withNote(task, memory.text), size: size - attempts, firstRollout: attempts }))];
     })();

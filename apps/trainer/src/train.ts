@@ -273,7 +273,7 @@ async function evaluateHeldOut(
     reward: domain.success ?? domain.reward,
     rehearsal: setting,
     rehearsePrompt: domain.rehearsePrompt,
-    ...(domain.reflectInstructions === undefined ? {} : { judgeInstructions: { reflect: domain.reflectInstructions } }),
+    ...(domain.judgeInstructions === undefined ? {} : { judgeInstructions: domain.judgeInstructions }),
     ...(domain.writeTools === undefined ? {} : { writeTools: domain.writeTools }),
     ...(domain.users === undefined ? {} : { users: () => domain.users! }),
     tokenizer: model.tokenizer,

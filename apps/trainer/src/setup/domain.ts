@@ -36,8 +36,8 @@ export interface Domain {
   corpus: () => Iterable<string>;
   /** How the Rehearse role is prompted, in training and at test time alike. */
   rehearsePrompt: RehearsePromptOptions;
-  /** Reflect instructions over the default ones, wherever the policy rehearses privately. */
-  reflectInstructions?: string;
+  /** Reflect and summarize instructions over the default ones, wherever the policy rehearses privately. */
+  judgeInstructions?: { reflect?: string; summarize?: string };
   /** Tools that change the world, for rehearsal memories and safe-write gating. */
   writeTools?: readonly string[];
   /** The system prompt already describes the tools, so the chat template need not list them. */
@@ -78,7 +78,7 @@ export function builtinDomain(config: TrainConfig): Domain {
     },
     corpus: () => domainCorpus({ seed: config.seed }),
     rehearsePrompt: BUILTIN_REHEARSE_PROMPT,
-    ...(config.rollout.reflect_prompt === "compact" ? { reflectInstructions: BUILTIN_REFLECT_INSTRUCTIONS } : {}),
+    ...(config.rollout.reflect_prompt === "compact" ? { judgeInstructions: { reflect: BUILTIN_REFLECT_INSTRUCTIONS } } : {}),
     writeTools: WRITE_TOOLS,
     toolsInSystemPrompt: true,
   };
