@@ -43,7 +43,7 @@ export class TinkerSampler implements Sampler {
         ...(params.seed !== undefined ? { seed: params.seed } : {}),
       },
       count,
-      false,
+      {},
       signal,
     );
     return reply.sequences.map((s) => {
@@ -56,18 +56,36 @@ export class TinkerSampler implements Sampler {
 
   /**
    * The log-probability of each prompt token after the first under the sampler's weights (the
-   * SDK's `compute_logprobs`: a one-token sample that asks for `prompt_logprobs`).
+   * SDK's `compute_logprobs`: a one-token sample that asks for `prompt_logprobs`). Tinker answers
+   * one entry per prompt token with a leading null; SkyRL tx leaves the null out.
    */
   async promptLogprobs(promptTokens: readonly number[], signal?: AbortSignal): Promise<number[]> {
-    const reply = await this.request(promptTokens, { max_tokens: 1, temperature: 1, top_k: -1, top_p: 1 }, 1, true, signal);
-    const scores = reply.prompt_logprobs ?? [];
-    if (scores.length !== promptTokens.length || scores.slice(1).some((x) => x === null)) {
-      throw new TinkerHttpError(`${API}/asample`, 200, `the server returned ${scores.length} prompt logprobs for a prompt of ${promptTokens.length} tokens`);
-    }
-    return scores.slice(1) as number[];
+    const reply = await this.request(promptTokens, { max_tokens: 1, temperature: 1, top_k: -1, top_p: 1 }, 1, { prompt_logprobs: true }, signal);
+    return alignPromptScores(reply.prompt_logprobs ?? [], promptTokens.length, "prompt logprobs");
   }
 
-  private async request(promptTokens: readonly number[], samplingParams: Record<string, unknown>, count: number, promptLogprobs: boolean, signal?: AbortSignal): Promise<SampleResponse> {
+  /**
+   * The `k` most likely tokens, as [token id, log-probability] pairs best first, at each prompt
+   * position after the first (what `topk_prompt_logprobs` asks for), with the prompt's own
+   * log-probabilities.
+   */
+  async topkPromptLogprobs(promptTokens: readonly number[], k: number, signal?: AbortSignal): Promise<{ logprobs: number[]; topk: [number, number][][] }> {
+    if (!Number.isInteger(k) || k < 1) throw new TinkerUsageError(`topkPromptLogprobs: k must be a positive integer, got ${k}`);
+    const reply = await this.request(promptTokens, { max_tokens: 1, temperature: 1, top_k: -1, top_p: 1 }, 1, { prompt_logprobs: true, topk_prompt_logprobs: k }, signal);
+    const logprobs = alignPromptScores(reply.prompt_logprobs ?? [], promptTokens.length, "prompt logprobs");
+    const topk = alignPromptScores(reply.topk_prompt_logprobs ?? [], promptTokens.length, "top-k prompt logprobs");
+    const tooMany = topk.findIndex((row) => row.length > k);
+    if (tooMany >= 0) throw new TinkerHttpError(`${API}/asample`, 200, `the server returned ${topk[tooMany]!.length} top-k entries at prompt position ${tooMany + 1}, more than k = ${k}`);
+    return { logprobs, topk: topk.map((row) => row.map(([token, lp]) => [token, lp] as [number, number])) };
+  }
+
+  private async request(
+    promptTokens: readonly number[],
+    samplingParams: Record<string, unknown>,
+    count: number,
+    scoring: { prompt_logprobs?: boolean; topk_prompt_logprobs?: number },
+    signal?: AbortSignal,
+  ): Promise<SampleResponse> {
     const route = `${API}/asample`;
     const body = {
       sampling_session_id: this.samplingSessionId,
@@ -75,8 +93,8 @@ export class TinkerSampler implements Sampler {
       num_samples: count,
       prompt: { chunks: [{ type: "encoded_text", tokens: [...promptTokens] }] },
       sampling_params: samplingParams,
-      prompt_logprobs: promptLogprobs,
-      topk_prompt_logprobs: 0,
+      prompt_logprobs: scoring.prompt_logprobs ?? false,
+      topk_prompt_logprobs: scoring.topk_prompt_logprobs ?? 0,
       type: "sample",
     };
     const headers = { "X-Tinker-Sampling-Backpressure": "1" };
@@ -88,4 +106,19 @@ export class TinkerSampler implements Sampler {
     if (reply.sequences.length !== count) throw new TinkerHttpError(route, 200, `${reply.sequences.length} sequences for ${count} samples`);
     return reply;
   }
+}
+
+/**
+ * Per-position prompt scores for the positions after the first: Tinker sends one entry per prompt
+ * token with a leading null (nothing predicts the first token), SkyRL tx sends the n − 1 scored
+ * positions only. Either shape is accepted; any other length, or a null past the first, is refused.
+ */
+export function alignPromptScores<T>(scores: readonly (T | null)[], promptLength: number, what: string): T[] {
+  const scored = scores.length === promptLength ? scores.slice(1) : scores.length === promptLength - 1 ? scores : undefined;
+  const gap = scored?.findIndex((x) => x === null) ?? -1;
+  if (!scored || gap >= 0) {
+    const problem = scored ? `a null at prompt position ${gap + 1}` : `${scores.length} entries`;
+    throw new TinkerHttpError(`${API}/asample`, 200, `the server returned ${what} with ${problem} for a prompt of ${promptLength} tokens (expected ${promptLength} with a leading null, or ${promptLength - 1})`);
+  }
+  return scored as T[];
 }

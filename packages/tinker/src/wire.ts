@@ -214,8 +214,10 @@ export const SampledSequence = z.looseObject({
 });
 export const SampleResponse = z.looseObject({
   sequences: z.array(SampledSequence),
-  /** One entry per prompt token; the first is null (nothing predicts it). */
+  /** One entry per prompt token with the first null (nothing predicts it); SkyRL tx leaves the null out. */
   prompt_logprobs: z.array(z.number().nullable()).nullable().optional(),
+  /** Per prompt position, up to k [token id, log-probability] pairs, or null; same two shapes. */
+  topk_prompt_logprobs: z.array(z.array(z.tuple([TokenId, z.number()])).nullable()).nullable().optional(),
 });
 export type SampleResponse = z.infer<typeof SampleResponse>;
 

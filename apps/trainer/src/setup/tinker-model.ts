@@ -69,8 +69,9 @@ export class TinkerPolicyModel implements TrainedModel {
 
   async policy(id: string): Promise<SamplerPolicy> {
     const remote = await this.backend.saveWeightsForSampler();
-    // Generations end at the end of a turn: the tokenizer's stop tokens, sent as strings, which
-    // every Tinker server accepts (SkyRL tx and ours take no stop token ids).
+    // Generations end at the end of a turn: the tokenizer's stop tokens, sent as strings so that a
+    // request's own stop strings and these travel the same way (Tinker takes strings or token ids
+    // in one request, not both; hosted Tinker, SkyRL tx and ours honour either).
     const stop = this.tokenizer.stopTokenIds.map((token) => this.tokenizer.decode([token]));
     const sampler: Sampler = {
       sample: (prompt, params, signal) => remote.sample(prompt, params.stop.length > 0 ? params : { ...params, stop }, signal),

@@ -243,10 +243,30 @@ export function encodeSampleResponse(out: SampleResponse & { prompt_logprobs?: (
   return type.encode(type.fromObject(msg)).finish();
 }
 
+/** An empty cell of a protobuf top-k table (fewer than k candidates, or the unscored first position). */
+const TOPK_EMPTY_LOGPROB = -99999;
+
+/** A protobuf top-k table (N × k, row-major) as one list of [token, log-probability] pairs per position, null where a row is empty. */
+export function topkRows(topk: { token_ids: Uint8Array; logprobs: Uint8Array; k: number }): ([number, number][] | null)[] {
+  const ids = readInt32s(topk.token_ids);
+  const lps = readFloat32s(topk.logprobs);
+  if (ids.length !== lps.length || topk.k === 0 || ids.length % topk.k !== 0) {
+    throw new WireEncodingError(`top-k prompt logprobs: ${ids.length} token ids and ${lps.length} logprobs do not fill rows of k = ${topk.k}`);
+  }
+  const rows: ([number, number][] | null)[] = [];
+  for (let start = 0; start < ids.length; start += topk.k) {
+    const row: [number, number][] = [];
+    for (let j = start; j < start + topk.k; j++) if (lps[j]! > TOPK_EMPTY_LOGPROB) row.push([ids[j]!, lps[j]!]);
+    rows.push(row.length > 0 ? row : null);
+  }
+  return rows;
+}
+
 export function decodeSampleResponse(bytes: Uint8Array): SampleResponse & { prompt_logprobs: (number | null)[] | null } {
   const msg = messageType("SampleResponse").decode(bytes) as unknown as {
     sequences: { stop_reason: number; tokens: Uint8Array; logprobs?: Uint8Array }[];
     prompt_logprobs?: Uint8Array;
+    topk_prompt_logprobs?: { token_ids: Uint8Array; logprobs: Uint8Array; k: number };
   };
   return {
     sequences: msg.sequences.map((s) => ({
@@ -255,5 +275,6 @@ export function decodeSampleResponse(bytes: Uint8Array): SampleResponse & { prom
       logprobs: s.logprobs ? readFloat32s(s.logprobs) : null,
     })),
     prompt_logprobs: msg.prompt_logprobs ? readFloat32s(msg.prompt_logprobs).map((v) => (Number.isNaN(v) ? null : v)) : null,
+    ...(msg.topk_prompt_logprobs ? { topk_prompt_logprobs: topkRows(msg.topk_prompt_logprobs) } : {}),
   };
 }

@@ -16,6 +16,8 @@ export interface ProxyOptions {
   clientConfig?: unknown;
   /** Refuse protobuf bodies with this status, as a server that predates them does. */
   refuseProtobuf?: number;
+  /** Ask the server for JSON results only and pass each JSON reply through this (to play a server that answers differently). */
+  rewriteJson?: (path: string, reply: unknown, request: unknown) => unknown;
 }
 
 async function read(req: IncomingMessage): Promise<Buffer> {
@@ -46,8 +48,12 @@ export async function startProxy(target: string, options: ProxyOptions = {}): Pr
         return;
       }
       const headers = Object.fromEntries(Object.entries(req.headers).filter(([k, v]) => typeof v === "string" && !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
+      if (options.rewriteJson) headers.accept = "application/json";
       const response = await fetch(`${target}${req.url ?? "/"}`, { method: req.method ?? "GET", headers, ...(body.length > 0 ? { body: new Uint8Array(body) } : {}) });
-      const reply = Buffer.from(await response.arrayBuffer());
+      let reply = Buffer.from(await response.arrayBuffer());
+      if (options.rewriteJson && (response.headers.get("content-type") ?? "").includes("json")) {
+        reply = Buffer.from(JSON.stringify(options.rewriteJson(path, JSON.parse(reply.toString("utf8")), json)));
+      }
       const replyType = response.headers.get("content-type") ?? "";
       seen.push({ path, contentType, status: response.status, replyType, ...(json !== undefined ? { json } : {}) });
       res.writeHead(response.status, { "Content-Type": replyType }).end(reply);
