@@ -1,5 +1,6 @@
 import { Ajv, type ValidateFunction } from "ajv";
 import { z } from "zod";
+import { LocatedError } from "@envace/errors";
 import { toolName, type ToolCall, type ToolError, type ToolSpec } from "@envace/protocol";
 import { findNonFinite, isJsonObject, jsonTypeName } from "./json-value.js";
 
@@ -11,24 +12,100 @@ export type CallCheck =
   | { ok: true; call: ToolCall }
   | { ok: false; error: ToolError & { code: CallRejectionCode }; callId: string; name: string };
 
-// One compiler for every validator; compiled schemas are shared by content, since every task
-// of a dataset usually carries its own copy of the same tool specs.
-const ajv = new Ajv({ allErrors: true, strict: false, logger: false });
-const compiled = new Map<string, ValidateFunction>();
-const COMPILED_LIMIT = 4096;
+/**
+ * How deeply a tool's `parameters` (and a call's `arguments`) may nest: objects and arrays count
+ * one level each. Ajv compiles and validates by recursion, so a schema nested 10^5 deep would
+ * overflow the stack; real tool schemas stay within a dozen levels.
+ */
+export const MAX_SCHEMA_DEPTH = 64;
 
-function compile(schema: Record<string, unknown>): ValidateFunction {
-  // OpenAI tool schemas are draft-07 in practice; a declared `$schema` would only make Ajv refuse them.
-  const { $schema: _ignored, ...rest } = schema;
-  const key = JSON.stringify(rest);
-  let validate = compiled.get(key);
-  if (validate === undefined) {
-    validate = ajv.compile(rest);
-    if (compiled.size >= COMPILED_LIMIT) compiled.delete(compiled.keys().next().value!);
-    compiled.set(key, validate);
+/** A tool's `parameters` nest deeper than `MAX_SCHEMA_DEPTH`: refused before Ajv sees them. */
+export class SchemaDepthError extends LocatedError {
+  override readonly code = "schema-too-deep";
+  constructor(
+    where: string,
+    readonly limit: number,
+  ) {
+    super(where, `the JSON Schema nests deeper than ${limit} levels (the limit of the call validator)`);
   }
-  return validate;
 }
+
+/**
+ * The path to the first object or array nested deeper than `limit` levels in `value` (the value
+ * itself is level 1), or undefined when none is. Walked without recursion, so any depth is safe.
+ */
+export function pathBeyondDepth(value: unknown, limit: number): (string | number)[] | undefined {
+  interface Node {
+    value: unknown;
+    depth: number;
+    key: string | number | undefined;
+    parent: Node | undefined;
+  }
+  const stack: Node[] = [{ value, depth: 1, key: undefined, parent: undefined }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (typeof node.value !== "object" || node.value === null) continue;
+    if (node.depth > limit) {
+      const path: (string | number)[] = [];
+      for (let at: Node | undefined = node; at?.key !== undefined; at = at.parent) path.push(at.key);
+      return path.reverse();
+    }
+    if (Array.isArray(node.value)) {
+      for (let i = node.value.length - 1; i >= 0; i -= 1) stack.push({ value: node.value[i], depth: node.depth + 1, key: i, parent: node });
+    } else {
+      for (const [key, child] of Object.entries(node.value).reverse()) stack.push({ value: child, depth: node.depth + 1, key, parent: node });
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Compiled validators shared by schema text, since every task of a dataset usually carries its
+ * own copy of the same tool specs. Ajv keeps every schema it compiles in caches of its own
+ * (keyed by the schema object, and by every `$id` inside it) that nothing evicts, so the
+ * compiler lives for one generation: after `limit` compiles a fresh Ajv takes over and this
+ * cache starts empty. What it retains is one Ajv holding at most `limit` schemas, however many
+ * distinct schemas clients send; validators handed out earlier keep working.
+ */
+export class SchemaCache {
+  #ajv = newAjv();
+  #compiles = 0;
+  readonly #validators = new Map<string, ValidateFunction>();
+
+  constructor(readonly limit = 4096) {}
+
+  compile(schema: Record<string, unknown>): ValidateFunction {
+    // OpenAI tool schemas are draft-07 in practice; a declared `$schema` would only make Ajv refuse them.
+    const { $schema: _ignored, ...rest } = schema;
+    const key = JSON.stringify(rest);
+    const known = this.#validators.get(key);
+    if (known !== undefined) return known;
+    if (this.#compiles >= this.limit) {
+      this.#ajv = newAjv();
+      this.#compiles = 0;
+      this.#validators.clear();
+    }
+    // Counted before compiling: Ajv caches a schema that then fails to compile too.
+    this.#compiles += 1;
+    const validate = this.#ajv.compile(rest);
+    this.#validators.set(key, validate);
+    return validate;
+  }
+
+  /** The validators kept, and the schemas the current Ajv holds in its own cache (its meta-schema included). */
+  get stats(): { validators: number; ajvSchemas: number } {
+    return { validators: this.#validators.size, ajvSchemas: (this.#ajv as unknown as { _cache: Map<unknown, unknown> })._cache.size };
+  }
+}
+
+function newAjv(): Ajv {
+  return new Ajv({ allErrors: true, strict: false, logger: false });
+}
+
+/** The validators of every `ToolCallValidator`. */
+const schemaCache = new SchemaCache();
+// Only for error texts, which depend on no schema.
+const errorTexts = newAjv();
 
 /**
  * Checks a tool call the way the rehearsal environment does before it asks the model, in order:
@@ -36,7 +113,8 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
  * arguments against the tool's JSON Schema with Ajv (`INVALID_PARAMETERS`).
  *
  * Construction throws if a tool's `parameters` is not a valid JSON Schema, naming the tool: that is
- * a broken task, not model output.
+ * a broken task, not model output; parameters nested deeper than `MAX_SCHEMA_DEPTH` throw a
+ * `SchemaDepthError`.
  */
 export class ToolCallValidator {
   readonly #tools = new Map<string, ValidateFunction | undefined>();
@@ -44,8 +122,11 @@ export class ToolCallValidator {
   constructor(tools: readonly ToolSpec[]) {
     for (const tool of tools) {
       const parameters = tool.function.parameters;
+      if (parameters !== undefined && pathBeyondDepth(parameters, MAX_SCHEMA_DEPTH) !== undefined) {
+        throw new SchemaDepthError(`tool "${toolName(tool)}" parameters`, MAX_SCHEMA_DEPTH);
+      }
       try {
-        this.#tools.set(toolName(tool), parameters === undefined ? undefined : compile(parameters));
+        this.#tools.set(toolName(tool), parameters === undefined ? undefined : schemaCache.compile(parameters));
       } catch (error) {
         throw new Error(`tool "${toolName(tool)}": parameters are not a valid JSON Schema (${(error as Error).message})`, {
           cause: error,
@@ -73,7 +154,9 @@ export class ToolCallValidator {
             ? `arguments must be a JSON object, got ${jsonTypeName(raw.arguments)}`
             : findNonFinite(raw.arguments) !== undefined
               ? "arguments hold a number JSON cannot carry"
-              : undefined;
+              : pathBeyondDepth(raw.arguments, MAX_SCHEMA_DEPTH) !== undefined
+                ? `arguments nest deeper than ${MAX_SCHEMA_DEPTH} levels`
+                : undefined;
     if (problem !== undefined) {
       return reject(id ?? "invalid-call", name ?? "unknown", "INVALID_TOOL_CALL_FORMAT", `The tool call is malformed: ${problem}.`);
     }
@@ -92,7 +175,7 @@ export class ToolCallValidator {
         parsed.id,
         parsed.name,
         "INVALID_PARAMETERS",
-        `Invalid parameters for "${parsed.name}": ${ajv.errorsText(validate.errors, { dataVar: "arguments" })}.`,
+        `Invalid parameters for "${parsed.name}": ${errorTexts.errorsText(validate.errors, { dataVar: "arguments" })}.`,
       );
     }
     return { ok: true, call: parsed };
