@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RecordError } from "@envace/protocol";
+import { InputError, RecordError } from "@envace/protocol";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { JsonLinesFile, parseJsonLines, readJsonLines, writeFileAtomically, type TornLine } from "./json-lines.js";
+import { writeFileAtomically } from "./atomic.js";
+import { JsonLinesFile, parseJsonLines, readJsonLines, type TornLine } from "./json-lines.js";
 
 const dir = mkdtempSync(join(tmpdir(), "envace-records-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,16 +17,31 @@ function collect(): { torn: TornLine[]; onTornLine: (torn: TornLine) => void } {
   return { torn, onTornLine: (line) => torn.push(line) };
 }
 
+const own = { source: "own" } as const;
+const user = { source: "user" } as const;
+
 describe("parseJsonLines", () => {
   it("reads one record per line, skipping blank lines", () => {
-    expect(parseJsonLines(Row, '{"n":1}\n\n{"n":2,"tags":["a"]}\n', "rows.jsonl")).toEqual([{ n: 1 }, { n: 2, tags: ["a"] }]);
+    for (const options of [own, user]) expect(parseJsonLines(Row, '{"n":1}\n\n{"n":2,"tags":["a"]}\n', "rows.jsonl", options)).toEqual([{ n: 1 }, { n: 2, tags: ["a"] }]);
   });
 
-  it("drops a torn last line and reports it, with or without trailing blank lines", () => {
-    for (const text of ['{"n":1}\n{"n":2}\n{"n":', '{"n":1}\n{"n":2}\n{"n":\n\n']) {
+  it("drops a torn last line of the project's own file, one without a final newline, and reports it", () => {
+    const { torn, onTornLine } = collect();
+    expect(parseJsonLines(Row, '{"n":1}\n{"n":2}\n{"n":', "rows.jsonl", { source: "own", onTornLine })).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(torn).toEqual([{ file: "rows.jsonl", line: 3, text: '{"n":' }]);
+  });
+
+  it("refuses a bad last line that ends in a newline, even in the project's own file: no append was cut there", () => {
+    for (const text of ['{"n":1}\n{"n":2}\n{"n":\n', '{"n":1}\n{"n":2}\n{"n":\n\n']) {
       const { torn, onTornLine } = collect();
-      expect(parseJsonLines(Row, text, "rows.jsonl", { onTornLine })).toEqual([{ n: 1 }, { n: 2 }]);
-      expect(torn).toEqual([{ file: "rows.jsonl", line: 3, text: '{"n":' }]);
+      expect(() => parseJsonLines(Row, text, "rows.jsonl", { source: "own", onTornLine })).toThrow(/^rows\.jsonl:3: not JSON \(/);
+      expect(torn).toEqual([]);
+    }
+  });
+
+  it("refuses every bad line of a file the user gives, a last one without its newline included", () => {
+    for (const text of ['{"n":1}\n{"n":', '{"n":1}\n{"n":\n']) {
+      expect(() => parseJsonLines(Row, text, "predictions.jsonl", user)).toThrow(/^predictions\.jsonl:2: not JSON \(/);
     }
   });
 
@@ -33,46 +49,52 @@ describe("parseJsonLines", () => {
     const Loose = z.object({ n: z.number().nullable() });
     const parse = (line: string): unknown => JSON.parse(line.replaceAll("NaN", "null"));
     const { torn, onTornLine } = collect();
-    expect(parseJsonLines(Loose, '{"n": NaN}\n{"n": 2}\n{"n"', "py.jsonl", { parse, onTornLine })).toEqual([{ n: null }, { n: 2 }]);
+    expect(parseJsonLines(Loose, '{"n": NaN}\n{"n": 2}\n{"n"', "py.jsonl", { source: "own", parse, onTornLine })).toEqual([{ n: null }, { n: 2 }]);
     expect(torn.map((t) => t.line)).toEqual([3]);
+    expect(() => parseJsonLines(Loose, '{"n": NaN}\n{"n": 2}\n{"n"', "py.jsonl", { source: "user", parse })).toThrow(/^py\.jsonl:3: not JSON/);
   });
 
   it("keeps a whole last record that lacks only its newline", () => {
     const { torn, onTornLine } = collect();
-    expect(parseJsonLines(Row, '{"n":1}\n{"n":2}', "rows.jsonl", { onTornLine })).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(parseJsonLines(Row, '{"n":1}\n{"n":2}', "rows.jsonl", { source: "own", onTornLine })).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(parseJsonLines(Row, '{"n":1}\n{"n":2}', "rows.jsonl", user)).toEqual([{ n: 1 }, { n: 2 }]);
     expect(torn).toEqual([]);
   });
 
   it("names the file and line of a line that is not JSON before the last", () => {
-    expect(() => parseJsonLines(Row, '{"n":1}\n{"n":\n{"n":3}\n', "rows.jsonl")).toThrow(/^rows\.jsonl:2: not JSON \(/);
+    for (const options of [own, user]) expect(() => parseJsonLines(Row, '{"n":1}\n{"n":\n{"n":3}\n', "rows.jsonl", options)).toThrow(/^rows\.jsonl:2: not JSON \(/);
   });
 
   it("names the file, line and field of a record that fails the schema, last line included", () => {
-    const error = (() => {
-      try {
-        parseJsonLines(Row, '{"n":1}\n{"n":2,"tags":["a",7]}\n', "rows.jsonl");
-      } catch (caught) {
-        return caught;
-      }
-      return undefined;
-    })();
-    expect(error).toBeInstanceOf(RecordError);
-    expect((error as RecordError).source).toEqual({ file: "rows.jsonl", line: 2 });
-    expect((error as RecordError).fields.map((f) => f.path)).toEqual(["tags[1]"]);
-    expect((error as Error).message).toMatch(/^rows\.jsonl:2: tags\[1\]: /);
+    for (const [options, text] of [[own, '{"n":1}\n{"n":2,"tags":["a",7]}'], [user, '{"n":1}\n{"n":2,"tags":["a",7]}\n']] as const) {
+      const error = (() => {
+        try {
+          parseJsonLines(Row, text, "rows.jsonl", options);
+        } catch (caught) {
+          return caught;
+        }
+        return undefined;
+      })();
+      expect(error).toBeInstanceOf(RecordError);
+      expect((error as RecordError).source).toEqual({ file: "rows.jsonl", line: 2 });
+      expect((error as RecordError).fields.map((f) => f.path)).toEqual(["tags[1]"]);
+      expect((error as Error).message).toMatch(/^rows\.jsonl:2: tags\[1\]: /);
+    }
   });
 });
 
 describe("readJsonLines", () => {
-  it("reads a missing file as empty", () => {
-    expect(readJsonLines(join(dir, "missing.jsonl"), Row)).toEqual([]);
+  it("reads a missing file of the project's as empty, and refuses a missing file of the user's, naming it", () => {
+    expect(readJsonLines(join(dir, "missing.jsonl"), Row, own)).toEqual([]);
+    expect(() => readJsonLines(join(dir, "missing.jsonl"), Row, user)).toThrow(InputError);
+    expect(() => readJsonLines(join(dir, "missing.jsonl"), Row, user)).toThrow(`${join(dir, "missing.jsonl")}: cannot read (ENOENT)`);
   });
 
   it("leaves a torn file as it is", () => {
     const path = join(dir, "read-torn.jsonl");
     writeFileSync(path, '{"n":1}\n{"n');
     const { torn, onTornLine } = collect();
-    expect(readJsonLines(path, Row, { onTornLine })).toEqual([{ n: 1 }]);
+    expect(readJsonLines(path, Row, { source: "own", onTornLine })).toEqual([{ n: 1 }]);
     expect(torn).toHaveLength(1);
     expect(readFileSync(path, "utf8")).toBe('{"n":1}\n{"n');
   });
@@ -123,6 +145,13 @@ describe("JsonLinesFile", () => {
     expect(readFileSync(path, "utf8")).toBe('{"n":1}\n{"n":"two"}\n{"n');
   });
 
+  it("refuses a bad last line that ends in a newline, and leaves the file untouched", () => {
+    const path = join(dir, "bad-last.jsonl");
+    writeFileSync(path, '{"n":1}\n{"n\n');
+    expect(() => JsonLinesFile.open(path, Row, { onTornLine: () => undefined })).toThrow(/bad-last\.jsonl:2: not JSON/);
+    expect(readFileSync(path, "utf8")).toBe('{"n":1}\n{"n\n');
+  });
+
   it("writes lines with the serializer given, and flushes each when durable", () => {
     const path = join(dir, "custom.jsonl");
     const file = JsonLinesFile.open(path, Row, { durable: true, serialize: (row) => `{"n": ${row.n}}` });
@@ -137,16 +166,27 @@ describe("JsonLinesFile", () => {
     file.rewrite([{ n: 1 }]);
     file.append({ n: 4 });
     expect(readFileSync(path, "utf8")).toBe('{"n":1}\n{"n":4}\n');
-    expect(existsSync(`${path}.tmp`)).toBe(false);
+    expect(readdirSync(dir).filter((name) => name.includes("rewrite"))).toEqual(["rewrite.jsonl"]);
   });
 });
 
 describe("writeFileAtomically", () => {
-  it("replaces the file, creating its folder", () => {
-    const path = join(dir, "c", "summary.json");
+  it("replaces the file, creating its folder, and leaves no temporary file", () => {
+    const folder = join(dir, "c");
+    const path = join(folder, "summary.json");
     writeFileAtomically(path, "old\n");
-    writeFileAtomically(path, "new\n");
+    writeFileAtomically(path, new TextEncoder().encode("new\n"));
     expect(readFileSync(path, "utf8")).toBe("new\n");
-    expect(existsSync(`${path}.tmp`)).toBe(false);
+    expect(readdirSync(folder)).toEqual(["summary.json"]);
+  });
+
+  it("leaves the old contents and no temporary file when the write fails", () => {
+    const path = join(dir, "d", "summary.json");
+    writeFileAtomically(path, "old\n");
+    mkdirSync(join(dir, "d", "blocked"));
+    // A folder in the way makes the rename fail after the temporary file was written.
+    expect(() => writeFileAtomically(join(dir, "d", "blocked"), "x")).toThrow();
+    expect(readFileSync(path, "utf8")).toBe("old\n");
+    expect(readdirSync(join(dir, "d")).sort()).toEqual(["blocked", "summary.json"]);
   });
 });

@@ -1,17 +1,25 @@
-import { appendFileSync, closeSync, existsSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, truncateSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, existsSync, fdatasyncSync, mkdirSync, openSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { parseRecord, RecordError } from "@envace/protocol";
+import { InputError, parseRecord, RecordError } from "@envace/protocol";
+import { fsyncDirectory, writeFileAtomically } from "./atomic.js";
+import { crashPoint } from "./crash-points.js";
 import type { z } from "zod";
 
 /**
- * JSON Lines under one policy, whoever wrote the file. A record is appended as one line in one
- * write, so a crash can cut short only the last line: a last line that is not JSON is dropped and
- * reported to `onTornLine` (its record is simply redone), and a file opened for appending is
- * truncated to its last whole line first. A bad line anywhere else is a `RecordError` naming the
- * file, the line and, for a record that fails its schema, each field.
+ * JSON Lines under one rule, which depends on who wrote the file.
+ *
+ * - A file the project appends to (`source: "own"`: its metrics, entries, samples) gets each
+ *   record as one line in one write, so a crash can cut short only the last line, and the cut
+ *   line has no final newline. Such a last line that is not JSON is torn: it is dropped and
+ *   reported to `onTornLine` (its record is simply redone), and a file opened for appending is
+ *   truncated to its last whole line first.
+ * - Any other bad line is a `RecordError` naming the file, the line and, for a record that fails
+ *   its schema, each field: in the project's own files a bad line before the last, or a bad last
+ *   line that ends in a newline (no append was cut there); in a file the user gives
+ *   (`source: "user"`: predictions, data, tasks, labels) every bad line, the last one included.
  */
 
-/** The last line of a JSON Lines file, cut short by an interrupted write and dropped. */
+/** The last line of a file the project appends to, cut short by an interrupted write and dropped. */
 export interface TornLine {
   readonly file: string;
   /** 1-based. */
@@ -19,12 +27,25 @@ export interface TornLine {
   readonly text: string;
 }
 
-export interface JsonLinesOptions {
-  /** Told of a torn last line before it is dropped. Default: a process warning naming it. */
-  readonly onTornLine?: ((torn: TornLine) => void) | undefined;
+interface ParseOptions {
   /** Reads one line; throws on text that is not a value. Default `JSON.parse` (e.g. Python's `json.loads` for its `NaN`). */
   readonly parse?: ((line: string) => unknown) | undefined;
 }
+
+/** A file the project appended to itself: a torn last line (no final newline) is dropped with a report. */
+export interface OwnJsonLinesOptions extends ParseOptions {
+  readonly source: "own";
+  /** Told of a torn last line before it is dropped. Default: a process warning naming it. */
+  readonly onTornLine?: ((torn: TornLine) => void) | undefined;
+}
+
+/** A file the user gives: every bad line is an error, and so is a missing file. */
+export interface UserJsonLinesOptions extends ParseOptions {
+  readonly source: "user";
+}
+
+/** Who wrote the file, which decides what a bad last line is (see the rule above). */
+export type JsonLinesOptions = OwnJsonLinesOptions | UserJsonLinesOptions;
 
 /** The one line that describes a torn last line. */
 export function describeTornLine(torn: TornLine): string {
@@ -41,11 +62,9 @@ interface Scan<T> {
   torn?: TornLine & { offset: number };
 }
 
-function scan<S extends z.ZodType>(schema: S, text: string, file: string, parse: (line: string) => unknown = JSON.parse): Scan<z.output<S>> {
+function scan<S extends z.ZodType>(schema: S, text: string, file: string, options: JsonLinesOptions): Scan<z.output<S>> {
+  const parse = options.parse ?? JSON.parse;
   const lines = text.split("\n");
-  // Trailing blank lines do not make a torn line any less the last one.
-  let last = lines.length - 1;
-  while (last >= 0 && lines[last]!.trim() === "") last--;
   const records: z.output<S>[] = [];
   let offset = 0;
   for (const [index, raw] of lines.entries()) {
@@ -56,7 +75,8 @@ function scan<S extends z.ZodType>(schema: S, text: string, file: string, parse:
     try {
       value = parse(raw);
     } catch (error) {
-      if (index === last) return { records, torn: { file, line: index + 1, text: raw, offset: start } };
+      // Only the text after the last newline can be an append cut short: a newline ends a whole write.
+      if (options.source === "own" && index === lines.length - 1) return { records, torn: { file, line: index + 1, text: raw, offset: start } };
       throw new RecordError({ file, line: index + 1 }, [{ path: "", message: `not JSON (${(error as Error).message})` }]);
     }
     records.push(parseRecord(schema, value, { file, line: index + 1 }));
@@ -65,19 +85,29 @@ function scan<S extends z.ZodType>(schema: S, text: string, file: string, parse:
 }
 
 /** The records of JSON Lines `text` read from `file` (named in errors); blank lines are skipped. */
-export function parseJsonLines<S extends z.ZodType>(schema: S, text: string, file: string, options: JsonLinesOptions = {}): z.output<S>[] {
-  const { records, torn } = scan(schema, text, file, options.parse);
-  if (torn !== undefined) (options.onTornLine ?? warnTornLine)({ file: torn.file, line: torn.line, text: torn.text });
+export function parseJsonLines<S extends z.ZodType>(schema: S, text: string, file: string, options: JsonLinesOptions): z.output<S>[] {
+  const { records, torn } = scan(schema, text, file, options);
+  if (torn !== undefined && options.source === "own") (options.onTornLine ?? warnTornLine)({ file: torn.file, line: torn.line, text: torn.text });
   return records;
 }
 
-/** The records of a JSON Lines file; a missing file holds none. The file is left as it is. */
-export function readJsonLines<S extends z.ZodType>(file: string, schema: S, options: JsonLinesOptions = {}): z.output<S>[] {
-  if (!existsSync(file)) return [];
-  return parseJsonLines(schema, readFileSync(file, "utf8"), file, options);
+/**
+ * The records of a JSON Lines file, which is left as it is. A missing file of the project's holds
+ * none; a missing or unreadable file of the user's is an `InputError` naming it.
+ */
+export function readJsonLines<S extends z.ZodType>(file: string, schema: S, options: JsonLinesOptions): z.output<S>[] {
+  if (options.source === "own" && !existsSync(file)) return [];
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new InputError(`${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  return parseJsonLines(schema, text, file, options);
 }
 
-export interface JsonLinesFileOptions<T> extends JsonLinesOptions {
+/** A file opened for appending is the project's own: options as for `source: "own"`. */
+export interface JsonLinesFileOptions<T> extends Omit<OwnJsonLinesOptions, "source"> {
   /** Flush every line to disk (fdatasync) before `append` returns. Default false. */
   readonly durable?: boolean | undefined;
   /** The text of one record's line. Default `JSON.stringify`. */
@@ -108,7 +138,7 @@ export class JsonLinesFile<T, W = T> {
   static open<S extends z.ZodType, W = z.output<S>>(path: string, schema: S, options: JsonLinesFileOptions<W> = {}): JsonLinesFile<z.output<S>, W> {
     if (!existsSync(path)) return new JsonLinesFile(path, [], options);
     const text = readFileSync(path, "utf8");
-    const { records, torn } = scan(schema, text, path, options.parse);
+    const { records, torn } = scan(schema, text, path, { ...options, source: "own" });
     let whole = text;
     if (torn !== undefined) {
       (options.onTornLine ?? warnTornLine)({ file: torn.file, line: torn.line, text: torn.text });
@@ -121,17 +151,22 @@ export class JsonLinesFile<T, W = T> {
 
   /** Append one record as one line; the folder is created on the first append. */
   append(record: W): void {
-    if (!this.created) {
+    const creating = !this.created;
+    if (creating) {
       mkdirSync(dirname(this.path), { recursive: true });
       this.created = true;
     }
     const fd = openSync(this.path, "a");
     try {
       writeFileSync(fd, `${(this.options.serialize ?? JSON.stringify)(record)}\n`);
+      crashPoint("append:written");
       if (this.options.durable === true) fdatasyncSync(fd);
     } finally {
       closeSync(fd);
     }
+    // A new file's name is on disk only once its folder is flushed.
+    if (creating && this.options.durable === true) fsyncDirectory(dirname(this.path));
+    crashPoint("append:done");
   }
 
   /** Replace the whole file with `records`, atomically: a crash leaves the old file or the new. */
@@ -140,19 +175,4 @@ export class JsonLinesFile<T, W = T> {
     writeFileAtomically(this.path, records.map((record) => `${serialize(record)}\n`).join(""));
     this.created = true;
   }
-}
-
-/** Write `text` to `file` atomically (a temporary file renamed over it), creating its folder. */
-export function writeFileAtomically(file: string, text: string): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const temporary = `${file}.tmp`;
-  const fd = openSync(temporary, "w");
-  try {
-    writeFileSync(fd, text);
-    // The rename must not reach the disk before the contents it names.
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temporary, file);
 }
