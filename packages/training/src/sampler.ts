@@ -1,6 +1,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { ContextLengthError, SamplingParams, type SampledTokens, type Sampler, type SamplingParamsInput, type Tokenizer } from "@envace/protocol";
 import { headDim, type TinyModelConfig } from "./config.js";
+import { TrainingInputError } from "./errors.js";
 import { disposeWeights, uploadWeights, type DeviceWeights } from "./device-weights.js";
 import type { Parameters } from "./parameters.js";
 import { Rng } from "./rng.js";
@@ -91,11 +92,11 @@ export class TinySampler implements Sampler {
     const { vocabSize, maxPositionEmbeddings } = this.config;
     if (promptTokens.length === 0) return Promise.reject(new Error("promptTokens is empty: the model needs at least one token to condition on"));
     const bad = promptTokens.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= vocabSize);
-    if (bad >= 0) return Promise.reject(new Error(`promptTokens[${bad}] = ${promptTokens[bad]} is not a token id of this model (0..${vocabSize - 1})`));
+    if (bad >= 0) return Promise.reject(new TrainingInputError(`promptTokens[${bad}] = ${promptTokens[bad]} is not a token id of this model (0..${vocabSize - 1})`));
     if (promptTokens.length >= maxPositionEmbeddings) {
       return Promise.reject(new ContextLengthError(promptTokens.length, maxPositionEmbeddings));
     }
-    if (p.stop.length > 0 && !this.tokenizer) return Promise.reject(new Error("stop strings need a tokenizer: pass one to the sampler"));
+    if (p.stop.length > 0 && !this.tokenizer) return Promise.reject(new TrainingInputError("stop strings need a tokenizer: pass one to the sampler"));
     return new Promise<SampledTokens>((resolve, reject) => {
       const capacity = Math.min(maxPositionEmbeddings, promptTokens.length + p.maxTokens);
       this.pending.push({

@@ -1,11 +1,26 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { decompress } from "fzstd";
+import { promisify } from "node:util";
+import { brotliDecompress, gunzip, inflate, type ZlibOptions } from "node:zlib";
+import { Decompress } from "fzstd";
 import { decodeForwardBackwardRequest } from "../proto/codec.js";
 import { PROTOBUF } from "../proto/schema.js";
 import { HttpError } from "./options.js";
+import { ZstdLayoutError, zstdLayout } from "./zstd-frames.js";
 
 /** Routes whose body may come as protobuf (what the SDK ≥ 0.25 sends so). */
 const PROTOBUF_ROUTES = new Set(["forward_backward"]);
+
+/** How deep a JSON body may nest: Tinker's bodies need 6 levels, so this leaves room for metadata. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The largest zstd window accepted (RFC 9659 caps zstd windows for HTTP content coding at 8 MB):
+ * a streaming decoder keeps and copies a window this size, whatever the body inflates to.
+ */
+export const MAX_ZSTD_WINDOW = 8 * 1024 * 1024;
+
+/** Input fed to the zstd decoder at a time, so a refusal comes within one slice's output. */
+const ZSTD_SLICE = 16 * 1024;
 
 export interface RequestBody {
   body: unknown;
@@ -18,39 +33,113 @@ async function readRaw(req: IncomingMessage, route: string, limit: number): Prom
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > limit) throw new HttpError(413, "too_large", `${route}: body is larger than ${limit} bytes`);
+    if (size > limit) throw tooLarge(route, limit, "");
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
 }
 
-function inflate(raw: Buffer, encoding: string | undefined, route: string, limit: number): Uint8Array {
-  if (encoding === undefined || encoding === "identity") return raw;
-  if (encoding !== "zstd") throw new HttpError(415, "unsupported_media_type", `${route}: Content-Encoding ${encoding} is not supported (zstd is)`);
-  let out: Uint8Array;
-  try {
-    out = decompress(raw);
-  } catch (error) {
-    throw new HttpError(400, "invalid_body", `${route}: body is not valid zstd (${(error as Error).message})`);
+function tooLarge(route: string, limit: number, how: string): HttpError {
+  return new HttpError(413, "too_large", `${route}: body is larger than ${limit} bytes${how}`);
+}
+
+const zlibDecoders = { gzip: promisify(gunzip), "x-gzip": promisify(gunzip), deflate: promisify(inflate), br: promisify(brotliDecompress) } as Record<
+  string,
+  (buffer: Buffer, options: ZlibOptions) => Promise<Buffer>
+>;
+
+/** The content codings accepted, as they appear in `Content-Encoding`. */
+export const ENCODINGS = ["identity", "zstd", ...Object.keys(zlibDecoders)] as const;
+
+/**
+ * The body's bytes once decoded. Decoding stops, with a 413, as soon as the output passes
+ * `limit`: memory held is at most `limit` bytes of output (plus, for zstd, a window of at most
+ * `MAX_ZSTD_WINDOW`), whatever the body claims or inflates to.
+ */
+export async function decodeContent(raw: Buffer, header: string | undefined, route: string, limit: number): Promise<Uint8Array> {
+  const encoding = (header ?? "identity").trim().toLowerCase();
+  if (encoding === "" || encoding === "identity") return raw;
+  if (encoding === "zstd") return inflateZstd(raw, route, limit);
+  const decode = Object.hasOwn(zlibDecoders, encoding) ? zlibDecoders[encoding] : undefined;
+  if (!decode) {
+    throw new HttpError(415, "unsupported_media_type", `${route}: Content-Encoding ${JSON.stringify(encoding.slice(0, 64))} is not supported (one of ${ENCODINGS.join(", ")})`);
   }
-  if (out.length > limit) throw new HttpError(413, "too_large", `${route}: body is larger than ${limit} bytes once decompressed`);
-  return out;
+  try {
+    // zlib stops and fails once its output passes maxOutputLength.
+    return await decode(raw, { maxOutputLength: limit });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") throw tooLarge(route, limit, " once decompressed");
+    throw new HttpError(400, "invalid_body", `${route}: body is not valid ${encoding} (${(error as Error).message})`);
+  }
+}
+
+async function inflateZstd(raw: Buffer, route: string, limit: number): Promise<Uint8Array> {
+  let layout;
+  try {
+    layout = zstdLayout(raw);
+  } catch (error) {
+    if (!(error instanceof ZstdLayoutError)) throw error;
+    throw new HttpError(400, "invalid_body", `${route}: body is not valid zstd (${error.message})`);
+  }
+  if (layout.declaredSize > limit || layout.knownSize > limit) throw tooLarge(route, limit, " once decompressed");
+  if (layout.maxWindow > MAX_ZSTD_WINDOW) {
+    throw new HttpError(413, "too_large", `${route}: zstd window of ${layout.maxWindow} bytes is over the ${MAX_ZSTD_WINDOW} accepted; compress with a smaller window`);
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const decoder = new Decompress((chunk) => {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(route, limit, " once decompressed");
+    chunks.push(chunk);
+  });
+  for (let at = 0; at < raw.length; at += ZSTD_SLICE) {
+    try {
+      decoder.push(raw.subarray(at, at + ZSTD_SLICE), at + ZSTD_SLICE >= raw.length);
+    } catch (error) {
+      if (error instanceof HttpError) throw error;
+      throw new HttpError(400, "invalid_body", `${route}: body is not valid zstd (${(error as Error).message})`);
+    }
+    // Let other requests run between slices.
+    if (at + ZSTD_SLICE < raw.length) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return Buffer.concat(chunks, size);
 }
 
 /**
- * A request body as the JSON request shape: JSON as is; a protobuf `forward_backward` (zstd or
- * not) converted to it. Anything else is refused with 415 before it takes a sequence number.
+ * How deep a JSON text nests, by a linear scan that skips strings, stopping once past `limit`
+ * (so a deep body is refused before `JSON.parse` builds it).
+ */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+/**
+ * A request body as the JSON request shape: JSON as is; a protobuf `forward_backward` converted to
+ * it; either one content-coded (zstd, gzip, deflate or br). Anything else is refused before it
+ * takes a sequence number.
  */
 export async function readBody(req: IncomingMessage, route: string, limit: number): Promise<RequestBody> {
   const type = (req.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
   const protobuf = type === PROTOBUF;
   if (!protobuf && !type.includes("json")) {
-    throw new HttpError(415, "unsupported_media_type", `${route}: Content-Type ${type} is not supported; send application/json`);
+    throw new HttpError(415, "unsupported_media_type", `${route}: Content-Type ${JSON.stringify(type.slice(0, 64))} is not supported; send application/json`);
   }
   if (protobuf && !PROTOBUF_ROUTES.has(route)) {
     throw new HttpError(415, "unsupported_media_type", `${route}: takes application/json (protobuf only on ${[...PROTOBUF_ROUTES].join(", ")})`);
   }
-  const bytes = inflate(await readRaw(req, route, limit), req.headers["content-encoding"], route, limit);
+  const bytes = await decodeContent(await readRaw(req, route, limit), req.headers["content-encoding"], route, limit);
   if (protobuf) {
     try {
       return decodeForwardBackwardRequest(bytes);
@@ -60,6 +149,7 @@ export async function readBody(req: IncomingMessage, route: string, limit: numbe
   }
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   if (text.trim() === "") return { body: {}, forwardOnly: false };
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) throw new HttpError(400, "too_deep", `${route}: body nests deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return { body: JSON.parse(text) as unknown, forwardOnly: false };
   } catch (error) {
@@ -76,10 +166,10 @@ export function acceptsProtobuf(req: IncomingMessage): boolean {
  * Send a reply. A refusal (4xx other than 408, 409 and 429) says `x-should-retry: false`, which
  * the SDK obeys: the same request would be refused again.
  */
-export function reply(res: ServerResponse, status: number, body: unknown): void {
+export function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
   const final = status >= 400 && status < 500 && ![408, 409, 429].includes(status);
-  const extra = final ? { "x-should-retry": "false" } : {};
+  const extra = { ...headers, ...(final ? { "x-should-retry": "false" } : {}) };
   if (body instanceof Uint8Array) {
     res.writeHead(status, { "Content-Type": PROTOBUF, "Content-Length": body.byteLength, ...extra });
     res.end(body);

@@ -1,8 +1,8 @@
-import { TinkerUsageError } from "../errors.js";
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TrainingBackend } from "@envace/training";
 import { tensor } from "../datum.js";
+import { TinkerUsageError } from "../errors.js";
 import { ENVACE_GRPO } from "../loss-mapping.js";
 import { encodeForwardBackwardOutput, encodeSampleResponse } from "../proto/codec.js";
 import {
@@ -10,78 +10,45 @@ import {
   CreateSessionRequest,
   ForwardBackwardRequest,
   ForwardRequest,
-  LoadWeightsRequest,
   ModelIdRequest,
   ModelRequest,
   OptimStepRequest,
   RetrieveFutureRequest,
   SaveWeightsForSamplerRequest,
-  SaveWeightsRequest,
   SessionRequest,
   WeightsInfoRequest,
   type ForwardBackwardInput,
   type ForwardBackwardOutput,
 } from "../wire.js";
+import { ApiKeys, type Caller } from "./auth.js";
 import { acceptsProtobuf, readBody, reply } from "./body.js";
+import { loadWeightsTask, saveWeightsTask, weightsInfo, type CheckpointModel } from "./checkpoint-tasks.js";
+import { failureOf } from "./failures.js";
 import { FutureStore } from "./future-store.js";
-import { HttpError, type CheckpointStore, type TinkerServerOptions } from "./options.js";
+import { HttpError, type TinkerServerOptions } from "./options.js";
 import { datumsOf, fingerprint, lossOf, parseBody, tinkerMetrics } from "./requests.js";
+import { matchRoute } from "./routes.js";
 import { Samplers } from "./sampling.js";
 import { SeqQueue, type StoredReply } from "./seq-queue.js";
 
-const CHECKPOINT_PATH = /^tinker:\/\/([^/]+)\/weights\/([A-Za-z0-9_-]+)$/;
-
 interface Session {
   id: string;
+  /** The caller that created it; only it may address the session, its models and their results. */
+  owner: Caller;
   lastSeen: number;
   models: Set<string>;
 }
 
-interface Model {
-  id: string;
+interface Model extends CheckpointModel {
   session: Session;
-  baseModel: string;
-  loraRank: number | null;
-  /** The LoRA flags it was created with, for `weights_info`. */
-  lora: { train_unembed: boolean; train_mlp: boolean; train_attn: boolean };
-  /** Settles once `create_model` has built the backend; requests wait for it. */
-  backend: Promise<TrainingBackend>;
   queue: SeqQueue;
 }
 
+export const DEFAULT_SESSION_TIMEOUT_MS = 300_000;
 
-const API = "/api/v1";
-const ROUTES = [
-  "GET healthz",
-  "GET get_server_capabilities",
-  "POST client/config",
-  "POST client/dynamic_config",
-  "POST create_session",
-  "POST session_heartbeat",
-  "POST create_model",
-  "POST get_info",
-  "POST unload_model",
-  "POST forward_backward",
-  "POST forward",
-  "POST optim_step",
-  "POST save_weights",
-  "POST save_weights_for_sampler",
-  "POST load_weights",
-  "POST create_sampling_session",
-  "POST asample",
-  "POST retrieve_future",
-  "POST weights_info",
-  "POST telemetry",
-] as const;
-
-/** What `weights_info` reports of a saved checkpoint. */
-interface WeightsInfo {
-  base_model: string;
-  is_lora: boolean;
-  lora_rank?: number;
-  train_unembed: boolean;
-  train_mlp: boolean;
-  train_attn: boolean;
+/** Where failures go that a client is told only the gist of. */
+function logToStderr(error: unknown, context: string): void {
+  process.stderr.write(`tinker server: ${context}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
 }
 
 /**
@@ -92,31 +59,39 @@ interface WeightsInfo {
  * model's requests run in `seq_id` order. A request that cannot be addressed gets a 4xx JSON
  * reply `{detail, code}`; one that is addressed but invalid takes its sequence number and its
  * future fails with the reason (category `user`); a failing backend fails the request's future,
- * never the server.
+ * never the server. Authorization is decided on the matched route; what a key creates only that
+ * key can address.
  */
 export class TinkerServerCore {
   private readonly sessions = new Map<string, Session>();
   private readonly models = new Map<string, Model>();
   private readonly samplers: Samplers;
-  private readonly weights = new Map<string, WeightsInfo>();
   private readonly futures: FutureStore;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly keys: ApiKeys;
+  private readonly onError: (error: unknown, context: string) => void;
 
   constructor(readonly options: TinkerServerOptions) {
     if (!options.backend === !options.createBackend) throw new TinkerUsageError("give exactly one of backend and createBackend");
+    const keys = typeof options.apiKey === "string" ? [options.apiKey] : (options.apiKey ?? []);
+    if (keys.some((key) => key.length === 0)) throw new TinkerUsageError("apiKey: a key may not be empty");
+    this.keys = new ApiKeys(keys);
+    this.onError = options.onError ?? logToStderr;
     this.futures = new FutureStore(options.futureTtlMs ?? 600_000);
-    this.samplers = new Samplers(this.futures, options.createBackend);
+    this.samplers = new Samplers(this.futures, options.createBackend, 256, this.onError);
     this.sweeper = setInterval(() => this.sweep(), 10_000);
     this.sweeper.unref();
   }
 
-  private sweep(): void {
-    this.futures.sweep();
-    const timeout = this.options.sessionTimeoutMs ?? 0;
+  /** Forget settled futures past their time, and close sessions past their timeout with their models. */
+  sweep(now = Date.now()): void {
+    this.futures.sweep(now);
+    const timeout = this.options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
     if (timeout <= 0) return;
     for (const session of this.sessions.values()) {
-      if (Date.now() - session.lastSeen > timeout) {
+      if (now - session.lastSeen > timeout) {
         for (const id of session.models) this.unload(id, `session ${session.id} expired`);
+        this.samplers.dropSession(session.id);
         this.sessions.delete(session.id);
       }
     }
@@ -130,44 +105,35 @@ export class TinkerServerCore {
   /** The node:http request listener. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     void this.dispatch(req, res).catch((error: unknown) => {
-      const known = error instanceof HttpError;
-      reply(res, known ? error.status : 500, {
-        detail: error instanceof Error ? error.message : String(error),
-        code: known ? error.code : "internal_error",
-      });
+      if (error instanceof HttpError) {
+        reply(res, error.status, { detail: error.message, code: error.code }, error.status === 429 ? { "Retry-After": "10" } : {});
+        return;
+      }
+      // Details of the server's own faults stay in its log.
+      this.onError(error, `${req.method ?? "?"} request`);
+      reply(res, 500, { detail: "internal error (the server log has the cause)", code: "internal_error" });
     });
   };
 
   private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://localhost");
     const method = req.method ?? "GET";
-    if (!url.pathname.startsWith(`${API}/`)) throw new HttpError(404, "not_found", `no route ${method} ${url.pathname}`);
-    const route = url.pathname.slice(API.length + 1);
-    if (this.options.apiKey !== undefined && route !== "healthz" && req.headers["x-api-key"] !== this.options.apiKey) {
-      throw new HttpError(401, "unauthorized", "missing or wrong X-API-Key");
-    }
-    const sampler = /^samplers\/([^/]+)$/.exec(route);
-    if (sampler && method === "GET") {
-      let id: string;
-      try {
-        id = decodeURIComponent(sampler[1]!);
-      } catch {
-        throw new HttpError(400, "invalid_request", `samplers: "${sampler[1]!}" is not a valid URL component`);
-      }
-      reply(res, 200, this.samplers.describe(id));
+    const matched = matchRoute(method, req.url ?? "/");
+    const caller = this.keys.check(req.headers["x-api-key"]);
+    if (matched.spec.protected && caller === undefined) throw new HttpError(401, "unauthorized", "missing or wrong X-API-Key");
+    const route = matched.spec.path;
+    if (route === "samplers/{id}") {
+      reply(res, 200, this.samplers.describe(matched.param!, caller!));
       return;
     }
-    const known = ROUTES.find((r) => r.endsWith(` ${route}`));
-    if (!known) throw new HttpError(404, "not_found", `no route ${method} ${url.pathname}`);
-    if (!known.startsWith(`${method} `)) throw new HttpError(405, "method_not_allowed", `${url.pathname} takes ${known.split(" ")[0]}, not ${method}`);
     const { body, forwardOnly } = method === "POST" ? await readBody(req, route, this.options.maxBodyBytes ?? 256 * 1024 * 1024) : { body: undefined, forwardOnly: false };
     const abort = new AbortController();
     res.on("close", () => abort.abort());
-    const [status, payload] = await this.route(route, body, { signal: abort.signal, forwardOnly, protobuf: acceptsProtobuf(req) });
+    const [status, payload] = await this.route(route, body, { signal: abort.signal, forwardOnly, protobuf: acceptsProtobuf(req), caller: caller ?? "" });
     reply(res, status, payload);
   }
 
-  private async route(route: string, body: unknown, how: { signal: AbortSignal; forwardOnly: boolean; protobuf: boolean }): Promise<[number, unknown]> {
+  private async route(route: string, body: unknown, how: { signal: AbortSignal; forwardOnly: boolean; protobuf: boolean; caller: Caller }): Promise<[number, unknown]> {
+    const { caller } = how;
     switch (route) {
       case "healthz":
         return [200, { status: "ok" }];
@@ -197,19 +163,18 @@ export class TinkerServerCore {
       case "client/dynamic_config":
         return [200, { refresh_interval_sec: 300 }];
       case "create_session":
-        return [200, this.createSession(body)];
-      case "session_heartbeat": {
-        this.session(parseBody(SessionRequest, body, route).session_id).lastSeen = Date.now();
+        return [200, this.createSession(body, caller)];
+      case "session_heartbeat":
+        this.session(parseBody(SessionRequest, body, route).session_id, caller);
         return [200, { type: "session_heartbeat" }];
-      }
       case "create_model":
-        return [200, this.createModel(body)];
+        return [200, this.createModel(body, caller)];
       case "get_info":
-        return [200, this.info(parseBody(ModelIdRequest, body, route).model_id)];
+        return [200, this.info(parseBody(ModelIdRequest, body, route).model_id, caller)];
       case "unload_model": {
         const { model_id } = parseBody(ModelIdRequest, body, route);
-        this.model(model_id);
-        const id = this.futures.create();
+        this.model(model_id, caller);
+        const id = this.futures.create(caller);
         this.unload(model_id, `model ${model_id} was unloaded`);
         this.futures.resolve(id, { model_id, type: "unload_model" });
         return [200, { request_id: id, model_id }];
@@ -220,44 +185,55 @@ export class TinkerServerCore {
       case "save_weights":
       case "save_weights_for_sampler":
       case "load_weights":
-        return this.sequenced(route, body, how.forwardOnly);
+        return this.sequenced(route, body, how.forwardOnly, caller);
       case "create_sampling_session":
-        return [200, await this.samplers.createSession(body, (id) => this.session(id))];
+        return [200, await this.samplers.createSession(body, (id) => this.session(id, caller))];
       case "asample":
-        return [200, this.samplers.sample(body)];
+        return [200, this.samplers.sample(body, caller)];
       case "retrieve_future":
-        return this.retrieve(body, how.signal, how.protobuf);
+        return this.retrieve(body, how.signal, how.protobuf, caller);
       case "weights_info":
-        return [200, this.weightsInfo(parseBody(WeightsInfoRequest, body, route).tinker_path)];
+        return [200, await weightsInfo(this.options.checkpoints, parseBody(WeightsInfoRequest, body, route).tinker_path, caller)];
       case "telemetry":
         return [200, { status: "accepted" }];
       default:
-        throw new HttpError(404, "not_found", `no route ${API}/${route}`);
+        throw new HttpError(404, "not_found", `no route /api/v1/${route}`);
     }
   }
 
-  private createSession(body: unknown): unknown {
+  private createSession(body: unknown, caller: Caller): unknown {
     parseBody(CreateSessionRequest, body, "create_session");
+    const cap = this.options.maxSessions ?? 64;
+    if (this.sessions.size >= cap) this.sweep();
+    if (this.sessions.size >= cap) {
+      const timeout = this.options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
+      const expiry = timeout > 0 ? `; a session without a heartbeat for ${Math.round(timeout / 1000)} s expires` : "";
+      throw new HttpError(429, "too_many_sessions", `create_session: this server holds at most ${cap} sessions at once${expiry}`);
+    }
     const id = this.options.sessionIds?.() ?? `session-${randomUUID().slice(0, 8)}`;
-    this.sessions.set(id, { id, lastSeen: Date.now(), models: new Set() });
+    if (this.sessions.has(id)) throw new HttpError(409, "conflict", `create_session: session ${id} exists`);
+    this.sessions.set(id, { id, owner: caller, lastSeen: Date.now(), models: new Set() });
     return { type: "create_session", session_id: id };
   }
 
-  private session(id: string): Session {
+  /** A session of the caller's (another caller's is as unknown as none), marked alive. */
+  private session(id: string, caller: Caller): Session {
     const session = this.sessions.get(id);
-    if (!session) throw new HttpError(404, "not_found", `unknown session_id "${id}"`);
+    if (session?.owner !== caller) throw new HttpError(404, "not_found", `unknown session_id "${id}"`);
+    session.lastSeen = Date.now();
     return session;
   }
 
-  private model(id: string): Model {
+  private model(id: string, caller: Caller): Model {
     const model = this.models.get(id);
-    if (!model) throw new HttpError(404, "not_found", `unknown model_id "${id}"`);
+    if (model?.owner !== caller) throw new HttpError(404, "not_found", `unknown model_id "${id}"`);
+    model.session.lastSeen = Date.now();
     return model;
   }
 
-  private createModel(body: unknown): unknown {
+  private createModel(body: unknown, caller: Caller): unknown {
     const request = parseBody(CreateModelRequest, body, "create_model");
-    const session = this.session(request.session_id);
+    const session = this.session(request.session_id, caller);
     const allowed = this.options.baseModels;
     if (allowed && !allowed.includes(request.base_model)) {
       throw new HttpError(400, "invalid_request", `create_model: base_model "${request.base_model}" is not served here (served: ${allowed.join(", ")})`);
@@ -265,10 +241,12 @@ export class TinkerServerCore {
     const id = `${session.id}:train:${request.model_seq_id}`;
     if (this.models.has(id)) throw new HttpError(409, "conflict", `create_model: model_seq_id ${request.model_seq_id} of ${session.id} is already used`);
     if (this.options.backend && this.models.size > 0) {
-      const live = [...this.models.keys()].join(", ");
-      throw new HttpError(409, "conflict", `create_model: this server serves one model at a time; unload ${live} first`);
+      const live = [...this.models.values()].filter((m) => m.owner === caller).map((m) => m.id);
+      throw new HttpError(409, "conflict", `create_model: this server serves one model at a time; ${live.length > 0 ? `unload ${live.join(", ")} first` : "another caller's model is loaded"}`);
     }
-    const futureId = this.futures.create();
+    const cap = this.options.maxModels ?? 64;
+    if (this.models.size >= cap) throw new HttpError(429, "too_many_models", `create_model: this server holds at most ${cap} models at once; unload one first`);
+    const futureId = this.futures.create(caller);
     const loraRank = request.lora_config?.rank ?? null;
     const lora = {
       train_unembed: request.lora_config?.train_unembed ?? true,
@@ -287,6 +265,7 @@ export class TinkerServerCore {
     this.models.set(id, {
       id,
       session,
+      owner: caller,
       baseModel: request.base_model,
       loraRank,
       lora,
@@ -298,14 +277,15 @@ export class TinkerServerCore {
       () => this.futures.resolve(futureId, { model_id: id, type: "create_model" }),
       (error: unknown) => {
         this.unload(id, `create_model failed`);
-        this.futures.reject(futureId, `create_model: ${error instanceof Error ? error.message : String(error)}`, "server");
+        const failure = failureOf(error, "create_model", this.onError);
+        this.futures.reject(futureId, failure.message, failure.category);
       },
     );
     return { request_id: futureId, model_id: id };
   }
 
-  private info(modelId: string): unknown {
-    const model = this.model(modelId);
+  private info(modelId: string, caller: Caller): unknown {
+    const model = this.model(modelId, caller);
     return {
       type: "get_info",
       model_id: model.id,
@@ -340,9 +320,9 @@ export class TinkerServerCore {
    * number (so the requests after it do not wait) and its future fails at once with the reason,
    * which the SDK raises without retrying.
    */
-  private sequenced(route: string, body: unknown, forwardOnly: boolean): [number, unknown] {
+  private sequenced(route: string, body: unknown, forwardOnly: boolean, caller: Caller): [number, unknown] {
     const { model_id, seq_id } = parseBody(ModelRequest, body, route);
-    const model = this.model(model_id);
+    const model = this.model(model_id, caller);
     const print = fingerprint({ route, body, forwardOnly });
     const verdict = model.queue.check(seq_id, print);
     if (verdict.kind === "repeat") return [200, verdict.reply.body];
@@ -358,7 +338,7 @@ export class TinkerServerCore {
       refusal = error.message.startsWith(`${route}: `) ? error.message : `${route}: ${error.message}`;
       task = () => Promise.resolve();
     }
-    const futureId = this.futures.create(route === "forward_backward" || route === "forward" ? "forward_backward" : "json");
+    const futureId = this.futures.create(caller, route === "forward_backward" || route === "forward" ? "forward_backward" : "json");
     const accepted: StoredReply = { status: 200, body: { request_id: futureId, model_id } };
     if (refusal !== undefined) this.futures.reject(futureId, refusal, "user");
     model.queue.enqueue(
@@ -370,7 +350,8 @@ export class TinkerServerCore {
         try {
           this.futures.resolve(futureId, await task());
         } catch (error) {
-          this.futures.reject(futureId, `${route}: ${error instanceof Error ? error.message : String(error)}`, "server");
+          const failure = failureOf(error, route, this.onError);
+          this.futures.reject(futureId, failure.message, failure.category);
         }
       },
       (message) => this.futures.reject(futureId, `${route}: ${message}`, "user"),
@@ -418,39 +399,18 @@ export class TinkerServerCore {
         }
         return async () => {
           const sampler = await (await backend()).saveWeightsForSampler(request.path ?? this.samplers.ephemeralName());
-          const saved = this.samplers.save(sampler, { sessionId: model.session.id, modelId: model.id, baseModel: model.baseModel }, request.path);
+          const saved = this.samplers.save(sampler, { sessionId: model.session.id, modelId: model.id, baseModel: model.baseModel, owner: model.owner }, request.path);
           return { ...saved, type: "save_weights_for_sampler" };
         };
       }
-      case "save_weights": {
-        const request = parseBody(SaveWeightsRequest, body, route);
-        const store = this.checkpointStore(route);
-        const name = request.path ?? `checkpoint-${seq}`;
-        return async () => {
-          await store.save(await backend(), { modelId: model.id, name });
-          const path = `tinker://${model.id}/weights/${name}`;
-          const rank = model.loraRank ?? 0;
-          this.weights.set(path, { base_model: model.baseModel, is_lora: rank > 0, ...(rank > 0 ? { lora_rank: rank } : {}), ...model.lora });
-          return { path, type: "save_weights" };
-        };
-      }
-      case "load_weights": {
-        const request = parseBody(LoadWeightsRequest, body, route);
-        if (seq !== 1) {
-          throw new HttpError(400, "seq_out_of_range", `${route}: load_weights is allowed only as a model's first request (seq_id 1), got seq_id ${seq}`);
-        }
-        const store = this.checkpointStore(route);
-        const match = CHECKPOINT_PATH.exec(request.path);
-        if (!match) throw new HttpError(400, "invalid_request", `${route}: path: "${request.path}" is not a tinker://<model>/weights/<name> path`);
-        const key = { modelId: match[1]!, name: match[2]! };
-        return async () => {
-          const restored = await store.load(await backend(), key, { optimizer: request.optimizer });
+      case "save_weights":
+        return saveWeightsTask(this.options.checkpoints, model, body, seq);
+      case "load_weights":
+        return loadWeightsTask(this.options.checkpoints, model, body, seq, (restored) => {
           model.backend = Promise.resolve(restored);
-          return { path: request.path, model_id: model.id, type: "load_weights" };
-        };
-      }
+        });
       default:
-        throw new HttpError(404, "not_found", `no route ${API}/${route}`);
+        throw new HttpError(404, "not_found", `no route /api/v1/${route}`);
     }
   }
 
@@ -463,22 +423,9 @@ export class TinkerServerCore {
     };
   }
 
-  private weightsInfo(path: string): WeightsInfo {
-    const info = this.weights.get(path);
-    if (!info) throw new HttpError(404, "not_found", `weights_info: tinker_path: no checkpoint "${path}" was saved on this server`);
-    return info;
-  }
-
-  private checkpointStore(route: string): CheckpointStore {
-    if (!this.options.checkpoints) {
-      throw new HttpError(400, "unsupported", `${route}: this server has no checkpoint store (start it with the checkpoints option)`);
-    }
-    return this.options.checkpoints;
-  }
-
-  private async retrieve(body: unknown, signal: AbortSignal, protobuf: boolean): Promise<[number, unknown]> {
+  private async retrieve(body: unknown, signal: AbortSignal, protobuf: boolean, caller: Caller): Promise<[number, unknown]> {
     const { request_id } = parseBody(RetrieveFutureRequest, body, "retrieve_future");
-    if (!this.futures.has(request_id)) throw new HttpError(404, "not_found", `retrieve_future: unknown request_id "${request_id}"`);
+    if (!this.futures.has(request_id, caller)) throw new HttpError(404, "not_found", `retrieve_future: unknown request_id "${request_id}"`);
     const state = await this.futures.wait(request_id, this.options.longPollMs ?? 20_000, signal);
     if (!state) throw new HttpError(404, "not_found", `retrieve_future: unknown request_id "${request_id}"`);
     switch (state.status) {

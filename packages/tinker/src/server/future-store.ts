@@ -10,6 +10,8 @@ export type ResultKind = "forward_backward" | "sample" | "json";
 
 interface Entry {
   state: FutureState;
+  /** The caller that made the request: only it may retrieve the result. */
+  owner: string;
   kind: ResultKind;
   waiters: Set<() => void>;
   /** When a settled future is forgotten. */
@@ -23,9 +25,9 @@ export class FutureStore {
 
   constructor(private readonly ttlMs: number) {}
 
-  create(kind: ResultKind = "json"): string {
+  create(owner: string, kind: ResultKind = "json"): string {
     const id = `req-${++this.counter}`;
-    this.entries.set(id, { state: { status: "pending" }, kind, waiters: new Set(), expires: Infinity });
+    this.entries.set(id, { state: { status: "pending" }, owner, kind, waiters: new Set(), expires: Infinity });
     return id;
   }
 
@@ -46,8 +48,9 @@ export class FutureStore {
     entry.waiters.clear();
   }
 
-  has(id: string): boolean {
-    return this.entries.has(id);
+  /** Whether `id` is a future of `owner`'s (another caller's is as unknown as none). */
+  has(id: string, owner: string): boolean {
+    return this.entries.get(id)?.owner === owner;
   }
 
   kindOf(id: string): ResultKind {

@@ -16,13 +16,36 @@ export interface CheckpointKey {
   name: string;
 }
 
+/** What `weights_info` reports of a saved checkpoint. */
+export interface WeightsInfo {
+  base_model: string;
+  is_lora: boolean;
+  lora_rank?: number | undefined;
+  train_unembed: boolean;
+  train_mlp: boolean;
+  train_attn: boolean;
+}
+
+/** Kept with each checkpoint, so its owner and weights info outlive the server process. */
+export interface CheckpointRecord {
+  tinker_path: string;
+  /** The id of the API key that saved it (`sha256:…`), or `anonymous` on a server without keys. */
+  owner: string;
+  weights_info: WeightsInfo;
+  /** ISO 8601. */
+  saved_at: string;
+}
+
 /**
- * Saves and restores a backend's full training state (weights and optimizer) under a key.
- * `TrainingBackend` itself has no checkpoint methods, so `save_weights` and `load_weights` work
- * only when the server is given a store (see `folderCheckpoints`).
+ * Saves and restores a backend's full training state (weights and optimizer) under a key, with
+ * its record. `TrainingBackend` itself has no checkpoint methods, so `save_weights`,
+ * `load_weights` and `weights_info` work only when the server is given a store (see
+ * `folderCheckpoints`).
  */
 export interface CheckpointStore {
-  save(backend: TrainingBackend, key: CheckpointKey): Promise<void>;
+  save(backend: TrainingBackend, key: CheckpointKey, record: CheckpointRecord): Promise<void>;
+  /** The record of the complete checkpoint under `key`, or undefined when there is none. */
+  record(key: CheckpointKey): Promise<CheckpointRecord | undefined>;
   /** Restore `key` and return the backend to use from now on: `backend` itself or a new one. */
   load(backend: TrainingBackend, key: CheckpointKey, options: { optimizer: boolean }): Promise<TrainingBackend>;
 }
@@ -47,8 +70,12 @@ export interface TinkerServerOptions {
   /** The `base_model` names accepted and listed by `get_server_capabilities` (default: any name). */
   baseModels?: string[];
   maxContextLength?: number;
-  /** Require this `X-API-Key` on every route but `healthz`. */
-  apiKey?: string;
+  /**
+   * Require one of these `X-API-Key`s on every route but `healthz`. Each key owns the sessions,
+   * models, sampler weights and checkpoints made with it. Required (each of at least 32
+   * characters) to listen beyond loopback.
+   */
+  apiKey?: string | readonly string[];
   checkpoints?: CheckpointStore;
   host?: string;
   /** 0 (the default) picks a free port. */
@@ -67,8 +94,14 @@ export interface TinkerServerOptions {
   compressForwardBackward?: boolean;
   /** Ids for new sessions (default `session-` and 8 random hex digits); a replay of recorded traffic fixes them. */
   sessionIds?: () => string;
-  /** Unload the models of a session without a heartbeat for this long; 0 (default) never. */
+  /** Unload the models of a session without a heartbeat or request for this long (default 5 min; 0 never). */
   sessionTimeoutMs?: number;
+  /** Sessions open at once (default 64); a new one beyond it is refused with 429. */
+  maxSessions?: number;
+  /** Models loaded at once across sessions (default 64); a new one beyond it is refused with 429. */
+  maxModels?: number;
+  /** Where a failure the client is not told the details of goes (default: standard error). */
+  onError?: (error: unknown, context: string) => void;
 }
 
 export interface TinkerServer {

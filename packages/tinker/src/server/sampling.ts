@@ -1,6 +1,7 @@
 import type { Sampler } from "@envace/protocol";
 import type { TrainingBackend } from "@envace/training";
 import { CreateSamplingSessionRequest, SampleRequest } from "../wire.js";
+import { failureOf } from "./failures.js";
 import type { FutureStore } from "./future-store.js";
 import { HttpError, scoresPrompts, type BackendRequest } from "./options.js";
 import { parseBody, samplingParamsOf, tokensOf } from "./requests.js";
@@ -9,9 +10,16 @@ export interface SamplingSession {
   sampler: Sampler;
   baseModel: string;
   modelPath: string | null;
+  /** The caller whose weights these are. */
+  owner: string;
+  /** The training session they belong to: they go when it expires. */
+  sessionId: string;
 }
 
-/** Sampling sessions and saved sampler weights, and the `asample` route over them. */
+/**
+ * Sampling sessions and saved sampler weights, and the `asample` route over them. Each belongs
+ * to one caller and one session; at most `capacity` are kept, the least recently used going first.
+ */
 export class Samplers {
   private readonly sessions = new Map<string, SamplingSession>();
   private readonly paths = new Map<string, SamplingSession>();
@@ -20,18 +28,44 @@ export class Samplers {
   constructor(
     private readonly futures: FutureStore,
     private readonly createBackend: ((request: BackendRequest) => TrainingBackend | Promise<TrainingBackend>) | undefined,
+    private readonly capacity = 256,
+    private readonly onError: (error: unknown, context: string) => void = () => undefined,
   ) {}
 
   /** Keep the sampler of `save_weights_for_sampler`: under its path when named, else as a new session. */
-  save(sampler: Sampler, owner: { sessionId: string; modelId: string; baseModel: string }, name: string | undefined): { path: string | null; sampling_session_id: string | null } {
+  save(sampler: Sampler, owner: { sessionId: string; modelId: string; baseModel: string; owner: string }, name: string | undefined): { path: string | null; sampling_session_id: string | null } {
+    const base = { sampler, baseModel: owner.baseModel, owner: owner.owner, sessionId: owner.sessionId };
     if (name === undefined) {
       const id = `${owner.sessionId}:sample:${++this.counter}`;
-      this.sessions.set(id, { sampler, baseModel: owner.baseModel, modelPath: null });
+      this.keep(this.sessions, id, { ...base, modelPath: null });
       return { path: null, sampling_session_id: id };
     }
     const path = `tinker://${owner.modelId}/sampler_weights/${name}`;
-    this.paths.set(path, { sampler, baseModel: owner.baseModel, modelPath: path });
+    this.keep(this.paths, path, { ...base, modelPath: path });
     return { path, sampling_session_id: null };
+  }
+
+  private keep(map: Map<string, SamplingSession>, key: string, value: SamplingSession): void {
+    map.delete(key);
+    map.set(key, value);
+    while (this.sessions.size + this.paths.size > this.capacity) {
+      const oldest = this.sessions.size > 0 ? this.sessions : this.paths;
+      oldest.delete(oldest.keys().next().value!);
+    }
+  }
+
+  /** The entry of `key` if `owner` may use it, marked as recently used. */
+  private use(map: Map<string, SamplingSession>, key: string, owner: string): SamplingSession | undefined {
+    const found = map.get(key);
+    if (found?.owner !== owner) return undefined;
+    map.delete(key);
+    map.set(key, found);
+    return found;
+  }
+
+  /** Forget everything of a session that expired. */
+  dropSession(sessionId: string): void {
+    for (const map of [this.sessions, this.paths]) for (const [key, value] of map) if (value.sessionId === sessionId) map.delete(key);
   }
 
   /** A name for weights saved without one. */
@@ -39,46 +73,46 @@ export class Samplers {
     return `ephemeral-${++this.counter}`;
   }
 
-  async createSession(body: unknown, session: (id: string) => { id: string }): Promise<unknown> {
+  async createSession(body: unknown, session: (id: string) => { id: string; owner: string }): Promise<unknown> {
     const request = parseBody(CreateSamplingSessionRequest, body, "create_sampling_session");
     const owner = session(request.session_id);
     let target: SamplingSession;
     if (request.model_path !== undefined) {
-      const saved = this.paths.get(request.model_path);
+      const saved = this.use(this.paths, request.model_path, owner.owner);
       if (!saved) {
         throw new HttpError(404, "not_found", `create_sampling_session: model_path: no sampler weights "${request.model_path}" on this server`);
       }
-      target = saved;
+      target = { ...saved, sessionId: owner.id };
     } else {
       const baseModel = request.base_model!;
       if (!this.createBackend) {
         throw new HttpError(400, "unsupported", "create_sampling_session: base_model: this server serves one backend and cannot sample a base model; save sampler weights instead");
       }
       const backend = await this.createBackend({ baseModel, loraRank: null });
-      target = { sampler: await backend.saveWeightsForSampler(`base-${++this.counter}`), baseModel, modelPath: null };
+      target = { sampler: await backend.saveWeightsForSampler(`base-${++this.counter}`), baseModel, modelPath: null, owner: owner.owner, sessionId: owner.id };
     }
     const id = `${owner.id}:sample:${++this.counter}`;
-    this.sessions.set(id, target);
+    this.keep(this.sessions, id, target);
     return { type: "create_sampling_session", sampling_session_id: id };
   }
 
-  describe(id: string): unknown {
-    const session = this.sessions.get(id);
+  describe(id: string, owner: string): unknown {
+    const session = this.use(this.sessions, id, owner);
     if (!session) throw new HttpError(404, "not_found", `unknown sampler "${id}"`);
     return { sampler_id: id, base_model: session.baseModel, ...(session.modelPath ? { model_path: session.modelPath } : {}) };
   }
 
-  sample(body: unknown): unknown {
+  sample(body: unknown, owner: string): unknown {
     const request = parseBody(SampleRequest, body, "asample");
     if (request.topk_prompt_logprobs > 0) {
       throw new HttpError(400, "unsupported", "asample: topk_prompt_logprobs is not supported by this server (prompt_logprobs is)");
     }
     let session: SamplingSession | undefined;
     if (request.sampling_session_id !== undefined) {
-      session = this.sessions.get(request.sampling_session_id);
+      session = this.use(this.sessions, request.sampling_session_id, owner);
       if (!session) throw new HttpError(404, "not_found", `asample: unknown sampling_session_id "${request.sampling_session_id}"`);
     } else if (request.model_path !== undefined) {
-      session = this.paths.get(request.model_path);
+      session = this.use(this.paths, request.model_path, owner);
       if (!session) throw new HttpError(404, "not_found", `asample: model_path: no sampler weights "${request.model_path}" on this server`);
     } else {
       throw new HttpError(400, "invalid_request", "asample: give a sampling_session_id or a model_path");
@@ -89,7 +123,7 @@ export class Samplers {
     }
     const prompt = tokensOf(request.prompt, "prompt");
     const { params, stopTokenIds } = samplingParamsOf(request);
-    const futureId = this.futures.create("sample");
+    const futureId = this.futures.create(owner, "sample");
     void (async () => {
       try {
         const sequences = [];
@@ -101,7 +135,8 @@ export class Samplers {
         const promptLogprobs = request.prompt_logprobs && scoresPrompts(sampler) ? [null, ...(await sampler.promptLogprobs(prompt))] : null;
         this.futures.resolve(futureId, { type: "sample", sequences, prompt_logprobs: promptLogprobs, topk_prompt_logprobs: null, prompt_cache_hit_tokens: 0 });
       } catch (error) {
-        this.futures.reject(futureId, `asample: ${(error as Error).message}`, "server");
+        const failure = failureOf(error, "asample", this.onError);
+        this.futures.reject(futureId, failure.message, failure.category);
       }
     })();
     return { request_id: futureId };

@@ -206,11 +206,11 @@ describe("sequencing", () => {
     expect((await call(server, "optim_step", { model_id: modelId, seq_id: 1, adam_params: {} })).body.detail).toBe(`unknown model_id "${modelId}"`);
   });
 
-  it("fails a future when the backend throws, and keeps serving", async () => {
+  it("fails a future when the backend refuses the input (category user), and keeps serving", async () => {
     const modelId = await freshModel();
     const outside = { ...datum, model_input: { chunks: [{ type: "encoded_text", tokens: [1, 50] }] } };
     const bad = await call(server, "forward", { model_id: modelId, seq_id: 1, forward_input: { loss_fn: "importance_sampling", data: [outside] } });
-    expect(await settle(server, bad.body.request_id)).toEqual({ error: "forward: token 50 is outside the vocabulary (size 8)", category: "server" });
+    expect(await settle(server, bad.body.request_id)).toEqual({ error: "forward: token 50 is outside the vocabulary (size 8)", category: "user" });
     const good = await call(server, "forward", { model_id: modelId, seq_id: 2, forward_input: { loss_fn: "importance_sampling", data: [datum] } });
     expect((await settle(server, good.body.request_id)).loss_fn_outputs).toHaveLength(1);
   });
@@ -318,7 +318,8 @@ describe("checkpoints", () => {
       const bad = await call(saving, "load_weights", { model_id: await model(saving, sid, 2), seq_id: 1, path: "s3://elsewhere" });
       expect(await refused(saving, bad)).toBe('load_weights: path: "s3://elsewhere" is not a tinker://<model>/weights/<name> path');
       const missing = await call(saving, "load_weights", { model_id: await model(saving, sid, 3), seq_id: 1, path: `tinker://${first}/weights/none` });
-      expect((await settle(saving, missing.body.request_id)).error).toMatch(/^load_weights: ENOENT/);
+      // The reason names the checkpoint by its tinker:// path, never by the server's files.
+      expect(await settle(saving, missing.body.request_id)).toEqual({ error: `load_weights: no checkpoint tinker://${first}/weights/none on this server`, category: "user" });
     } finally {
       await saving.close();
       await rm(root, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import { crossEntropySum, importanceSamplingSum, lossMetrics, policyLoss, ppoSum } from "@envace/grpo";
 import type { SampledTokens, Sampler, SamplingParams } from "@envace/protocol";
-import type { AdamParams, Datum, ForwardBackwardResult, LossFn, TrainingBackend } from "@envace/training";
+import { TrainingInputError, type AdamParams, type Datum, type ForwardBackwardResult, type LossFn, type TrainingBackend } from "@envace/training";
 
 /**
  * A deterministic bigram model for protocol tests: the next-token logits are one row of a V×V
@@ -49,7 +49,7 @@ export class TableBackend implements TrainingBackend {
   }
 
   private check(token: number): void {
-    if (!Number.isInteger(token) || token < 0 || token >= this.vocab) throw new RangeError(`token ${token} is outside the vocabulary (size ${this.vocab})`);
+    if (!Number.isInteger(token) || token < 0 || token >= this.vocab) throw new TrainingInputError(`token ${token} is outside the vocabulary (size ${this.vocab})`);
   }
 
   private probs(weights: Float64Array, token: number, temperature = 1): number[] {
