@@ -41,6 +41,7 @@ import {
   rehearseThenCommit,
   totalTokens,
   type Episode,
+  type FidelityComparison,
   type FidelityReport,
   type RehearsalSampling,
   type RehearsalSettingInput,
@@ -95,7 +96,19 @@ export interface EvaluateOptions {
   onProgress?: (progress: { done: number; total: number; entry: EvaluationEntry }) => void;
   /** Called with each task's full episode (rehearsal attempts and committed trajectory), e.g. to save it. */
   onEpisode?: (task: Task, episode: Episode) => void;
+  /**
+   * Called once per task with everything it produced: the episode (absent when it threw), the
+   * verdict, and each real answer next to the Rehearse role's prediction (the fidelity probes).
+   */
+  onTask?: (task: Task, detail: EvaluatedTaskDetail) => void;
   signal?: AbortSignal;
+}
+
+export interface EvaluatedTaskDetail {
+  entry: EvaluationEntry;
+  episode?: Episode;
+  verdict: RewardVerdict | null;
+  comparisons: readonly FidelityComparison[];
 }
 
 const RoleTokens = z.object({ generations: z.number(), promptTokens: z.number(), outputTokens: z.number(), estimated: z.number() });
@@ -186,6 +199,11 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
   const entries: EvaluationEntry[] = new Array<EvaluationEntry>(options.tasks.length);
   let done = 0;
 
+  const told = (task: Task, entry: EvaluationEntry, detail: Omit<EvaluatedTaskDetail, "entry">): EvaluationEntry => {
+    options.onTask?.(task, { entry, ...detail });
+    return entry;
+  };
+
   const one = async (task: Task, environment: CountingEnvironment): Promise<EvaluationEntry> => {
     const started = Date.now();
     const { sampling, rehearsalSampling } = seededSampling(options, task.id);
@@ -217,7 +235,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
       });
     } catch (error) {
       if (options.signal?.aborted === true) throw error;
-      return failedEntry(base, error, environment, started);
+      return told(task, failedEntry(base, error, environment, started), { verdict: null, comparisons: [] });
     }
     options.onEpisode?.(task, episode);
     const trajectory = episode.committed.trajectory;
@@ -226,7 +244,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
       verdict = await options.reward(trajectory, task, { state: await environment.state(), ...(options.signal === undefined ? {} : { signal: options.signal }) });
     } catch (error) {
       if (options.signal?.aborted === true) throw error;
-      return failedEntry(base, error, environment, started);
+      return told(task, failedEntry(base, error, environment, started), { episode, verdict: null, comparisons: [] });
     }
     const probed =
       options.fidelity === false
@@ -243,7 +261,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
     const run = episode.rehearsal;
     const rehearsalUsage = run?.usage ?? {};
     const method = addUsage(rehearsalUsage, episode.committed.usage);
-    return {
+    return told(task, {
       ...base,
       success: isSuccess(verdict),
       reward: verdict.status === "scored" ? verdict.value : null,
@@ -275,8 +293,9 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
       gate: { events: episode.committed.gate.length, changed: episode.committed.gate.filter((e) => e.changed).length },
       fidelity: probed.comparisons.map(fidelityRecord),
       durationMs: Date.now() - started,
-    };
+    }, { episode, verdict, comparisons: probed.comparisons });
   };
+
 
   await Promise.all(
     options.tasks.map((task, index) =>

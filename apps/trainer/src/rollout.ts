@@ -42,6 +42,8 @@ export interface RolloutOptions {
   limit: ConcurrencyLimit;
   /** The training step (seeds its rollouts). */
   step: number;
+  /** Told the memory each rollout that started from one (`rollout.memory_attempts`) began with, by trajectory id. */
+  onMemory?: (trajectoryId: string, memory: string) => void;
 }
 
 /** G rollouts of each task: rehearsed by `rehearser`, or grounded when the config's environment is real. */
@@ -95,7 +97,9 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
         ...(domain.writeTools === undefined ? {} : { writeTools: domain.writeTools }),
         ...(domain.judgeInstructions === undefined ? {} : { instructions: domain.judgeInstructions }),
       });
-      return [...rehearsed, ...(await group({ task: withNote(task, memory.text), size: size - attempts, firstRollout: attempts }))];
+      const informed = await group({ task: withNote(task, memory.text), size: size - attempts, firstRollout: attempts });
+      for (const t of informed) options.onMemory?.(t.id, memory.text);
+      return [...rehearsed, ...informed];
     })();
   });
   return (await Promise.all(groups)).flat();

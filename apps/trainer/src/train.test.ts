@@ -1,8 +1,9 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config/load.js";
+import { readKept } from "./keep/log.js";
 import { readMetrics } from "./run/metrics-log.js";
 import { MICRO_CONFIG } from "./testing/micro.js";
 import { train } from "./train.js";
@@ -25,6 +26,36 @@ describe("train", () => {
     expect(records.filter((r) => r.kind === "eval").map((r) => r.step)).toEqual([0, 2]);
     expect(result.evaluations).toHaveLength(1);
     expect(JSON.parse(readFileSync(join(dir, "config.json"), "utf8"))).toEqual(config);
+
+    // Kept rollouts (default keep 2 ≥ the step's groups): every rollout of each step, every task
+    // of each evaluation, all valid against the protocol's schemas (readKept validates).
+    const kept = readKept(dir);
+    expect(kept.train.map((r) => r.step)).toEqual([1, 1, 1, 1, 2, 2, 2, 2]);
+    for (const r of kept.train) {
+      // Self-unfolded: every tool answer imagined, none real.
+      const provenances = r.trajectory.steps.flatMap((s) => (s.type === "act" ? s.outcomes.map((o) => o.provenance) : []));
+      expect(provenances.every((p) => p === "rehearsed")).toBe(true);
+      expect(r.trajectory.reward).toBeDefined();
+    }
+    // Within a group, a rollout scored above the group's mean has a positive Act advantage.
+    for (const step of [1, 2]) {
+      const ofStep = kept.train.filter((r) => r.step === step);
+      for (const group of [...new Set(ofStep.map((r) => r.group))].map((g) => ofStep.filter((r) => r.group === g))) {
+        const values = group.map((r) => (r.trajectory.reward?.status === "scored" ? r.trajectory.reward.value : Number.NaN));
+        const mean = values.reduce((a, b) => a + b, 0) / values.length;
+        group.forEach((r, i) => {
+          if (r.advantage.act !== null && Math.abs(values[i]! - mean) > 1e-9) expect(Math.sign(r.advantage.act)).toBe(Math.sign(values[i]! - mean));
+        });
+      }
+    }
+    expect(kept.eval.map((r) => [r.step, r.setting])).toEqual([...Array<[number, string]>(4).fill([0, "none"]), ...Array<[number, string]>(4).fill([2, "none"])]);
+    const outcomes = records.filter((r) => r.kind === "eval").map((r) => r.outcomes);
+    expect([kept.eval.slice(0, 4), kept.eval.slice(4)].map((e) => e.map((r) => (r.success ? "1" : "0")).join(""))).toEqual(outcomes);
+    for (const r of kept.eval) {
+      // One prediction per real answer of the committed run.
+      const grounded = r.committed!.steps.flatMap((s) => (s.type === "act" ? s.outcomes.filter((o) => o.provenance === "grounded") : []));
+      expect(r.predictions.map((p) => p.callId)).toEqual(grounded.map((o) => o.call.id));
+    }
   }, 120_000);
 
   it("is reproducible: the same config gives the same rollouts, losses and evaluations", async () => {
@@ -46,7 +77,9 @@ describe("train", () => {
   it("runs a curriculum stage on its roles before the main SFT stage, and with total_steps 0 the warm start alone", async () => {
     const dir = runDir();
     const config = parseConfig(
-      MICRO_CONFIG.replace("total_steps: 2", "total_steps: 0").replace("sft: {", "sft: { argument_weight: 5, curriculum: { roles: [act], epochs: 2, lr: 0.01 },"),
+      MICRO_CONFIG.replace("total_steps: 2", "total_steps: 0")
+        .replace("sft: {", "sft: { argument_weight: 5, curriculum: { roles: [act], epochs: 2, lr: 0.01 },")
+        .replace("rollout: {", "rollout: { keep: 0,"),
       "c.yaml",
     );
     const result = await train(config, dir, { log: quiet });
@@ -63,6 +96,8 @@ describe("train", () => {
     expect(records.filter((r) => r.kind === "eval").map((r) => r.step)).toEqual([0]);
     expect(result.evaluations).toHaveLength(1);
     expect(readFileSync(join(dir, "checkpoints", "sft", "complete"), "utf8")).toBeDefined();
+    // keep 0: no rollouts folder at all.
+    expect(existsSync(join(dir, "rollouts"))).toBe(false);
   }, 120_000);
 
   it("with kl_coef > 0 scores a frozen reference: the KL to it starts at exactly 0, then grows; the sampler's drift is logged apart", async () => {

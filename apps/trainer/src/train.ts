@@ -5,12 +5,12 @@
  * logs, and now and then evaluates against the real environment.
  */
 import { computeAdvantages, computeRoleAdvantages, type AdvantageBatch, type AdvantageConfigInput } from "@envace/grpo";
-import type { Policy, PolicyRole } from "@envace/protocol";
+import type { Policy, PolicyRole, Task } from "@envace/protocol";
 import type { Datum } from "@envace/training";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { IncrementalRenderer, rowsOf } from "@envace/trajectory";
 import type { TrainConfig } from "./config/schema.js";
-import { evaluate, type EvaluationResult } from "./evaluate.js";
+import { evaluate, type EvaluatedTaskDetail, type EvaluationResult } from "./evaluate.js";
 import { formatInterval, wilsonInterval } from "./report/stats.js";
 import { ProgressBar } from "./run/progress.js";
 import { RunDirectory, stepName } from "./run/run-dir.js";
@@ -25,6 +25,9 @@ import { rewards } from "./reward.js";
 import { adamParams, policyLossConfig, policyUpdate } from "./update.js";
 import { stepMetrics } from "./metrics.js";
 import { sampleTasks, shuffled } from "./sample.js";
+import { KeptRollouts } from "./keep/log.js";
+import type { KeptEvalRecord } from "./keep/record.js";
+import { keptEvalRecord, keptTrainRecords } from "./keep/collect.js";
 
 export interface TrainOptions {
   /** Progress and notices (default: stderr). */
@@ -71,6 +74,11 @@ async function trainOn(
   if (resumedWarm) log(`resuming ${runDir} after step ${run.resumeStep}`);
   const canEvaluate = config.eval.every_steps > 0 && domain.environment !== undefined;
   if (config.eval.every_steps > 0 && !canEvaluate) log(`held-out evaluation skipped: the ${domain.name} data has no real environment to evaluate against`);
+  // Off (keep 0), nothing is opened and nothing collected: no cost.
+  const kept =
+    config.rollout.keep === 0
+      ? undefined
+      : KeptRollouts.open(runDir, { maxBytes: config.rollout.keep_max_mb * 1_000_000, log, keep: (r) => resumedWarm && r.step <= run.resumeStep });
 
   const evaluations: EvaluationResult[] = [];
   const evaluateAt = async (step: number, model: TrainedModel): Promise<void> => {
@@ -78,7 +86,7 @@ async function trainOn(
     // One policy on these weights for every setting.
     const policy = await model.policy(`eval:${stepName(step)}`);
     for (const setting of config.eval.rehearsal) {
-      const result = await evaluateHeldOut(config, domain, model, policy, setting, step, log);
+      const result = await evaluateHeldOut(config, domain, model, policy, setting, step, log, kept);
       evaluations.push(result);
       run.metrics.append(evalRecord(step, setting, result, elapsed()));
     }
@@ -110,7 +118,18 @@ async function trainOn(
       // simulator, a separate Rehearse policy (per-role), or the real environment.
       const actor = await actModel.policy(`${config.mode}:${stepName(step)}`);
       const rehearser = simulator ?? (rehearseModel === actModel ? actor : await rehearseModel.policy(`rehearse:${stepName(step)}`));
-      const trajectories = await rollouts({ config, domain, tasks, actor, rehearser, counter, limit, step });
+      const memories = new Map<string, string>();
+      const trajectories = await rollouts({
+        config,
+        domain,
+        tasks,
+        actor,
+        rehearser,
+        counter,
+        limit,
+        step,
+        ...(kept === undefined ? {} : { onMemory: (id: string, memory: string) => memories.set(id, memory) }),
+      });
 
       // Reward, then role-wise advantages over each task's group of rollouts.
       const verdicts = await rewards(domain, tasks, trajectories);
@@ -119,6 +138,8 @@ async function trainOn(
       const batch = rehearseVerdicts
         ? computeRoleAdvantages(trainingRows, (role) => (role === "rehearse" ? rehearseVerdicts : verdicts), advantageConfig(config))
         : computeAdvantages(trainingRows, verdicts, advantageConfig(config));
+
+      kept?.append(keptTrainRecords({ step, trajectories, verdicts, batch, memories, groups: config.rollout.keep }));
 
       // Update: clipped policy-gradient steps per trained model (one, or one per mini-batch).
       const update = await updatePolicies(config, policies, batch, reference);
@@ -262,10 +283,12 @@ async function evaluateHeldOut(
   setting: string,
   step: number,
   log: (line: string) => void,
+  kept: KeptRollouts | undefined,
 ): Promise<EvaluationResult> {
   const real = domain.environment;
   if (real === undefined) throw new Error(`${domain.name} has no real environment to evaluate against`);
   const bar = new ProgressBar(`eval ${setting} @${step}`, domain.test.length);
+  const records = new Map<string, KeptEvalRecord>();
   const result = await evaluate({
     policy,
     tasks: domain.test,
@@ -286,7 +309,28 @@ async function evaluateHeldOut(
     onProgress: () => {
       bar.tick();
     },
+    ...(kept === undefined
+      ? {}
+      : {
+          onTask: (task: Task, { entry, episode, verdict, comparisons }: EvaluatedTaskDetail) => {
+            records.set(
+              task.id,
+              keptEvalRecord({
+                step,
+                setting: entry.setting,
+                taskId: task.id,
+                success: entry.success,
+                verdict,
+                ...(episode === undefined ? {} : { episode }),
+                comparisons,
+                ...(entry.error === undefined ? {} : { error: entry.error }),
+              }),
+            );
+          },
+        }),
   });
+  // In task order, whatever order the tasks finished in.
+  kept?.append(domain.test.flatMap((task) => records.get(task.id) ?? []));
   log(`eval @${step} rehearsal ${setting}: success ${formatInterval(wilsonInterval(result.successes, result.tasks))} of ${result.tasks}`);
   return result;
 }

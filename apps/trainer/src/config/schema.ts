@@ -169,6 +169,14 @@ export const RolloutConfig = z.strictObject({
   concurrency: positiveInt.default(32),
   /** Where the tiny model samples rollouts: onnxruntime with a KV cache, or tfjs. */
   engine: z.enum(["onnx", "tfjs"]).default("onnx"),
+  /**
+   * Task groups of each training step whose rollouts are kept in `rollouts/train.jsonl` (the
+   * step's first groups); every evaluation then keeps all its tasks in `rollouts/eval.jsonl`.
+   * 0 keeps nothing.
+   */
+  keep: z.number().int().min(0).default(2),
+  /** The cap on both kept-rollout files together, in MB; past it a run keeps no more (one log line says so). */
+  keep_max_mb: z.number().gt(0).default(512),
 });
 export type RolloutConfig = z.infer<typeof RolloutConfig>;
 
@@ -278,6 +286,8 @@ export const TrainConfig = z
     reward: RewardConfig.default(RewardConfig.parse({})),
     eval: EvalConfig.default(EvalConfig.parse({})),
     trainer: TrainerConfig.default(TrainerConfig.parse({})),
+    /** Trackers that also receive every step's and evaluation's scalars: `tensorboard` writes event files under `<run>/tensorboard/`. */
+    tracking: z.array(z.enum(["tensorboard"])).default([]),
   })
   .superRefine((config, ctx) => {
     const selfModes = config.mode === "envace" || config.mode === "per-role";
