@@ -1,9 +1,11 @@
-import { basename } from "node:path";
+import { readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { parseModelSpec, policyFromSpec, type ModelSpec } from "@envace/models";
 import { InputError, type Policy, type Tokenizer } from "@envace/protocol";
 import type { Logger } from "pino";
 import { buildApp, type App } from "./app.js";
-import { isLoopback, loadServerConfig, parseServerConfig, type ServerConfig, type ServerConfigInput } from "./config.js";
+import { fitRehearsalToContext, isLoopback, loadServerConfig, parseServerConfig, readTokenFile, tokenProblem, type ServerConfig, type ServerConfigInput } from "./config.js";
+import { upstreamProbe, type ReadinessProbe } from "./ready.js";
 
 /** The server cannot start as configured (no token beyond loopback, a port in use, …). */
 export class ServeError extends InputError {
@@ -16,8 +18,12 @@ export interface StartOptions {
   tokenizer?: Tokenizer | undefined;
   model: string;
   config?: ServerConfig | ServerConfigInput;
-  /** Bearer tokens in addition to the config's. Default: `ENVACE_SERVER_TOKEN` when set. */
+  /** Bearer tokens in addition to the config's (and its `token_file`'s). Default: `ENVACE_SERVER_TOKEN` when set. */
   tokens?: readonly string[];
+  /** The model's context in tokens, when known: rehearsal prompts are fitted to it (`fitRehearsalToContext`). */
+  contextTokens?: number | undefined;
+  /** Whether the model answers, for `GET /ready`; default: ready once started. */
+  ready?: ReadinessProbe | undefined;
   /** Where the request log goes (a child of it); default JSON lines on stderr. */
   logger?: Logger | undefined;
   /** Called with the app before it listens, for routes or hooks of the caller's own (fastify takes them only until then). */
@@ -30,26 +36,40 @@ export interface RunningServer {
   port: number;
   app: App;
   /**
-   * Stop: refuse new requests (503), let those in flight finish, and cut any still running after
-   * `shutdown_grace_s`. Resolves once the server is closed. Idempotent.
+   * Stop: accept no new connection and close idle keep-alive ones; answer 503 (`connection:
+   * close`) to a request arriving on a connection still open; let those in flight finish (their
+   * responses carry `connection: close`), and cut any still running after `shutdown_grace_s`.
+   * Resolves once the server is closed. Idempotent.
    */
   close(): Promise<void>;
 }
 
-/** The bearer tokens: the config's and the one in the environment, if any. */
-export function serverTokens(config: ServerConfig, extra: readonly string[] | undefined): string[] {
-  const fromEnv = process.env.ENVACE_SERVER_TOKEN;
-  return [...config.tokens, ...(extra ?? (fromEnv !== undefined && fromEnv.length > 0 ? [fromEnv] : []))];
+/**
+ * The bearer tokens, each held to one rule (`tokenProblem`) whatever its source: the config's
+ * `tokens` (checked when it loads), its `token_file`, and `extra` — or, without `extra`,
+ * `ENVACE_SERVER_TOKEN` when set. A bad one is refused with a line naming its source.
+ */
+export function serverTokens(config: ServerConfig, extra: readonly string[] | undefined, env: NodeJS.ProcessEnv = process.env): string[] {
+  const tokens = [...config.tokens];
+  if (config.token_file !== undefined) tokens.push(...readTokenFile(config.token_file));
+  const fromEnv = env.ENVACE_SERVER_TOKEN;
+  const more = extra === undefined ? (fromEnv !== undefined && fromEnv.length > 0 ? [{ token: fromEnv, source: "ENVACE_SERVER_TOKEN" }] : []) : extra.map((token, i) => ({ token, source: `tokens[${i}] (the tokens option)` }));
+  for (const { token, source } of more) {
+    const problem = tokenProblem(token);
+    if (problem !== undefined) throw new ServeError(`${source}: ${problem}`);
+    tokens.push(token);
+  }
+  return tokens;
 }
+
+const NO_TOKEN = "set ENVACE_SERVER_TOKEN, or token_file: (or tokens:) in the server config, or bind to 127.0.0.1";
 
 /** Start the server on `config.host:config.port` (port 0: a free one). */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
-  const config = parseServerConfig(options.config ?? {}, "server config");
+  const config = fitRehearsalToContext(parseServerConfig(options.config ?? {}, "server config"), options.contextTokens, "the model's context");
   const tokens = serverTokens(config, options.tokens);
-  if (tokens.length === 0 && !isLoopback(config.host)) {
-    throw new ServeError(`refusing to listen on ${config.host} without a bearer token: set ENVACE_SERVER_TOKEN or tokens: in the server config, or bind to 127.0.0.1`);
-  }
-  const app = buildApp({ policy: options.policy, tokenizer: options.tokenizer, model: options.model, config, tokens, logger: options.logger });
+  if (tokens.length === 0 && !isLoopback(config.host)) throw new ServeError(`refusing to listen on ${config.host} without a bearer token: ${NO_TOKEN}`);
+  const app = buildApp({ policy: options.policy, tokenizer: options.tokenizer, model: options.model, config, tokens, logger: options.logger, ready: options.ready });
   options.prepare?.(app);
   try {
     await app.fastify.listen({ host: config.host, port: config.port });
@@ -92,12 +112,42 @@ export interface ServeCommandOptions {
   config?: string | undefined;
   /** The request log's level, over the config's `log_level`. */
   logLevel?: ServerConfig["log_level"] | undefined;
+  /** A file of bearer tokens, over the config's `token_file`. */
+  tokenFile?: string | undefined;
 }
 
-/** The served model id: the config's, else the upstream's model, else the checkpoint folder's name. */
+/**
+ * The served model id: the config's, else the upstream's model, else one that tells checkpoints
+ * apart. A checkpoint a run saved (`<run>/checkpoints/<step>/<folder>`) is `<run>-<step>`, with
+ * `-<folder>` unless the folder is `policy` (`runs/default/checkpoints/step-000040/policy` is
+ * `default-step-000040`); any other folder is its name (`checkpoints/base` is `base`).
+ */
 export function servedModelName(spec: ModelSpec, config: ServerConfig): string {
   if (config.model !== undefined) return config.model;
-  return spec.kind === "openai" ? spec.model : basename(spec.dir.replace(/\/+$/, "")) || spec.dir;
+  if (spec.kind === "openai") return spec.model;
+  const dir = spec.dir.replace(/\/+$/, "") || spec.dir;
+  const folder = basename(dir);
+  const step = basename(dirname(dir));
+  const checkpoints = dirname(dirname(dir));
+  if (/^step-\d+$/.test(step) && basename(checkpoints) === "checkpoints") {
+    const run = basename(dirname(checkpoints));
+    const id = run === "" || run === "." || run === ".." ? step : `${run}-${step}`;
+    return folder === "policy" ? id : `${id}-${folder}`;
+  }
+  return folder || dir;
+}
+
+/** The context of a checkpoint folder's model (`config.json`'s `max_position_embeddings`), when it says. */
+export function checkpointContext(dir: string): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, "config.json"), "utf8");
+  } catch {
+    return undefined;
+  }
+  const config = JSON.parse(text) as { max_position_embeddings?: unknown; maxPositionEmbeddings?: unknown } | null;
+  const value = config?.max_position_embeddings ?? config?.maxPositionEmbeddings;
+  return typeof value === "number" && Number.isInteger(value) && value > 1 ? value : undefined;
 }
 
 /** Upstream timeout and retries from the config, unless the spec sets them itself. */
@@ -118,15 +168,27 @@ export async function serve(options: ServeCommandOptions, log: Logger, print: (l
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.logLevel === undefined ? {} : { log_level: options.logLevel }),
+    ...(options.tokenFile === undefined ? {} : { token_file: options.tokenFile }),
   };
   const tokens = serverTokens(config, undefined);
-  if (tokens.length === 0 && !isLoopback(config.host)) {
-    throw new ServeError(`refusing to listen on ${config.host} without a bearer token: set ENVACE_SERVER_TOKEN or tokens: in the server config, or bind to 127.0.0.1`);
-  }
+  if (tokens.length === 0 && !isLoopback(config.host)) throw new ServeError(`refusing to listen on ${config.host} without a bearer token: ${NO_TOKEN}`);
   const spec = withUpstreamDefaults(parseModelSpec(options.policy), config);
+  // Refused before the model loads: a rehearsal prompt limit the checkpoint's context cannot hold.
+  const contextTokens = spec.kind === "openai" ? undefined : checkpointContext(spec.dir);
+  const fitted = fitRehearsalToContext(config, contextTokens, `${join(spec.kind === "openai" ? "" : spec.dir, "config.json")} max_position_embeddings`);
   log.info({ policy: options.policy }, "loading the policy");
-  const model = await policyFromSpec(spec);
-  const server = await startServer({ policy: model.policy, tokenizer: model.tokenizer, model: servedModelName(spec, config), config, tokens, logger: log });
+  // The upstream's key is read here, at the command's edge; the library takes it as an argument.
+  const upstreamKey = process.env.OPENAI_API_KEY;
+  const model = await policyFromSpec(spec, upstreamKey === undefined || upstreamKey === "" ? {} : { apiKey: upstreamKey });
+  const connection = model.connection;
+  const ready =
+    connection === undefined
+      ? undefined
+      : upstreamProbe(connection.baseURL, {
+          headers: connection.headers,
+          onChange: (readiness, detail) => log[readiness.ready ? "info" : "warn"]({ ready: readiness.ready, detail }, readiness.ready ? "the model server answers" : "the model server does not answer"),
+        });
+  const server = await startServer({ policy: model.policy, tokenizer: model.tokenizer, model: servedModelName(spec, config), config: fitted, tokens, logger: log, ready });
   print(`envace serve: ${servedModelName(spec, config)} on ${server.url}/v1`);
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {

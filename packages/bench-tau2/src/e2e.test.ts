@@ -131,7 +131,7 @@ describe("an end-to-end run whose reward needs the NL judge", () => {
 
   it("scores with the judge's verdict, and masks the trial when the judge cannot answer", async () => {
     const { domain, guidelines, server, policy } = loop;
-    const judge = NlJudge.fromServer(server.baseURL, "scripted-model", { retry: { maxAttempts: 1 } });
+    const judge = NlJudge.fromServer(server.baseURL, "scripted-model", { retry: { maxRetries: 0 } });
     const run = await runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ["create"], trials: 2, judge });
     expect(run.entries.map((entry) => [entry.reward, entry.components])).toEqual([
       [1, { DB: 1, ACTION: 1, NL_ASSERTION: 1 }],

@@ -1,7 +1,8 @@
 import { EnvaceError } from "@envace/errors";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { pyDumps } from "@envace/python-text";
-import { callJudge, DEFAULT_RETRY, type JudgeSampling, type RetryPolicy } from "@envace/rewards";
+import type { RetryOptions } from "@envace/http";
+import { callJudge, defaultJudgeRetry, type JudgeSampling } from "@envace/rewards";
 import OpenAI from "openai";
 import type { NlAssertionJudge, NlAssertionVerdict } from "./evaluate.js";
 import type { Tau2Message } from "./task.js";
@@ -17,7 +18,7 @@ export interface NlJudgeOptions {
   readonly model: string;
   /** Default `{ temperature: 0 }`, as upstream judges. */
   readonly sampling?: JudgeSampling;
-  readonly retry?: Partial<RetryPolicy>;
+  readonly retry?: Partial<RetryOptions>;
   /** Per HTTP attempt. Default 120 s. */
   readonly timeoutMs?: number;
   /** Judge calls in flight at once. Default 8. */
@@ -40,7 +41,7 @@ export class NlJudge implements NlAssertionJudge {
 
   /** A judge on an OpenAI-compatible server (`baseURL` such as `http://localhost:8000/v1`). */
   static fromServer(baseURL: string, model: string, options: Omit<NlJudgeOptions, "client" | "model"> & { apiKey?: string } = {}): NlJudge {
-    const client = new OpenAI({ baseURL, apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? "EMPTY" });
+    const client = new OpenAI({ baseURL, apiKey: options.apiKey ?? "EMPTY" });
     return new NlJudge({ ...options, client, model });
   }
 
@@ -53,7 +54,7 @@ export class NlJudge implements NlAssertionJudge {
             this.options.client,
             { model: this.options.model, prompt: nlAssertionPrompt(transcript, assertion), sampling: this.options.sampling ?? { temperature: 0 } },
             {
-              retry: { ...DEFAULT_RETRY, ...this.options.retry },
+              retry: { ...defaultJudgeRetry, ...this.options.retry },
               timeoutMs: this.options.timeoutMs ?? 120_000,
               ...(signal === undefined ? {} : { signal }),
             },

@@ -1,9 +1,8 @@
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { SamplingParams, type Environment, type Message, type Policy, type Task, type ToolCall, type ToolResult, type Trajectory } from "@envace/protocol";
 import { fromJson, pyRepr } from "@envace/python-text";
-import { JsonLinesFile } from "@envace/records";
+import { JsonLinesFile, writeFileAtomically } from "@envace/records";
 import { rehearseThenCommit } from "@envace/rehearsal";
 import { simulateUser, type UserTurnSource } from "@envace/trajectory";
 import OpenAI from "openai";
@@ -26,7 +25,7 @@ export function userSystemPrompt(task: VitaTask): string {
 
 /** A judge behind an OpenAI-compatible server, answering with the strict JSON schema. */
 export function openAiJudge(baseURL: string, model: string, options: { apiKey?: string; timeoutMs?: number } = {}): VitaJudge {
-  const client = new OpenAI({ baseURL, apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? "unused", maxRetries: 0, timeout: options.timeoutMs ?? 120_000 });
+  const client = new OpenAI({ baseURL, apiKey: options.apiKey ?? "EMPTY", maxRetries: 0, timeout: options.timeoutMs ?? 120_000 });
   return async ({ system, user }) => {
     const response = await client.chat.completions.create({
       model,
@@ -227,6 +226,6 @@ export async function runVita(options: RunVitaOptions): Promise<VitaSummary> {
     realCallsDuringRehearsal: all.reduce((sum, e) => sum + e.real_calls_during_rehearsal, 0),
     ...vitaMetrics(scored.map((e) => ({ taskId: e.id, reward: e.reward! })), options.trials),
   };
-  await writeFile(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  writeFileAtomically(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   return summary;
 }

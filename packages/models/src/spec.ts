@@ -88,7 +88,7 @@ export interface ResolvedModel {
 }
 
 export interface ResolveOptions {
-  /** API key for `openai:` specs. Default `OPENAI_API_KEY`, else `EMPTY`. */
+  /** API key for `openai:` specs. Default `EMPTY` (what self-hosted servers accept). */
   apiKey?: string;
   onRetry?: (event: RetryEvent) => void;
   fetch?: typeof fetch;

@@ -9,7 +9,6 @@ export * from "./checklist/dialogue.js";
 export * from "./checklist/judge-client.js";
 export * from "./checklist/predicates.js";
 export * from "./checklist/prompt.js";
-export * from "./checklist/retry.js";
 export * from "./checklist/verdict.js";
 export * from "./checklist/verdict-cache.js";
 

@@ -16,7 +16,7 @@ import {
 import { UsageError } from "../faults.js";
 import type { Logger } from "../log.js";
 import { ProgressBar } from "../run/progress.js";
-import { loadModel, modelSpec } from "./policy.js";
+import { loadModel, modelSpec, openAiKey } from "./policy.js";
 
 /** The options of `envace eval tau2`, as cli.ts declares them. */
 export interface EvalTau2Options {
@@ -47,7 +47,7 @@ function judgeFrom(spec: string | undefined): NlJudge | undefined {
   if (spec === undefined) return undefined;
   const parsed = modelSpec(spec, "--judge");
   if (parsed.kind !== "openai") throw new UsageError(`--judge must be an openai:<url>#<model> spec, got ${JSON.stringify(spec)}`);
-  return NlJudge.fromServer(parsed.baseURL, parsed.model);
+  return NlJudge.fromServer(parsed.baseURL, parsed.model, openAiKey());
 }
 
 export async function run(options: EvalTau2Options, log: Logger): Promise<void> {

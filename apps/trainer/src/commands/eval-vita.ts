@@ -5,7 +5,7 @@ import { loadVitaTasks, openAiJudge, replayFile, resolveTasksFile, runVita, type
 import { formatRehearsalSetting, parseRehearsalSetting } from "@envace/rehearsal";
 import { UsageError } from "../faults.js";
 import type { Logger } from "../log.js";
-import { loadModel, modelSpec } from "./policy.js";
+import { loadModel, modelSpec, openAiKey } from "./policy.js";
 
 /** The options of `envace eval vita`, as cli.ts declares them. */
 export interface EvalVitaOptions {
@@ -56,7 +56,7 @@ export async function run(options: EvalVitaOptions, log: Logger): Promise<void> 
     tasks,
     policy,
     user,
-    judge: openAiJudge(judgeSpec.baseURL, judgeSpec.model),
+    judge: openAiJudge(judgeSpec.baseURL, judgeSpec.model, openAiKey()),
     trials: options.trials,
     out: resolve(options.out),
     rehearsal,

@@ -26,7 +26,7 @@ export function checklistJudgeFromConfig(judge: JudgeSection, runDir: string, en
     client: new OpenAI({ baseURL: judge.base_url, apiKey }),
     model: judge.model,
     concurrency: judge.concurrency,
-    retry: { maxAttempts: judge.max_retries + 1 },
+    retry: { maxRetries: judge.max_retries },
     runDir,
   });
 }

@@ -2,13 +2,14 @@ import { abortReason, ConcurrencyLimit } from "@envace/concurrency";
 import OpenAI from "openai";
 import { defaultRetryOptions, HttpError, requestJson, withRetry, type HttpSettings, type RetryEvent, type RetryOptions } from "@envace/http";
 import { capabilitiesOf, detectServer, type DetectedServer, type ServerCapabilities, type ServerKind } from "./capabilities.js";
-import { fromOpenAIError, TokenDataUnavailableError } from "./errors.js";
+import { fromOpenAIError } from "@envace/http/openai";
+import { TokenDataUnavailableError } from "./errors.js";
 
 /** Connection settings shared by every OpenAI-compatible policy and sampler. */
 export interface ServerConnectionOptions {
   /** The `/v1` URL, e.g. `http://localhost:8000/v1`. */
   baseURL: string;
-  /** Default `process.env.OPENAI_API_KEY`, else `EMPTY` (what self-hosted servers accept). */
+  /** Default `EMPTY` (what self-hosted servers accept); the application reads it from its environment. */
   apiKey?: string;
   /** Per attempt. Default 10 minutes (long generations on busy servers). */
   timeoutMs?: number;
@@ -44,7 +45,7 @@ export class ServerConnection {
     this.limiter = new ConcurrencyLimit(options.maxConcurrency ?? 64);
     this.client = new OpenAI({
       baseURL: this.baseURL,
-      apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? "EMPTY",
+      apiKey: options.apiKey ?? "EMPTY",
       maxRetries: 0,
       timeout: this.timeoutMs,
       ...(options.fetch ? { fetch: options.fetch } : {}),

@@ -1,28 +1,7 @@
-import { abortReason } from "@envace/concurrency";
-import { describeCause, HttpError } from "@envace/http";
 import { InputError } from "@envace/protocol";
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 
 /** Training needs token data (ids, logprobs) that this server does not return. */
 export class TokenDataUnavailableError extends InputError {
   override readonly code: string = "token-data-unavailable";
   override readonly name = "TokenDataUnavailableError";
-}
-
-/**
- * Whatever the `openai` client threw, as the `HttpError` plain requests give (so one retry policy
- * and one set of messages cover both); the caller's abort passes through as its reason.
- */
-export function fromOpenAIError(error: unknown, url: string, signal?: AbortSignal): Error {
-  if (signal?.aborted || error instanceof APIUserAbortError) return signal ? abortReason(signal) : (error as Error);
-  if (error instanceof APIConnectionTimeoutError) return new HttpError("timeout", url, "no answer within the timeout", { cause: error });
-  if (error instanceof APIConnectionError) return new HttpError("connection", url, `connection failed (${describeCause(error.cause ?? error)})`, { cause: error });
-  if (error instanceof APIError) {
-    const { status, headers } = error as { status: number | undefined; headers: Headers | undefined };
-    return new HttpError("status", url, error.message, { status: status ?? 0, ...(headers ? { headers } : {}), cause: error });
-  }
-  if (error instanceof SyntaxError) return new HttpError("malformed", url, `reply is not JSON (${error.message})`, { cause: error });
-  // undici reports a body cut off mid-way as `TypeError: terminated`.
-  if (error instanceof TypeError) return new HttpError("connection", url, `connection failed (${describeCause(error)})`, { cause: error });
-  return error instanceof Error ? error : new Error(String(error));
 }

@@ -13,7 +13,7 @@ import { cm2ToTask, loadCm2Records } from "./cm2.js";
 import { predicates } from "./predicates.js";
 import { verdictCachePath } from "./verdict-cache.js";
 
-const FAST_RETRY = { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 5 };
+const FAST_RETRY = { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 5 };
 
 let server: ScriptedServer;
 let client: OpenAI;
@@ -290,7 +290,7 @@ describe("judge failures", () => {
       status: "masked",
       reason: expect.stringMatching(/^judge failed on item "greets" \(checklist 0, turn 0, step 0\): judge HTTP 502: .* after 3 attempts$/) as string,
     });
-    expect(requests).toBe(FAST_RETRY.maxAttempts);
+    expect(requests).toBe(FAST_RETRY.maxRetries + 1);
     expect(log).toMatchObject([{ source: "judge", attempts: 3, verdict: null, error: expect.stringContaining("HTTP 502") as string }]);
   });
 

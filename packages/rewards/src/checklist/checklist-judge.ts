@@ -7,10 +7,10 @@ import { aggregateTurnItems, combineGates, type DependenceMode, episodeScore, ty
 import { splitAssistant } from "./assistant-parts.js";
 import { JudgeCallLog, type JudgeCallRecord } from "./call-log.js";
 import { type Dialogue, DialogueError, type DialogueSource, toDialogue, turnMessages } from "./dialogue.js";
-import { callJudge, type JudgeCallResult, judgeRequestKey, type JudgeSampling } from "./judge-client.js";
+import type { RetryOptions } from "@envace/http";
+import { callJudge, defaultJudgeRetry, type JudgeCallResult, judgeRequestKey, type JudgeSampling } from "./judge-client.js";
 import { type ChecklistStepView, decodeToolCall, predicateFor, type ProgrammaticItems } from "./predicates.js";
 import { buildJudgePrompt, type JudgePromptInput, type RenderOptions } from "./prompt.js";
-import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { VerdictCache, type VerdictStore } from "./verdict-cache.js";
 
 /** A task without the checklists the judge scores against. */
@@ -24,7 +24,7 @@ export interface ChecklistJudgeOptions {
   model: string;
   /** Defaults to `{ temperature: 0 }`. Part of the cache key. */
   sampling?: JudgeSampling;
-  retry?: Partial<RetryPolicy>;
+  retry?: Partial<RetryOptions>;
   /** Per HTTP attempt. Default 120 s. */
   timeoutMs?: number;
   /** Judge calls in flight at once, across everything this judge scores. Default 16. */
@@ -132,7 +132,7 @@ const TOOL_FOCUS = new Set(["assistant.tool_calls", "tool.content"]);
 export class ChecklistJudge {
   private readonly options: ChecklistJudgeOptions;
   private readonly sampling: JudgeSampling;
-  private readonly retry: RetryPolicy;
+  private readonly retry: RetryOptions;
   private readonly limiter: ConcurrencyLimit;
   private readonly cache: VerdictStore;
   private readonly callLog: JudgeCallLog | undefined;
@@ -142,7 +142,7 @@ export class ChecklistJudge {
   constructor(options: ChecklistJudgeOptions) {
     this.options = options;
     this.sampling = options.sampling ?? { temperature: 0 };
-    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.retry = { ...defaultJudgeRetry, ...options.retry };
     this.limiter = new ConcurrencyLimit(options.concurrency ?? 16);
     this.cache = options.cache ?? (options.runDir === undefined ? new VerdictCache() : VerdictCache.inRunDir(options.runDir));
     this.callLog = options.callLog ?? (options.runDir === undefined ? undefined : JudgeCallLog.inRunDir(options.runDir));

@@ -1,9 +1,7 @@
-import { abortReason, backoffDelay, retryAfterMs, sleep } from "@envace/concurrency";
-import { isRetryableStatus } from "@envace/errors";
+import { HttpError, withRetry, type RetryOptions } from "@envace/http";
+import { fromOpenAIError } from "@envace/http/openai";
 import type OpenAI from "openai";
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import { canonicalJson, sha256Hex } from "@envace/records";
-import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { JUDGE_RESPONSE_FORMAT, type JudgeVerdict, parseVerdict, VerdictParseError } from "./verdict.js";
 
 /** Sampling for judge calls, in the OpenAI request's own names. */
@@ -28,44 +26,52 @@ export function judgeRequestKey(request: JudgeRequest): string {
   );
 }
 
+/** 1 s, 2 s, 4 s, 8 s between five attempts; no wait is longer than 30 s, whatever `retry-after` asks. */
+export const defaultJudgeRetry: RetryOptions = { maxRetries: 4, initialDelayMs: 1_000, maxDelayMs: 30_000, factor: 2 };
+
 export type JudgeCallResult =
   | { ok: true; verdict: JudgeVerdict; attempts: number; latencyMs: number }
   | { ok: false; error: string; attempts: number; latencyMs: number };
 
 export interface JudgeCallOptions {
-  retry?: RetryPolicy;
+  /** Default `defaultJudgeRetry`. */
+  retry?: RetryOptions;
   /** Per attempt. */
   timeoutMs?: number;
   signal?: AbortSignal;
 }
 
 /**
- * Ask the judge once, retrying HTTP errors worth retrying (timeouts, connection failures, 408,
- * 409, 429, 5xx) and unusable replies (malformed or schema-violating JSON) with capped
- * exponential backoff. Other 4xx answers are not retried: asking again cannot change them. A
- * failure is returned, not thrown, so the caller can mask the rollout; only cancellation through
- * `signal` throws.
+ * Ask the judge once, through `@envace/http`'s retry policy: HTTP failures worth retrying
+ * (timeouts, connection failures, 408, 409, 429, 5xx) and unusable replies (malformed or
+ * schema-violating JSON, as a `malformed` HttpError) are tried again with capped exponential
+ * backoff; other 4xx answers are not, since asking again cannot change them. A failure is
+ * returned, not thrown, so the caller can mask the rollout; only cancellation through `signal`
+ * throws.
  */
 export async function callJudge(client: OpenAI, request: JudgeRequest, options: JudgeCallOptions = {}): Promise<JudgeCallResult> {
-  const retry = options.retry ?? DEFAULT_RETRY;
+  const retry = options.retry ?? defaultJudgeRetry;
+  const url = `${client.baseURL.replace(/\/+$/, "")}/chat/completions`;
   const started = performance.now();
   let attempts = 0;
-  for (;;) {
-    attempts++;
-    const outcome = await attempt(client, request, options);
-    const latencyMs = performance.now() - started;
-    if (outcome.ok) return { ok: true, verdict: outcome.verdict, attempts, latencyMs };
-    if (!outcome.retryable || attempts >= retry.maxAttempts) {
-      const tail = outcome.retryable ? `after ${attempts} attempts` : "(not retried)";
-      return { ok: false, error: `${outcome.error} ${tail}`, attempts, latencyMs };
-    }
-    await sleep(backoffDelay(attempts - 1, retry, Math.random, outcome.retryAfterMs), options.signal);
+  try {
+    const verdict = await withRetry(
+      () => {
+        attempts++;
+        return attempt(client, url, request, options);
+      },
+      retry,
+      options.signal,
+    );
+    return { ok: true, verdict, attempts, latencyMs: performance.now() - started };
+  } catch (error) {
+    if (options.signal?.aborted === true || !(error instanceof HttpError)) throw error;
+    const tail = error.isRetryable ? `after ${attempts} attempts` : "(not retried)";
+    return { ok: false, error: `${describe(error, options.timeoutMs)} ${tail}`, attempts, latencyMs: performance.now() - started };
   }
 }
 
-type AttemptOutcome = { ok: true; verdict: JudgeVerdict } | { ok: false; error: string; retryable: boolean; retryAfterMs?: number };
-
-async function attempt(client: OpenAI, request: JudgeRequest, options: JudgeCallOptions): Promise<AttemptOutcome> {
+async function attempt(client: OpenAI, url: string, request: JudgeRequest, options: JudgeCallOptions): Promise<JudgeVerdict> {
   let content: string | null | undefined;
   try {
     const completion = await client.chat.completions.create(
@@ -76,7 +82,7 @@ async function attempt(client: OpenAI, request: JudgeRequest, options: JudgeCall
         ...request.sampling,
       },
       {
-        // Retries are ours, so attempts are counted and backoff is capped the same way for every failure.
+        // Retries are withRetry's, so attempts are counted and backoff is capped the same way for every failure.
         maxRetries: 0,
         ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
         ...(options.signal ? { signal: options.signal } : {}),
@@ -84,27 +90,27 @@ async function attempt(client: OpenAI, request: JudgeRequest, options: JudgeCall
     );
     content = (completion as { choices?: { message?: { content?: string | null } }[] }).choices?.[0]?.message?.content;
   } catch (error) {
-    if (options.signal?.aborted === true) throw abortReason(options.signal);
-    if (error instanceof APIUserAbortError) throw error;
-    return classify(error, options.timeoutMs);
+    throw fromOpenAIError(error, url, options.signal);
   }
   try {
-    return { ok: true, verdict: parseVerdict(content) };
+    return parseVerdict(content);
   } catch (error) {
-    if (error instanceof VerdictParseError) return { ok: false, error: error.message, retryable: true };
+    // An unusable reply is worth another try, like a body that is not JSON.
+    if (error instanceof VerdictParseError) throw new HttpError("malformed", url, error.message, { cause: error });
     throw error;
   }
 }
 
-function classify(error: unknown, timeoutMs: number | undefined): AttemptOutcome {
-  if (error instanceof APIConnectionTimeoutError) {
-    return { ok: false, error: `judge timed out${timeoutMs === undefined ? "" : ` after ${timeoutMs} ms`}`, retryable: true };
+/** A failed judge call in a line for the masked rollout's reason (the URL stays in the error's cause chain). */
+function describe(error: HttpError, timeoutMs: number | undefined): string {
+  switch (error.code) {
+    case "timeout":
+      return `judge timed out${timeoutMs === undefined ? "" : ` after ${timeoutMs} ms`}`;
+    case "connection":
+      return `judge ${error.detail}`;
+    case "status":
+      return `judge HTTP ${error.status ?? 0}: ${error.detail}`;
+    default:
+      return `judge reply unusable: ${error.detail}`;
   }
-  if (error instanceof APIConnectionError) return { ok: false, error: `judge connection failed: ${error.message}`, retryable: true };
-  if (error instanceof APIError && typeof error.status === "number") {
-    const status = error.status;
-    return { ok: false, error: `judge HTTP ${status}: ${error.message}`, retryable: isRetryableStatus(status), retryAfterMs: retryAfterMs(error.headers as Headers | undefined) };
-  }
-  // Anything else is a reply the client could not read (a body that is not JSON, say).
-  return { ok: false, error: `judge reply unreadable: ${error instanceof Error ? error.message : String(error)}`, retryable: true };
 }
