@@ -194,7 +194,8 @@ describe("objectives the server cannot express", () => {
   });
 
   it("refuse a second forwardBackward before optimStep under the per-datum mean", async () => {
-    const { client } = await pair({ useServerExtensions: false, reduction: "datum-token-mean" });
+    // Unmeasured: this server sums, and a probe would refuse the configured per-datum mean.
+    const { client } = await pair({ useServerExtensions: false, reduction: "datum-token-mean", calibrateReduction: false });
     await client.forwardBackward(batch(), { type: "importance_sampling" });
     await expect(client.forwardBackward(batch(), { type: "importance_sampling" })).rejects.toThrow(/send the whole batch in one call/);
     await client.optimStep(adam);

@@ -1,5 +1,6 @@
 import { parseReply, requestJson } from "@envace/http";
-import { TinkerHttpError } from "./errors.js";
+import { resolveReduction, type ReductionCalibration } from "./calibration.js";
+import { TinkerHttpError, TinkerReductionError } from "./errors.js";
 import { retrieveFuture } from "./futures.js";
 import { defaultRetryPolicy, TinkerHttp, type RetryPolicy } from "./http.js";
 import type { DroppableTerm, LossStrategy, RemoteReduction } from "./loss-mapping.js";
@@ -84,6 +85,22 @@ export interface TrainingClientOptions {
   useServerExtensions?: boolean;
   /** Stop token ids for samplers of this model, used when a request gives no stop strings. */
   stopTokenIds?: number[];
+  /**
+   * Measure the server's reduction before creating the model (default true): a probe on a scratch
+   * model (see `calibration.ts`) whose result must agree with `reduction` and with what the
+   * server declares, or the model is not created.
+   */
+  calibrateReduction?: boolean;
+  /** Refuse (`TinkerReductionError`) before creating the model when no reduction is measured, configured or declared. */
+  requireReduction?: boolean;
+}
+
+/** The one line a client without a reduction refuses with. */
+export function noReductionError(server: string, calibration?: ReductionCalibration): TinkerReductionError {
+  return new TinkerReductionError(
+    `${server} does not say how it reduces losses${calibration ? ` and the probe could not tell (${calibration.evidence})` : ""}, so gradients would be scaled blindly: ` +
+      `set the training client's reduction to "sum" (hosted Tinker; SkyRL tx with the skyrl_train backend) or "datum-token-mean" (SkyRL tx with the JAX backend)`,
+  );
 }
 
 /** A connection to a Tinker server: one session, kept alive by heartbeats. */
@@ -94,6 +111,7 @@ export class TinkerService {
   private lastHeartbeatOk = Date.now();
   private heartbeatWarned = false;
   private wire: ForwardBackwardWire = "protobuf";
+  private readonly calibrations = new Map<string, Promise<ReductionCalibration>>();
 
   private constructor(
     readonly http: TinkerHttp,
@@ -181,8 +199,38 @@ export class TinkerService {
     return this.http.getParsed(`${API}/get_server_capabilities`, ServerCapabilities);
   }
 
-  /** Create a model (a LoRA adapter on hosted Tinker) and a client that trains it. */
+  /**
+   * Measure how the server reduces losses for `baseModel`, once per service: a probe on a scratch
+   * model that is unloaded afterwards, so the weights a run trains are never touched.
+   */
+  calibrateReduction(baseModel: string, loraRank?: number): Promise<ReductionCalibration> {
+    let calibration = this.calibrations.get(baseModel);
+    if (!calibration) {
+      calibration = (async () => {
+        const scratch = await this.createTrainingClient({ baseModel, ...(loraRank !== undefined ? { loraRank } : {}), seed: 0, calibrateReduction: false, useServerExtensions: false });
+        try {
+          return await scratch.measureReduction();
+        } finally {
+          await scratch.unload().catch((error: unknown) => this.warn(`could not unload the calibration model ${scratch.modelId}: ${String(error)}`));
+        }
+      })();
+      this.calibrations.set(baseModel, calibration);
+      calibration.catch(() => this.calibrations.delete(baseModel));
+    }
+    return calibration;
+  }
+
+  /**
+   * Create a model (a LoRA adapter on hosted Tinker) and a client that trains it. The server's
+   * reduction is measured first (unless `calibrateReduction` is false); a reduction that disagrees
+   * with it, or none at all under `requireReduction`, is refused before the model is created.
+   */
   async createTrainingClient(options: TrainingClientOptions): Promise<TinkerTrainingClient> {
+    const server = this.http.options.baseUrl;
+    const calibration = (options.calibrateReduction ?? true) ? await this.calibrateReduction(options.baseModel, options.loraRank) : undefined;
+    const reduction = resolveReduction(server, calibration, options.reduction, this.clientConfig.envace_loss_reduction);
+    if (calibration?.reduction === undefined && calibration !== undefined) this.warn(`${server}: the reduction probe was inconclusive (${calibration.evidence})`);
+    if (options.requireReduction && reduction === undefined) throw noReductionError(server, calibration);
     const future = await this.http.postParsed(
       `${API}/create_model`,
       {
@@ -202,7 +250,7 @@ export class TinkerService {
       UntypedFuture,
     );
     const created = this.http.parse(`${API}/create_model`, await retrieveFuture(this.http, future.request_id, { requestType: "CreateModel" }), CreateModelResponse);
-    return new TinkerTrainingClient(this, created.model_id, options, this.warn);
+    return new TinkerTrainingClient(this, created.model_id, options, this.warn, reduction, calibration);
   }
 
   /** A sampler for saved sampler weights (`tinker://…`) or for a base model. */

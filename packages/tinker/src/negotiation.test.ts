@@ -22,12 +22,12 @@ afterAll(async () => {
 const data: Datum[] = [{ tokens: [1, 2], targetTokens: [2, 3], logprobs: [0, -1.5], advantages: [0, 1], mask: [0, 1] }];
 
 describe("the loss reduction", () => {
-  it("is never guessed: against a server that does not declare it (SkyRL tx's client/config) training is refused until the config names it", async () => {
+  it("is never guessed: against a server that does not declare it (SkyRL tx's client/config), unmeasured, training is refused until the config names it", async () => {
     const skyrl = await startProxy(server.url, { clientConfig: { pjwt_auth_enabled: false } });
     const warnings: string[] = [];
     const service = await TinkerService.connect({ baseUrl: skyrl.url, heartbeatIntervalMs: 0, onWarning: (m) => warnings.push(m) });
     try {
-      const blind = await service.createTrainingClient({ baseModel: "table" });
+      const blind = await service.createTrainingClient({ baseModel: "table", calibrateReduction: false });
       await expect(blind.forwardBackward(data, { type: "cross_entropy" })).rejects.toThrow(TinkerReductionError);
       await expect(blind.forwardBackward(data, { type: "importance_sampling" })).rejects.toThrow(
         `${skyrl.url} does not say how it reduces losses, so gradients would be scaled blindly: set the training client's reduction to "sum" (hosted Tinker; SkyRL tx with the skyrl_train backend) or "datum-token-mean" (SkyRL tx with the JAX backend)`,
@@ -36,7 +36,7 @@ describe("the loss reduction", () => {
       // Scoring needs no reduction, and the refused calls took no sequence number.
       expect(await blind.forward(data)).toHaveLength(1);
 
-      const named = await service.createTrainingClient({ baseModel: "table", reduction: "sum" });
+      const named = await service.createTrainingClient({ baseModel: "table", reduction: "sum", calibrateReduction: false });
       const step = await named.forwardBackward(data, { type: "cross_entropy" });
       expect(step.logprobs[0]).toHaveLength(2);
       expect(warnings).toEqual([]);
@@ -63,7 +63,7 @@ describe("the wire", () => {
     const proxy = await startProxy(server.url);
     const service = await TinkerService.connect({ baseUrl: proxy.url, heartbeatIntervalMs: 0 });
     try {
-      const client = await service.createTrainingClient({ baseModel: "table", useServerExtensions: false });
+      const client = await service.createTrainingClient({ baseModel: "table", useServerExtensions: false, calibrateReduction: false });
       await client.forwardBackward(data, { type: "cross_entropy" });
       await client.forward(data);
       const sampler = await client.saveWeightsForSampler();
@@ -85,7 +85,7 @@ describe("the wire", () => {
     const warnings: string[] = [];
     const service = await TinkerService.connect({ baseUrl: old.url, heartbeatIntervalMs: 0, onWarning: (m) => warnings.push(m) });
     try {
-      const client = await service.createTrainingClient({ baseModel: "table", useServerExtensions: false });
+      const client = await service.createTrainingClient({ baseModel: "table", useServerExtensions: false, calibrateReduction: false });
       const first = await client.forwardBackward(data, { type: "cross_entropy" });
       await client.forwardBackward(data, { type: "cross_entropy" });
       await client.forward(data);

@@ -1,8 +1,20 @@
 import type { AdamParams, Datum, ForwardBackwardResult, LossFn, ScoringOptions, TrainingBackend } from "@envace/training";
 import { chunkRanges, mergeMetrics } from "./chunks.js";
-import type { TinkerService, TrainingClientOptions } from "./client.js";
+import {
+  gradientProbeRounds,
+  gradNormOf,
+  lossCandidates,
+  lossProbeData,
+  matchGradientRatio,
+  matchLoss,
+  PROBE_CLIP,
+  probeForwardData,
+  STILL_ADAM,
+  type ReductionCalibration,
+} from "./calibration.js";
+import { noReductionError, type TinkerService, type TrainingClientOptions } from "./client.js";
 import { checkDatum, toWireDatum } from "./datum.js";
-import { TinkerHttpError, TinkerLossError, TinkerReductionError, TinkerUsageError } from "./errors.js";
+import { TinkerHttpError, TinkerLossError, TinkerRequestFailedError, TinkerUsageError } from "./errors.js";
 import { retrieveFuture } from "./futures.js";
 import type { TinkerHttp } from "./http.js";
 import {
@@ -52,8 +64,8 @@ export class TinkerTrainingClient implements TrainingBackend {
   private seq = 1;
   private datumsSinceStep = 0;
   private readonly warned = new Set<string>();
-  /** Named by the options or declared by the server; unknown otherwise, and then training is refused. */
-  private readonly reduction: RemoteReduction | undefined;
+  /** Measured, named by the options or declared by the server; unknown otherwise, and then training is refused. */
+  readonly reduction: RemoteReduction | undefined;
   private readonly strategy: LossStrategy;
   private readonly drop: readonly DroppableTerm[];
   private readonly serverLosses: readonly string[];
@@ -63,8 +75,11 @@ export class TinkerTrainingClient implements TrainingBackend {
     readonly modelId: string,
     readonly options: TrainingClientOptions,
     private readonly warn: (message: string) => void,
+    reduction: RemoteReduction | undefined,
+    /** What the reduction probe showed, when one ran. */
+    readonly calibration?: ReductionCalibration,
   ) {
-    this.reduction = options.reduction ?? service.clientConfig.envace_loss_reduction;
+    this.reduction = reduction;
     this.strategy = options.lossStrategy ?? "native";
     this.drop = options.dropUnsupportedTerms ?? [];
     this.serverLosses = options.useServerExtensions === false ? [] : service.clientConfig.envace_loss_fns;
@@ -210,10 +225,41 @@ export class TinkerTrainingClient implements TrainingBackend {
    */
   requireReduction(): void {
     if (this.reduction !== undefined) return;
-    throw new TinkerReductionError(
-      `${this.http.options.baseUrl} does not say how it reduces losses, so gradients would be scaled blindly: set the training client's ` +
-        `reduction to "sum" (hosted Tinker; SkyRL tx with the skyrl_train backend) or "datum-token-mean" (SkyRL tx with the JAX backend)`,
-    );
+    throw noReductionError(this.http.options.baseUrl, this.calibration);
+  }
+
+  /**
+   * Run the reduction probe on this model (a scratch model: see `TinkerService.calibrateReduction`).
+   * A server that reports a reduced loss (`loss:sum`) is told apart by a zero-gradient `ppo` probe;
+   * one that reports none, by the gradient norms of two `importance_sampling` rounds, each ended by
+   * an optimizer step with learning rate 0. A probe the server refuses is inconclusive.
+   */
+  async measureReduction(): Promise<ReductionCalibration> {
+    try {
+      const [forwardSeq] = this.reserve(1);
+      const learner = (await this.runChunks("forward", [{ seq: forwardSeq!, data: probeForwardData() }], "cross_entropy", null)).logprobs;
+      const probe = lossProbeData(learner);
+      const [probeSeq] = this.reserve(1);
+      const out = await this.runChunks("forward_backward", [{ seq: probeSeq!, data: probe }], "ppo", PROBE_CLIP);
+      const reported = out.metrics["loss:sum"];
+      if (reported !== undefined) return matchLoss(reported, lossCandidates(out.logprobs, probe.map((d) => d.loss_fn_inputs.logprobs!.data)));
+      // No reduced loss: clear what the probe accumulated, then compare gradient norms.
+      if (gradNormOf(await this.optimStep(STILL_ADAM)) === undefined) {
+        return { evidence: "the server reports neither a reduced loss (loss:sum) nor a gradient norm" };
+      }
+      const norms: number[] = [];
+      for (const round of gradientProbeRounds(learner[1]!)) {
+        const [seq] = this.reserve(1);
+        await this.runChunks("forward_backward", [{ seq: seq!, data: round }], "importance_sampling", null);
+        norms.push(gradNormOf(await this.optimStep(STILL_ADAM)) ?? Number.NaN);
+      }
+      return matchGradientRatio(norms[0]!, norms[1]!);
+    } catch (error) {
+      if (error instanceof TinkerRequestFailedError || (error instanceof TinkerHttpError && error.status >= 400 && error.status < 500)) {
+        return { evidence: `the server refused the probe: ${error.message}` };
+      }
+      throw error;
+    }
   }
 
   private warnDropped(plan: Exclude<LossPlan, { kind: "extension" }>): void {
