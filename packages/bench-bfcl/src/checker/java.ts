@@ -1,4 +1,5 @@
 import { PyException, pyFloat, PyHashDict, pyInt, type PyObject } from "@envace/python-text";
+import { indexBefore, lineEnd, scanTo, skipSpace } from "./scan.js";
 import { intFloatOrText, JAVA_TYPES } from "./types.js";
 
 /**
@@ -55,35 +56,158 @@ function convertItem(text: string, itemType: string | undefined): PyObject {
 }
 
 function parseArrayList(input: string, itemType: string | undefined): PyObject {
-  const asList = new RegExp(String.raw`new\s+ArrayList<${WORD}*>\(Arrays\.asList\(([^\n]+?)\)\)`, "u").exec(input);
-  if (asList) return asList[1]!.split(",").map((element) => convertItem(element.trim(), itemType));
-  const adds = new RegExp(String.raw`new\s+ArrayList<${WORD}*>\(\)\s*\{\{\s*([\s\S]+?)\s*\}\}`, "u").exec(input);
-  if (adds) return [...adds[1]!.matchAll(/add\(([^\n]+?)\)/g)].map((m) => convertItem(m[1]!.trim(), itemType));
-  if (new RegExp(String.raw`new\s+ArrayList<${WORD}*>\(\)`, "u").test(input)) return [];
-  return input;
+  const asList = asListArguments(input);
+  if (asList !== undefined) return asList.split(",").map((element) => convertItem(element.trim(), itemType));
+  const block = firstFollowedBy(input, ARRAY_LIST, /\(\)\s*\{\{/y);
+  if (block !== undefined) {
+    // `\s*([\s\S]+?)\s*\}\}`: the text up to the first `}}` after its first character, trimmed.
+    const start = skipSpace(input, block);
+    const end = input.indexOf("}}", start + 1);
+    // Without such a `}}` upstream's expression fails, and its next one (`new ArrayList<…>()`) answers [].
+    return end === -1 ? [] : calls(input.slice(start, end).trimEnd(), "add(").map((argument) => convertItem(argument.trim(), itemType));
+  }
+  return firstFollowedBy(input, ARRAY_LIST, /\(\)/y) === undefined ? input : [];
 }
+
+const ARRAY_LIST = new RegExp(String.raw`new\s+ArrayList<${WORD}*>`, "gu");
+
+/** What `new\s+ArrayList<\w*>\(Arrays\.asList\(([^\n]+?)\)\)` captures, or undefined. */
+function asListArguments(input: string): string | undefined {
+  let failedBefore = -1;
+  ARRAY_LIST.lastIndex = 0;
+  for (let match = ARRAY_LIST.exec(input); match !== null; match = ARRAY_LIST.exec(input)) {
+    const start = match.index + match[0].length + "(Arrays.asList(".length;
+    if (!input.startsWith("(Arrays.asList(", match.index + match[0].length) || start < failedBefore) continue;
+    const line = lineEnd(input, start);
+    const end = indexBefore(input, "))", start + 1, line);
+    if (end !== -1) return input.slice(start, end);
+    // Every later start on this line meets the same line without a `))`.
+    failedBefore = line;
+  }
+  return undefined;
+}
+
+/** Where `rest` (sticky) ends after the first match of `head` it follows, or undefined. */
+function firstFollowedBy(input: string, head: RegExp, rest: RegExp): number | undefined {
+  head.lastIndex = 0;
+  for (let match = head.exec(input); match !== null; match = head.exec(input)) {
+    rest.lastIndex = match.index + match[0].length;
+    if (rest.test(input)) return rest.lastIndex;
+  }
+  return undefined;
+}
+
+/** The arguments `/name([^\n]+?)\)/g` finds: each runs to the first `)` of its line after its first character. */
+function calls(text: string, name: string): string[] {
+  const found: string[] = [];
+  let at = 0;
+  for (let open = text.indexOf(name, at); open !== -1; open = text.indexOf(name, at)) {
+    const start = open + name.length;
+    if (start >= text.length || text[start] === "\n") {
+      at = open + 1;
+      continue;
+    }
+    const end = scanTo(text, ")", start + 1);
+    if (text[end] === ")") found.push(text.slice(start, end));
+    // A start with no `)` later on its line fails, and so does every other start before that line's end.
+    at = end + 1;
+  }
+  return found;
+}
+
+const ARRAY = new RegExp(String.raw`new\s+${WORD}+\[\]\s*\{`, "gu");
 
 function parseArray(input: string, itemType: string | undefined): PyObject {
-  const match = new RegExp(String.raw`new\s+${WORD}+\[\]\s*\{([^\n]*?)\}`, "u").exec(input);
-  if (!match) return input;
-  return match[1]!
-    .split(",")
-    .filter((element) => element.trim() !== "")
-    .map((element) => (itemType ? convertJava(element.trim(), itemType) : parseJavaValue(element.trim())));
+  // `new\s+\w+\[\]\s*\{([^\n]*?)\}`: the first opening whose line has a `}` after it.
+  let failedBefore = -1;
+  ARRAY.lastIndex = 0;
+  for (let match = ARRAY.exec(input); match !== null; match = ARRAY.exec(input)) {
+    const start = match.index + match[0].length;
+    if (start < failedBefore) continue;
+    const line = lineEnd(input, start);
+    const end = indexBefore(input, "}", start, line);
+    if (end === -1) {
+      failedBefore = line;
+      continue;
+    }
+    return input
+      .slice(start, end)
+      .split(",")
+      .filter((element) => element.trim() !== "")
+      .map((element) => (itemType ? convertJava(element.trim(), itemType) : parseJavaValue(element.trim())));
+  }
+  return input;
 }
 
+const HASH_MAP = /new\s+HashMap</g;
+
 function parseHashMap(input: string): PyObject {
-  const match = /new\s+HashMap<[\s\S]*?>\s*\(\)\s*\{\s*\{?\s*([\s\S]*?)\s*\}?\s*\}/.exec(input);
-  if (match) {
-    const dict = new PyHashDict();
-    const puts = match[1]!;
-    if (puts.trim() !== "") {
-      for (const put of puts.matchAll(/put\("([^\n]*?)",\s*([^\n]*?)\)/g)) dict.set(put[1]!, parseJavaValue(put[2]!.trim()));
+  // `new\s+HashMap<[\s\S]*?>\s*\(\)\s*\{\s*\{?\s*([\s\S]*?)\s*\}?\s*\}`: after the first
+  // `new HashMap<`, the first `>` followed by `()` and `{`, an optional second `{`, and the text
+  // up to the next `}`, trimmed; a later `new HashMap<` would find the same `>` or none.
+  HASH_MAP.lastIndex = 0;
+  const head = HASH_MAP.exec(input);
+  if (head !== null) {
+    const open = /\s*\(\)\s*\{/y;
+    let braces = -1;
+    for (let close = input.indexOf(">", HASH_MAP.lastIndex); close !== -1 && braces === -1; close = input.indexOf(">", close + 1)) {
+      open.lastIndex = close + 1;
+      if (open.test(input)) braces = open.lastIndex;
     }
-    return dict;
+    if (braces !== -1) {
+      let start = skipSpace(input, braces);
+      if (input[start] === "{") start = skipSpace(input, start + 1);
+      const end = input.indexOf("}", start);
+      if (end !== -1) return puts(input.slice(start, end).trimEnd());
+    }
   }
-  if (/new\s+HashMap<[^\n]*?>\s*\(\)/.test(input)) return new PyHashDict();
-  return input;
+  return emptyHashMap(input) ? new PyHashDict() : input;
+}
+
+/** The dict of `put("key", value)` calls as upstream's `/put\("([^\n]*?)",\s*([^\n]*?)\)/g` reads them. */
+function puts(text: string): PyHashDict {
+  const dict = new PyHashDict();
+  // closes[i]: the first `)` at or after i on its line; keyEnds[i]: the first `",` at or after i on
+  // its line from which `\s*([^\n]*?)\)` succeeds. Both -1 for none, filled from the right.
+  const closes = new Int32Array(text.length + 1).fill(-1);
+  const keyEnds = new Int32Array(text.length + 1).fill(-1);
+  const valueEnd = (keyEnd: number): number => closes[skipSpace(text, keyEnd + 2)]!;
+  for (let i = text.length - 1; i >= 0; i--) {
+    if (text[i] !== "\n") closes[i] = text[i] === ")" ? i : closes[i + 1]!;
+  }
+  for (let i = text.length - 1; i >= 0; i--) {
+    if (text[i] !== "\n") keyEnds[i] = text.startsWith('",', i) && valueEnd(i) !== -1 ? i : keyEnds[i + 1]!;
+  }
+  let at = 0;
+  for (let open = text.indexOf('put("', at); open !== -1; open = text.indexOf('put("', at)) {
+    const keyEnd = keyEnds[open + 5]!;
+    if (keyEnd === -1) {
+      at = open + 1;
+      continue;
+    }
+    const end = valueEnd(keyEnd);
+    dict.set(text.slice(open + 5, keyEnd), parseJavaValue(text.slice(skipSpace(text, keyEnd + 2), end).trim()));
+    at = end + 1;
+  }
+  return dict;
+}
+
+/** Whether `/new\s+HashMap<[^\n]*?>\s*\(\)/` matches: a `>` on the opening's line followed by `()`. */
+function emptyHashMap(input: string): boolean {
+  const call = /\s*\(\)/y;
+  let failedBefore = -1;
+  HASH_MAP.lastIndex = 0;
+  for (let head = HASH_MAP.exec(input); head !== null; head = HASH_MAP.exec(input)) {
+    const start = HASH_MAP.lastIndex;
+    if (start < failedBefore) continue;
+    const line = lineEnd(input, start);
+    for (let close = indexBefore(input, ">", start, line); close !== -1; close = indexBefore(input, ">", close + 1, line)) {
+      call.lastIndex = close + 1;
+      if (call.test(input)) return true;
+    }
+    failedBefore = line;
+  }
+  return false;
 }
 
 /** A Java literal read without knowing its declared type. */

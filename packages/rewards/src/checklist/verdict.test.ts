@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseVerdict, VerdictParseError } from "./verdict.js";
+import { parseVerdict, unfenced, VerdictParseError } from "./verdict.js";
 
 const verdict = {
   high_level_understanding_of_the_question: "q",
@@ -30,5 +31,23 @@ describe("parseVerdict", () => {
     expect(() => parseVerdict(JSON.stringify({ ...verdict, answer: "true" }))).toThrow(/answer: /);
     const { analysis_of_pass_condition: _dropped, ...partial } = verdict;
     expect(() => parseVerdict(JSON.stringify(partial))).toThrow(/analysis_of_pass_condition: /);
+  });
+});
+
+describe("unfenced", () => {
+  it("takes what the fence pattern captured, on short texts where its backtracking is cheap", () => {
+    // eslint-disable-next-line regexp/no-super-linear-backtracking -- the reference, on short texts only
+    const reference = (text: string): string => /^```(?:json)?\s*([\s\S]*?)\s*```$/.exec(text)?.[1] ?? text;
+    const pieces = ["`", "```", "json", "js", " ", "\n", "\t", "{}", "x", "\u00a0"];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 12 }), (parts) => {
+        const text = parts.join("").trim();
+        expect(unfenced(text)).toBe(reference(text));
+      }),
+      { numRuns: 5000 },
+    );
+    expect(unfenced("```json\n{}\n```")).toBe("{}");
+    expect(unfenced("``````")).toBe("");
+    expect(unfenced("`````")).toBe("`````");
   });
 });

@@ -61,8 +61,7 @@ export function parseVerdict(content: string | null | undefined): JudgeVerdict {
   let text = content.trim();
   const thinkEnd = text.lastIndexOf("</think>");
   if (thinkEnd !== -1) text = text.slice(thinkEnd + "</think>".length).trim();
-  const fence = /^```(?:json)?\s*([\s\S]*?)\s*```$/.exec(text);
-  if (fence) text = fence[1]!;
+  text = unfenced(text);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -75,6 +74,16 @@ export function parseVerdict(content: string | null | undefined): JudgeVerdict {
     throw new VerdictParseError(`judge reply violates the verdict schema (${fields}): ${preview(content)}`);
   }
   return result.data;
+}
+
+/**
+ * The inside of a Markdown code fence around the whole (trimmed) reply, trimmed: what
+ * `/^```(?:json)?\s*([\s\S]*?)\s*```$/` captures, without its backtracking (a fence that opens
+ * and never closes, followed by a long run of spaces, took that pattern minutes).
+ */
+export function unfenced(text: string): string {
+  if (text.length < 6 || !text.startsWith("```") || !text.endsWith("```")) return text;
+  return text.slice(text.startsWith("```json") ? 7 : 3, -3).trim();
 }
 
 function preview(text: string): string {
