@@ -8,8 +8,9 @@ export {
   type TokenRoute,
 } from "./openai/capabilities.js";
 export { OpenAIChatPolicy, type OpenAIChatPolicyOptions } from "./openai/chat-policy.js";
-export { canStream, streamChat, type GenerationDelta, type StreamingPolicy } from "./openai/chat-stream.js";
+export { canStream, streamChat, type DeltaListener, type GenerationDelta, type StreamingPolicy } from "./openai/chat-stream.js";
 export { TokenDataUnavailableError } from "./openai/errors.js";
+export { OnnxModelError } from "./onnx/errors.js";
 export { ServerConnection, type ServerConnectionOptions } from "./openai/client.js";
 export { ServerTokenSampler, type ServerTokenSamplerOptions } from "./openai/token-sampler.js";
 export { ModelCapabilityError, type TokenDataMode } from "./openai/wire.js";

@@ -2,6 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { halfToFloat } from "@envace/training";
 import * as ort from "onnxruntime-node";
+import { OnnxModelError } from "./errors.js";
 
 type KvType = "float32" | "float16";
 
@@ -101,7 +102,7 @@ export class OnnxCausalLM {
       headDim: this.#layout.headDim,
     });
     if (layout.layers !== this.#layout.layers || layout.kvHeads !== this.#layout.kvHeads || layout.headDim !== this.#layout.headDim) {
-      throw new Error("replaceModel: the new model's cache layout differs from the loaded one");
+      throw new OnnxModelError("replaceModel: the new model's cache layout differs from the loaded one");
     }
     // Sequences already under way keep the old session through their caches; the collector
     // frees it once none refers to it.
@@ -150,7 +151,7 @@ export class OnnxCausalLM {
     const session = cache.session ?? this.#session;
     const outputs = await session.run(feeds);
     const logitsTensor = outputs.logits;
-    if (!logitsTensor) throw new Error("the model produced no `logits` output");
+    if (!logitsTensor) throw new OnnxModelError("the model produced no `logits` output");
     const [, rows = 1, vocab = 0] = logitsTensor.dims;
     const rowsOf = (index: number): Float32Array => toFloat32(logitsTensor, index * vocab, vocab);
     const logits = lastOnly ? [rowsOf(rows - 1)] : Array.from({ length: rows }, (_, i) => rowsOf(i));
@@ -158,7 +159,7 @@ export class OnnxCausalLM {
     for (let i = 0; i < layout.layers; i++) {
       for (const kind of ["key", "value"]) {
         const present = outputs[`present.${i}.${kind}`];
-        if (!present) throw new Error(`the model produced no present.${i}.${kind} output`);
+        if (!present) throw new OnnxModelError(`the model produced no present.${i}.${kind} output`);
         tensors[`past_key_values.${i}.${kind}`] = present;
       }
     }
@@ -198,21 +199,21 @@ async function createSession(model: Uint8Array | string, options: OnnxSessionOpt
   try {
     return typeof model === "string" ? await ort.InferenceSession.create(model, sessionOptions) : await ort.InferenceSession.create(model, sessionOptions);
   } catch (error) {
-    throw new Error(`onnxruntime could not load ${typeof model === "string" ? model : "the model"}: ${(error as Error).message}`, { cause: error });
+    throw new OnnxModelError(`onnxruntime could not load ${typeof model === "string" ? model : "the model"}: ${(error as Error).message}`, { cause: error });
   }
 }
 
 /** The model file inside `dir`: `file` if given, else the first of `MODEL_FILES` that exists. */
 export async function resolveModelFile(dir: string, file?: string): Promise<string> {
   const info = await stat(dir).catch(() => undefined);
-  if (!info) throw new Error(`ONNX model folder not found: ${dir}`);
-  if (!info.isDirectory()) throw new Error(`not a folder: ${dir} (expected an ONNX model folder)`);
+  if (!info) throw new OnnxModelError(`ONNX model folder not found: ${dir}`);
+  if (!info.isDirectory()) throw new OnnxModelError(`not a folder: ${dir} (expected an ONNX model folder)`);
   const candidates = file ? [file] : MODEL_FILES;
   for (const candidate of candidates) {
     const path = join(dir, candidate);
     if (await stat(path).then((s) => s.isFile(), () => false)) return path;
   }
-  throw new Error(`no ONNX model in ${dir}: looked for ${candidates.map((c) => join(dir, c)).join(", ")}`);
+  throw new OnnxModelError(`no ONNX model in ${dir}: looked for ${candidates.map((c) => join(dir, c)).join(", ")}`);
 }
 
 function cacheLayout(session: ort.InferenceSession, where: string, fallback: FallbackDims = {}): CacheLayout {
@@ -231,7 +232,7 @@ function cacheLayout(session: ort.InferenceSession, where: string, fallback: Fal
     layers = Math.max(layers, Number(match[1]) + 1);
     if (meta.isTensor) {
       if (meta.type === "float16") type = "float16";
-      else if (meta.type !== "float32") throw new Error(`${where}: ${meta.name} has type ${meta.type}; only float32 and float16 caches are supported`);
+      else if (meta.type !== "float32") throw new OnnxModelError(`${where}: ${meta.name} has type ${meta.type}; only float32 and float16 caches are supported`);
       const [, heads, , dim] = meta.shape;
       if (typeof heads === "number") kvHeads = heads;
       if (typeof dim === "number") headDim = dim;
@@ -244,7 +245,7 @@ function cacheLayout(session: ort.InferenceSession, where: string, fallback: Fal
   if (!session.outputNames.includes("logits")) problems.push("no logits output");
   if (unexpected.length > 0) problems.push(`unsupported inputs ${unexpected.join(", ")}`);
   if (kvHeads === undefined || headDim === undefined) problems.push("the cache shape [batch, kv_heads, past, head_dim] is symbolic and config.json does not give it");
-  if (problems.length > 0) throw new Error(`${where} is not a decoder with a KV cache in the Hugging Face layout: ${problems.join("; ")}`);
+  if (problems.length > 0) throw new OnnxModelError(`${where} is not a decoder with a KV cache in the Hugging Face layout: ${problems.join("; ")}`);
   return {
     layers,
     kvHeads: kvHeads!,
@@ -264,7 +265,7 @@ function toFloat32(tensor: ort.Tensor, offset: number, length: number): Float32A
     for (let i = 0; i < length; i++) out[i] = halfToFloat(data[offset + i]!);
     return out;
   }
-  throw new Error(`logits of type ${tensor.type} are not supported`);
+  throw new OnnxModelError(`logits of type ${tensor.type} are not supported`);
 }
 
 /** Read a JSON file that may be absent. */
@@ -273,6 +274,6 @@ export async function readOptionalJson(path: string): Promise<unknown> {
     return JSON.parse(await readFile(path, "utf8")) as unknown;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new Error(`${path}: ${(error as Error).message}`, { cause: error });
+    throw new OnnxModelError(`${path}: ${(error as Error).message}`, { cause: error });
   }
 }

@@ -2,6 +2,7 @@ import { copyFile, mkdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { checkLlamaTensors, llamaShape, readLlamaConfig, readSafetensors, type LlamaConfig, type NamedTensor } from "@envace/training";
 import { buildLlamaModel, type LlamaGraphOptions } from "./llama-graph.js";
+import { OnnxModelError } from "./errors.js";
 
 /** Protobuf cannot hold a message of 2 GiB or more; larger models need external data. */
 const PROTOBUF_LIMIT = 2 ** 31 - 1;
@@ -23,7 +24,7 @@ export function llamaOnnxBytes(config: LlamaConfig, weights: ReadonlyMap<string,
   checkLlamaTensors(shape, weights, source);
   let total = 0;
   for (const tensor of weights.values()) total += tensor.data.byteLength;
-  if (total >= PROTOBUF_LIMIT) throw new Error(`${source}: ${total} bytes of weights exceed the 2 GiB a single ONNX file can hold`);
+  if (total >= PROTOBUF_LIMIT) throw new OnnxModelError(`${source}: ${total} bytes of weights exceed the 2 GiB a single ONNX file can hold`);
   return buildLlamaModel(shape, weights, options);
 }
 
@@ -35,7 +36,7 @@ export function llamaOnnxBytes(config: LlamaConfig, weights: ReadonlyMap<string,
  */
 export async function exportLlamaCheckpoint(checkpointDir: string, outDir: string, options: LlamaGraphOptions = {}): Promise<ExportResult> {
   const info = await stat(checkpointDir).catch(() => undefined);
-  if (!info?.isDirectory()) throw new Error(`checkpoint folder not found: ${checkpointDir}`);
+  if (!info?.isDirectory()) throw new OnnxModelError(`checkpoint folder not found: ${checkpointDir}`);
   const config = await readLlamaConfig(join(checkpointDir, "config.json"));
   const weightsPath = join(checkpointDir, "model.safetensors");
   const weights = await readSafetensors(weightsPath);

@@ -1,5 +1,6 @@
 import { llamaTensorNames as names, type LlamaShape, type NamedTensor } from "@envace/training";
 import onnxProto from "onnx-proto";
+import { InvariantError } from "@envace/errors";
 
 const { onnx } = onnxProto;
 type NodeProto = onnxProto.onnx.INodeProto;
@@ -108,7 +109,7 @@ export function buildLlamaModel(shape: LlamaShape, weights: ReadonlyMap<string, 
   const { heads, kvHeads, headDim, layers, vocab } = shape;
   const weight = (name: string): NamedTensor => {
     const tensor = weights.get(name);
-    if (!tensor) throw new Error(`missing weight ${name}`);
+    if (!tensor) throw new InvariantError(`missing weight ${name} (checked by checkLlamaTensors before the graph is built)`);
     return tensor;
   };
   const matrix = (name: string): string => {

@@ -3,6 +3,7 @@ import { loadHuggingFaceTokenizer, type HuggingFaceTokenizer } from "@envace/tra
 import { OnnxCausalLM, readOptionalJson, type OnnxSessionOptions } from "./causal-lm.js";
 import { OnnxSampler } from "./sampler.js";
 import { StreamingSamplerPolicy } from "./streaming-policy.js";
+import { OnnxModelError } from "./errors.js";
 
 export interface LoadOnnxOptions extends OnnxSessionOptions {
   /** The model file inside the folder. Default: the first of `model.onnx`, `onnx/model.onnx`, … that exists. */
@@ -44,7 +45,7 @@ const int = (value: unknown): number | undefined => (typeof value === "number" &
 export async function loadOnnxModel(dir: string, options: LoadOnnxOptions = {}): Promise<OnnxModel> {
   const tokenizer = await loadHuggingFaceTokenizer(dir);
   if (!tokenizer.chatTemplate) {
-    throw new Error(`${join(dir, "tokenizer_config.json")} has no chat_template (and there is no ${join(dir, "chat_template.jinja")})`);
+    throw new OnnxModelError(`${join(dir, "tokenizer_config.json")} has no chat_template (and there is no ${join(dir, "chat_template.jinja")})`);
   }
   const config = ((await readOptionalJson(join(dir, "config.json"))) ?? {}) as ConfigHints;
   const heads = int(config.num_attention_heads);

@@ -2,6 +2,7 @@ import { ContextLengthError, type SampledTokens, type Sampler, type SamplingPara
 import { sampleToken, seededRandom, type TokenListener } from "@envace/training";
 import { parseSampling } from "../sampling-params.js";
 import type { KvCache, OnnxCausalLM } from "./causal-lm.js";
+import { ModelCapabilityError } from "../openai/wire.js";
 
 export interface OnnxSamplerOptions {
   /** Token ids that end a generation (kept as the last output token). */
@@ -91,7 +92,7 @@ export class OnnxSampler implements Sampler {
   #hitsStopString(tokens: readonly number[], stops: readonly string[], tail: number): boolean {
     if (stops.length === 0) return false;
     const tokenizer = this.#options.tokenizer;
-    if (!tokenizer) throw new Error("stop strings need the sampler to have a tokenizer");
+    if (!tokenizer) throw new ModelCapabilityError("stop strings need the sampler to have a tokenizer");
     const text = tokenizer.decode(tokens.slice(-tail));
     return stops.some((stop) => text.includes(stop));
   }

@@ -5,6 +5,7 @@ import { ChatTemplate, loadHuggingFaceTokenizer, type HuggingFaceTokenizer } fro
 import { StreamingSamplerPolicy, type TokenStreamingSampler } from "../onnx/streaming-policy.js";
 import { TINY_CHAT_TEMPLATE } from "./chat-template.js";
 import { TinyOnnxEngine } from "./onnx-sync.js";
+import { OnnxModelError } from "../onnx/errors.js";
 
 export interface LoadTinyOptions {
   /** `tfjs` (default): the training package's own sampler. `onnx`: the same weights on onnxruntime with a KV cache. */
@@ -53,7 +54,7 @@ export async function loadTinyModel(dir: string, options: LoadTinyOptions = {}):
 function tinyTemplateFor(tokenizer: HuggingFaceTokenizer, dir: string): ChatTemplate {
   const missing = ["<|im_start|>", "<|im_end|>"].filter((token) => tokenizer.tokenToId(token) === undefined);
   if (missing.length > 0) {
-    throw new Error(
+    throw new OnnxModelError(
       `${join(dir, "tokenizer_config.json")} has no chat_template, and the tokenizer lacks ${missing.join(" and ")} for the built-in one; add a chat_template`,
     );
   }
