@@ -126,7 +126,8 @@ export class TinkerService {
     const sdkVersion = options.sdkVersion ?? SDK_WIRE_VERSION;
     let token: { value: string; expires: number } | undefined;
     let jwt = false;
-    const baseUrl = options.baseUrl.replace(/\/+$/, "");
+    let baseUrl = options.baseUrl;
+    while (baseUrl.endsWith("/")) baseUrl = baseUrl.slice(0, -1);
     const http: TinkerHttp = new TinkerHttp({
       baseUrl,
       fetch: options.fetch ?? fetch,
