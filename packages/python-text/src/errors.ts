@@ -16,6 +16,22 @@ export class PyException extends EnvaceError {
 }
 
 /**
+ * Input nested deeper than a reader allows (Python raises `RecursionError` there too): a typed
+ * error naming the limit instead of a stack overflow.
+ */
+export class DepthLimitError extends PyException {
+  override readonly name = "DepthLimitError";
+  constructor(
+    /** The deepest nesting the reader accepts. */
+    readonly limit: number,
+    /** What was too deep, for the message: `the JSON text`, `the expression`. */
+    what: string,
+  ) {
+    super("RecursionError", `${what} nests deeper than ${limit} levels`);
+  }
+}
+
+/**
  * Runs `fn` the way Python's `try: … except Exception as e:` reads it: the exception raised, as
  * Python prints it (`ValueError: text`), or `undefined` when `fn` returned. Errors that are not
  * Python exceptions propagate.

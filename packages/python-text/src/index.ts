@@ -1,6 +1,6 @@
 export { binaryParts, divRoundHalfEven, floatRepr, formatFixed, roundFloat } from "./float.js";
 export { jsonFloat, jsonString, jsonStringUnicode } from "./json.js";
-export { bigintModel, hashDictModel, JsonDecodeError, jsonLoads, type JsonModel, type JsonScalar, type PyJson } from "./json-loads.js";
+export { bigintModel, hashDictModel, JSON_DEPTH_LIMIT, JsonDecodeError, jsonLoads, type JsonModel, type JsonScalar, type PyJson } from "./json-loads.js";
 export {
   codePointLength,
   compareCodePoints,
@@ -14,7 +14,7 @@ export {
   strRepr,
 } from "./string.js";
 export { pyDumps, dumpValue, type PyDumpsOptions } from "./dumps.js";
-export { attributeError, errorCode, exceptionText, PyException, typeError, valueError } from "./errors.js";
+export { attributeError, DepthLimitError, errorCode, exceptionText, PyException, typeError, valueError } from "./errors.js";
 export { abs, add, asDict, count, dictKey, getKey, greaterThan, hasKey, iterate, len, lessThan, max, mul, sorted, sub } from "./ops.js";
 export * as operator from "./operator.js";
 export { pyFloat, pyInt } from "./convert.js";

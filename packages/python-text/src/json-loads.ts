@@ -1,4 +1,5 @@
 import { EnvaceError } from "@envace/errors";
+import { DepthLimitError } from "./errors.js";
 import { PyHashDict } from "./objects.js";
 import type { PyObject } from "./value.js";
 
@@ -134,20 +135,28 @@ function nativeLoads<V, D extends V | JsonScalar>(text: string, model: JsonModel
   }
 }
 
-function fromNative<V, D extends V | JsonScalar>(value: unknown, model: JsonModel<V | JsonScalar, D>): V | JsonScalar {
+function fromNative<V, D extends V | JsonScalar>(value: unknown, model: JsonModel<V | JsonScalar, D>, depth = 0): V | JsonScalar {
   if (typeof value === "number") return Number.isInteger(value) ? model.int(String(value)) : model.float(value);
   if (value === null || typeof value !== "object") return value as JsonScalar;
-  if (Array.isArray(value)) return model.list(value.map((item) => fromNative(item, model)));
+  if (depth >= JSON_DEPTH_LIMIT) throw new DepthLimitError(JSON_DEPTH_LIMIT, "the JSON text");
+  if (Array.isArray(value)) return model.list(value.map((item) => fromNative(item, model, depth + 1)));
   const dict = model.dict();
   for (const key of Object.keys(value)) {
     if (INDEX_KEY.test(key)) throw KEY_ORDER_LOST;
-    model.set(dict, key, fromNative((value as Record<string, unknown>)[key], model));
+    model.set(dict, key, fromNative((value as Record<string, unknown>)[key], model, depth + 1));
   }
   return dict;
 }
 
+/**
+ * The deepest nesting of arrays and objects `jsonLoads` reads; deeper text is a `DepthLimitError`
+ * (Python's own `json.loads` gives up near its recursion limit, 1,000, as well).
+ */
+export const JSON_DEPTH_LIMIT = 1000;
+
 class Parser<V, D extends V | JsonScalar> {
   private pos = 0;
+  private depth = 0;
 
   constructor(
     private readonly text: string,
@@ -210,12 +219,19 @@ class Parser<V, D extends V | JsonScalar> {
     return value;
   }
 
+  /** Enters an array or object; the matching `leave` comes when it closes (an error ends the parse). */
+  private enter(): void {
+    if (++this.depth > JSON_DEPTH_LIMIT) throw new DepthLimitError(JSON_DEPTH_LIMIT, "the JSON text");
+  }
+
   private object(): D {
+    this.enter();
     const dict = this.model.dict();
     this.pos++;
     this.skipSpace();
     if (this.text.charCodeAt(this.pos) === 0x7d) {
       this.pos++;
+      this.depth--;
       return dict;
     }
     for (;;) {
@@ -230,6 +246,7 @@ class Parser<V, D extends V | JsonScalar> {
       const c = this.text.charCodeAt(this.pos);
       if (c === 0x7d) {
         this.pos++;
+        this.depth--;
         return dict;
       }
       if (c !== 0x2c) this.fail("Expecting ',' delimiter", this.pos);
@@ -239,11 +256,13 @@ class Parser<V, D extends V | JsonScalar> {
   }
 
   private array(): V | JsonScalar {
+    this.enter();
     const items: (V | JsonScalar)[] = [];
     this.pos++;
     this.skipSpace();
     if (this.text.charCodeAt(this.pos) === 0x5d) {
       this.pos++;
+      this.depth--;
       return this.model.list(items);
     }
     for (;;) {
@@ -252,6 +271,7 @@ class Parser<V, D extends V | JsonScalar> {
       const c = this.text.charCodeAt(this.pos);
       if (c === 0x5d) {
         this.pos++;
+        this.depth--;
         return this.model.list(items);
       }
       if (c !== 0x2c) this.fail("Expecting ',' delimiter", this.pos);

@@ -153,7 +153,8 @@ export function toJson(value: PyObject): JsonData {
   if (value instanceof PyTuple) return value.items.map(toJson);
   if (value instanceof PySet) return [...value].map(toJson);
   if (value instanceof PyOpaque) return value.repr;
-  const out: Record<string, JsonData> = {};
+  // No prototype: a `__proto__` key is data like any other, and reads see only the keys.
+  const out = Object.create(null) as Record<string, JsonData>;
   if (value instanceof Map) for (const [key, item] of value) out[key] = toJson(item);
   else if (value instanceof PyHashDict) for (const [key, item] of value) out[pyStr(key)] = toJson(item);
   else for (const [key, item] of Object.entries(value)) out[key] = toJson(item);
@@ -268,7 +269,8 @@ export function pyDeepCopy<T extends PyObject>(value: T): T {
   if (source instanceof PyTuple) return new PyTuple(source.items.map((item) => pyDeepCopy(item))) as T;
   if (source instanceof PySet) return new PySet(source) as T;
   if (source instanceof PyOpaque) return value;
-  const copy: Record<string, PyObject> = {};
-  for (const [key, item] of Object.entries(source)) copy[key] = pyDeepCopy(item);
+  // The same prototype as the model copied; fields are defined, so a `__proto__` field stays a field.
+  const copy = Object.create(Object.getPrototypeOf(source) as object | null) as Record<string, PyObject>;
+  for (const [key, item] of Object.entries(source)) Object.defineProperty(copy, key, { value: pyDeepCopy(item), enumerable: true, writable: true, configurable: true });
   return copy as T;
 }
