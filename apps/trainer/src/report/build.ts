@@ -168,10 +168,13 @@ export function buildReport(runs: readonly RunData[], generatedAt: Date = new Da
       { path: "loss", label: "loss" },
       ...ROLES.map((role) => ({ path: `loss_${role}`, label: `loss (${role})` })),
     ]),
-    lineChart(runs, "errors", "Parse errors and environment calls per step", "count", "train", [
-      { path: "parse_errors.total", label: "parse errors" },
-      { path: "env_calls", label: "environment calls" },
-    ]),
+    {
+      ...lineChart(runs, "errors", "Parse errors and environment calls per step", "count", "train", [
+        { path: "parse_errors.total", label: "parse errors" },
+        { path: "env_calls", label: "environment calls" },
+      ]),
+      integer: true,
+    },
   ];
   const { columns, rows } = table(runs);
   const title = runs.length === 1 ? `EnvACE run ${runs[0]!.name}` : `EnvACE runs: ${runs.map((r) => r.name).join(", ")}`;

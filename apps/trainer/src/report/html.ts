@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { ReportData } from "./model.js";
-import { chartOption } from "./options.js";
+import { chartExponent, chartHeight, chartOption } from "./options.js";
 import { EnvaceError } from "@envace/errors";
 
 /** Escape text for HTML element content and attribute values. */
@@ -56,11 +56,16 @@ const CLIENT = String.raw`
     box.className = "chart";
     box.setAttribute("role", "img");
     box.setAttribute("aria-label", chart.title);
+    box.style.height = chart.height + "px";
     figure.appendChild(box);
     container.appendChild(figure);
     var instance = echarts.init(box);
     instance.on("finished", function () { figure.setAttribute("data-rendered", ""); });
     chart.option.tooltip.valueFormatter = fmt;
+    if (chart.exponent !== 0) {
+      var unit = Math.pow(10, chart.exponent);
+      chart.option.yAxis.axisLabel = { formatter: function (v) { return String(Number((v / unit).toPrecision(3))); } };
+    }
     instance.setOption(chart.option);
     return instance;
   });
@@ -76,7 +81,7 @@ table { border-collapse: collapse; margin: 0 0 24px; } th, td { border: 1px soli
 th:first-child, td:first-child { text-align: left; } thead th { background: #f9fafb; }
 #charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 16px; }
 figure { margin: 0; border: 1px solid #e5e7eb; border-radius: 6px; padding: 8px 12px; min-width: 0; }
-figcaption { font-weight: 600; margin-bottom: 4px; } .chart { width: 100%; height: 340px; }
+figcaption { font-weight: 600; margin-bottom: 4px; } .chart { width: 100%; }
 `;
 
 /**
@@ -84,7 +89,7 @@ figcaption { font-weight: 600; margin-bottom: 4px; } .chart { width: 100%; heigh
  * JSON, and the chart library itself inline, so the file opens offline.
  */
 export function renderReportHtml(report: ReportData): string {
-  const charts = report.charts.map((chart) => ({ id: chart.id, title: chart.title, option: chartOption(chart) }));
+  const charts = report.charts.map((chart) => ({ id: chart.id, title: chart.title, option: chartOption(chart), exponent: chartExponent(chart), height: chartHeight(chart) }));
   const head = report.columns.map((c) => `<th>${escapeHtml(c)}</th>`).join("");
   const body = report.rows
     .map((row) => `<tr><td>${escapeHtml(row.name)}</td>${report.columns.map((c) => `<td>${escapeHtml(row.cells[c] ?? "–")}</td>`).join("")}</tr>`)

@@ -21,6 +21,8 @@ export interface LineChart {
   title: string;
   yLabel: string;
   series: Series[];
+  /** The y values are counts: whole-number ticks only. */
+  integer?: boolean;
 }
 
 /** Bar chart of a histogram: fixed bin edges, a count per bin for each labelled series. */
