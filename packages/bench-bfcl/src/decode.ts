@@ -245,7 +245,7 @@ export function decodeJavaLikeCalls(text: string, language: "java" | "javascript
   const close = matchingParen(body, call[0].length - 1);
   const args = new Map<string, PyObject>();
   for (const part of splitTopLevel(body.slice(call[0].length, close))) {
-    const assignment = /^([A-Za-z_$][\w$]*)\s*=(?!=)\s*([\s\S]*)$/.exec(part);
+    const assignment = /^([A-Za-z_$][\w$]*)\s*=(?!=)([\s\S]*)$/.exec(part);
     if (!assignment) continue;
     const [, name, raw] = assignment as unknown as [string, string, string];
     if (args.has(name)) throw new DecodeError("Error: Multiple arguments with the same name are not supported.");

@@ -1,4 +1,5 @@
-import { PyException, type PyObject } from "@envace/python-text";
+import { DepthLimitError, PyException, type PyObject } from "@envace/python-text";
+import { treeDepthExceeds } from "./tree-depth.js";
 
 /**
  * A parser for the Python expressions BFCL exchanges as text: call lists such as
@@ -341,17 +342,41 @@ function escapeSequence(source: string, pos: number, bytes: boolean): [string, n
   return [`\\${next}`, 2];
 }
 
+/**
+ * How deeply expressions may nest inside each other while parsing (brackets, calls, unary
+ * operators): Python's own parser stops at 200 nested brackets. Deeper text is a `DepthLimitError`.
+ */
+export const NESTING_LIMIT = 200;
+
+/**
+ * How deep a parsed tree may be (a chain such as `1+1+…` or `a.b.c…` grows it without nesting):
+ * the readers of the tree recurse, and upstream's do too, up to Python's recursion limit.
+ */
+export const TREE_DEPTH_LIMIT = 1000;
+
 /** Parse one Python expression (as `ast.parse(text, mode="eval")` would). */
 export function parseExpression(source: string): Expr {
   const parser = new Parser(tokenize(source));
   const expr = parser.expressionList();
   parser.expectEnd();
+  if (treeDepthExceeds(expr, TREE_DEPTH_LIMIT)) throw new DepthLimitError(TREE_DEPTH_LIMIT, "the expression");
   return expr;
 }
 
 class Parser {
   private index = 0;
+  private nesting = 0;
   constructor(private readonly tokens: Token[]) {}
+
+  /** Runs `parse` one level deeper, refusing text nested past `NESTING_LIMIT`. */
+  private nested<T>(parse: () => T): T {
+    if (++this.nesting > NESTING_LIMIT) throw new DepthLimitError(NESTING_LIMIT, "the expression");
+    try {
+      return parse();
+    } finally {
+      this.nesting--;
+    }
+  }
 
   private peek(): Token {
     return this.tokens[this.index]!;
@@ -405,6 +430,10 @@ class Parser {
   }
 
   expression(): Expr {
+    return this.nested(() => this.bareExpression());
+  }
+
+  private bareExpression(): Expr {
     const token = this.peek();
     if (token.type === "name" && KEYWORDS.has(token.text) && token.text !== "not") this.fail("unsupported expression");
     if (this.isName("not")) {
@@ -438,7 +467,7 @@ class Parser {
     const token = this.peek();
     if (token.type === "op" && (token.text === "-" || token.text === "+" || token.text === "~")) {
       this.index++;
-      return { kind: "unary", op: token.text, operand: this.factor() };
+      return { kind: "unary", op: token.text, operand: this.nested(() => this.factor()) };
     }
     return this.power();
   }
@@ -447,7 +476,7 @@ class Parser {
     const base = this.primary();
     if (!this.isOp("**")) return base;
     this.index++;
-    return { kind: "binop", op: "**", left: base, right: this.factor() };
+    return { kind: "binop", op: "**", left: base, right: this.nested(() => this.factor()) };
   }
 
   private primary(): Expr {
