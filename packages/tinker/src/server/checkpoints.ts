@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, realpath, rename, rm } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import type { TrainingBackend } from "@envace/training";
 import { z } from "zod";
-import { HttpError, type CheckpointKey, type CheckpointRecord, type CheckpointStore } from "./options.js";
+import { HttpError, type CheckpointKey, type CheckpointStore } from "./options.js";
 
 /** A model id as it may appear in a `tinker://` path: this server's ids and SkyRL tx's, never `.`, `..`, `/` or `%`. */
 const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
@@ -138,8 +138,8 @@ export function folderCheckpoints(root: string, io: FolderCheckpointIo): Checkpo
         const old = join(dirname(dir), `.${key.name}.old-${suffix}`);
         const replaced = await rename(dir, old).then(
           () => true,
-          (error: NodeJS.ErrnoException) => {
-            if (error.code === "ENOENT") return false;
+          (error: unknown) => {
+            if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
             throw error;
           },
         );

@@ -106,5 +106,10 @@ function paramOf(spec: RouteSpec, rest: readonly string[]): string | undefined {
 /** A path or method as it may appear in a message: control characters escaped, length capped. */
 export function printable(text: string): string {
   const clipped = text.length > 200 ? `${text.slice(0, 200)}…` : text;
-  return clipped.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  let out = "";
+  for (const c of clipped) {
+    const code = c.charCodeAt(0);
+    out += code < 0x20 || code === 0x7f ? `\\x${code.toString(16).padStart(2, "0")}` : c;
+  }
+  return out;
 }
