@@ -45,7 +45,7 @@ const SUPERSCRIPT: Record<string, string> = { "-": "⁻", "0": "⁰", "1": "¹",
 
 /** `loss (×10⁻⁹)`: an axis name with its power of ten. */
 export function scaledName(name: string, exponent: number): string {
-  return exponent === 0 ? name : `${name} (×10${[...String(exponent)].map((c) => SUPERSCRIPT[c]).join("")})`;
+  return exponent === 0 ? name : `${name} (×10${String(exponent).replace(/[-0-9]/g, (c) => SUPERSCRIPT[c]!)})`;
 }
 
 /** The power of ten a chart's y axis is labelled in (see `axisExponent`). */
