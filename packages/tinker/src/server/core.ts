@@ -207,7 +207,7 @@ export class TinkerServerCore {
     if (this.sessions.size >= cap) this.sweep();
     if (this.sessions.size >= cap) {
       const timeout = this.options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
-      const expiry = timeout > 0 ? `; a session without a heartbeat for ${Math.round(timeout / 1000)} s expires` : "";
+      const expiry = timeout > 0 ? `; a session without a heartbeat for ${Math.ceil(timeout / 1000)} s expires` : "";
       throw new HttpError(429, "too_many_sessions", `create_session: this server holds at most ${cap} sessions at once${expiry}`);
     }
     const id = this.options.sessionIds?.() ?? `session-${randomUUID().slice(0, 8)}`;
