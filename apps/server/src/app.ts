@@ -5,13 +5,15 @@ import { canStream, type StreamingPolicy } from "@envace/models";
 import type { Policy, Tokenizer } from "@envace/protocol";
 import type { RehearsalMemory } from "@envace/rehearsal";
 import type { Logger } from "pino";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { complete, type Completion } from "./completion.js";
-import type { ServerConfig } from "./config.js";
+import { isLoopback, type ServerConfig } from "./config.js";
 import { ApiError, toApiError } from "./errors.js";
 import { LruStore } from "./memory-store.js";
 import { ServerMetrics } from "./metrics.js";
 import { parseChatRequest, type ChatTurnRequest } from "./request.js";
+import type { ReadinessProbe } from "./ready.js";
 import { choiceDeltas } from "./response.js";
 import { SseWriter, streamCompletion } from "./stream.js";
 
@@ -22,8 +24,14 @@ export interface AppOptions {
   /** The model id clients name. */
   model: string;
   config: ServerConfig;
-  /** Bearer tokens accepted on `/v1`; none means no authentication (loopback only, see `startServer`). */
+  /**
+   * Bearer tokens accepted on the protected routes (every `/v1` route, and `/metrics` when
+   * `config.host` is beyond loopback); none means no authentication on loopback, and no access
+   * to a protected route beyond it.
+   */
   tokens: readonly string[];
+  /** Whether the model answers, for `GET /ready`; default: always (a policy in this process is ready once loaded). */
+  ready?: ReadinessProbe | undefined;
   /** The command's logger, for the request log; without one Fastify logs JSON lines to stderr. */
   logger?: Logger | undefined;
 }
@@ -40,12 +48,23 @@ export interface App {
 
 const digest = (text: string): Buffer => createHash("sha256").update(text).digest();
 
-/** The bearer token of a request, if it is one of `tokens` (compared in constant time). */
-function authorised(header: string | undefined, tokens: readonly Buffer[]): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+/**
+ * The bearer token of a request, if it is one of `tokens` (their sha256 digests). Every token is
+ * compared, in constant time, whichever matches: the time taken says nothing about which, or
+ * how much of one, was right.
+ */
+export function authorised(header: string | undefined, tokens: readonly Buffer[]): string | undefined {
+  const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(header ?? "");
   if (match === null) return undefined;
   const given = digest(match[1]!);
-  return tokens.some((token) => timingSafeEqual(token, given)) ? match[1] : undefined;
+  let found = false;
+  for (const token of tokens) found = timingSafeEqual(token, given) || found;
+  return found ? match[1] : undefined;
+}
+
+/** Whether a registered route needs a token: every `/v1` route, and `/metrics` when the server is reachable beyond this machine. */
+export function isProtectedRoute(url: string, host: string): boolean {
+  return url === "/v1" || url.startsWith("/v1/") || (url === "/metrics" && !isLoopback(host));
 }
 
 /** Build the Fastify app: the OpenAI-compatible routes, health, metrics, auth and admission control. */
@@ -56,8 +75,14 @@ export function buildApp(options: AppOptions): App {
   const fastify = Fastify({
     ...(requestLog === undefined ? { logger: { level: config.log_level, stream: process.stderr } } : { loggerInstance: requestLog }),
     bodyLimit: config.limits.body_bytes,
-    return503OnClosing: true,
+    // Shutdown answers 503 in OpenAI's shape (the onRequest hook below), and each request is logged once, when its response closes.
+    return503OnClosing: false,
+    logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: "idle",
+    // A target the router cannot decode: a 400 that does not echo it.
+    frameworkErrors: (_error, _request, reply) => {
+      void (reply as FastifyReply).code(400).send(new ApiError(400, "the request target is not a valid URL path", "invalid_request_error", null, "invalid_url").body);
+    },
   });
   const metrics = new ServerMetrics();
   const memories = new LruStore<RehearsalMemory>(config.memory.max_entries, config.memory.max_bytes);
@@ -73,24 +98,60 @@ export function buildApp(options: AppOptions): App {
     metrics.inFlight.set(slots.active);
   };
 
-  fastify.addHook("onRequest", (request, _reply, done) => {
-    if (!request.url.startsWith("/v1/") || tokens.length === 0) {
+  // Every request Node parses is counted and logged once, when its response closes: answered,
+  // cut by the client (499), or cut at shutdown. Requests Fastify answers before any hook (a
+  // target it cannot decode) included.
+  const routes = new WeakMap<object, { route: string; id: string }>();
+  fastify.server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const started = process.hrtime.bigint();
+    res.once("close", () => {
+      const seen = routes.get(req);
+      const route = seen?.route ?? "unknown";
+      const status = res.writableFinished ? res.statusCode : 499;
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.requests.inc({ route, status: String(status) });
+      metrics.latency.observe({ route }, seconds);
+      const line = { reqId: seen?.id, req: { method: req.method, url: req.url }, res: { statusCode: status }, responseTime: seconds * 1000 };
+      if (status === 499) fastify.log.info(line, "request cancelled: the connection closed before the answer was sent");
+      else fastify.log.info(line, "request completed");
+    });
+  });
+
+  // Set when a shutdown starts: from then on, requests get a 503 and `connection: close`.
+  const closing = { now: false };
+  fastify.addHook("preClose", (done) => {
+    closing.now = true;
+    done();
+  });
+  fastify.addHook("onRequest", (request, reply, done) => {
+    routes.set(request.raw, { route: request.routeOptions.url ?? "unknown", id: request.id });
+    if (!closing.now) {
       done();
       return;
     }
-    const token = authorised(request.headers.authorization, tokens);
-    if (token === undefined) {
-      done(new ApiError(401, "a valid bearer token is required (Authorization: Bearer <token>)", "authentication_error", null, "invalid_api_key"));
-      return;
-    }
-    owners.set(request, token);
-    done();
+    void reply.header("connection", "close");
+    done(new ApiError(503, "the server is shutting down; retry on another instance", "server_error", null, "shutting_down", { "retry-after": "1" }));
+  });
+  // A response in flight when the shutdown starts tells its client not to reuse the connection.
+  fastify.addHook("onSend", (_request, reply, payload, done) => {
+    if (closing.now) void reply.header("connection", "close");
+    done(null, payload);
   });
 
-  fastify.addHook("onResponse", async (request, reply) => {
-    const route = request.routeOptions.url ?? "unknown";
-    metrics.requests.inc({ route, status: String(reply.statusCode) });
-    metrics.latency.observe({ route }, reply.elapsedTime / 1000);
+  // Authorization belongs to the route, whatever spelling of the target reached it: each
+  // protected route, as it is registered (HEAD twins and routes added later included), gets the
+  // token check as its first onRequest hook.
+  const authenticate = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
+    const token = authorised(request.headers.authorization, tokens);
+    if (token !== undefined) owners.set(request, token);
+    // No tokens: open on loopback, closed beyond it (a server there without a token is refused, see startServer).
+    if (token !== undefined || (tokens.length === 0 && isLoopback(config.host))) done();
+    else done(new ApiError(401, "a valid bearer token is required (Authorization: Bearer <token>)", "authentication_error", null, "invalid_api_key"));
+  };
+  fastify.addHook("onRoute", (route) => {
+    if (!isProtectedRoute(route.url, config.host)) return;
+    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    route.onRequest = [authenticate, ...own];
   });
 
   fastify.setErrorHandler(async (error, request, reply) => {
@@ -100,12 +161,18 @@ export function buildApp(options: AppOptions): App {
     return reply.code(api.status).headers(api.headers).send(api.body);
   });
 
-  fastify.setNotFoundHandler(async (request, reply) => {
-    const api = new ApiError(404, `no route ${request.method} ${request.url}`, "not_found_error", null, "unknown_route");
+  fastify.setNotFoundHandler(async (_request, reply) => {
+    const api = new ApiError(404, "no such route (the API is under /v1)", "not_found_error", null, "unknown_route");
     return reply.code(404).send(api.body);
   });
 
+  // Liveness: the process answers. Readiness: the model answers too.
   fastify.get("/health", (_request, reply) => reply.send({ status: "ok", model: options.model, in_flight: slots.active, queued: slots.pending }));
+
+  fastify.get("/ready", async (_request, reply) => {
+    const readiness = options.ready === undefined ? { ready: true } : await options.ready();
+    return reply.code(readiness.ready ? 200 : 503).send({ status: readiness.ready ? "ready" : "not_ready", model: options.model, ...(readiness.reason === undefined ? {} : { reason: readiness.reason }) });
+  });
 
   fastify.get("/metrics", async (_request, reply) => {
     updateGauges();
@@ -164,8 +231,7 @@ export function buildApp(options: AppOptions): App {
     }
     if (hijacked.done) return reply;
     if (completion === undefined) {
-      request.log.info("client cancelled the request");
-      // Nobody reads this answer; it only closes the request's books (logs, metrics).
+      // Nobody reads this answer; the request was counted and logged as 499 when its connection closed.
       return reply.code(499).send();
     }
     if (turn.stream) {

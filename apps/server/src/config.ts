@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { formatPath, InputError } from "@envace/protocol";
 import { parseRehearsalSetting } from "@envace/rehearsal";
 import type { RehearsePromptOptions } from "@envace/trajectory";
@@ -36,8 +37,20 @@ export const ServerConfig = z.strictObject({
   port: z.number().int().min(0).max(65535).default(8080),
   /** The model id clients name in `model` and `GET /v1/models` lists. Default: the upstream's model, or the checkpoint folder's name. */
   model: z.string().min(1).optional(),
-  /** Bearer tokens that may call `/v1`. `ENVACE_SERVER_TOKEN` adds one. Required when bound beyond loopback. */
-  tokens: z.array(z.string().min(16, { error: "a token needs at least 16 characters" })).default([]),
+  /**
+   * Bearer tokens that may call `/v1` (and `/metrics` beyond loopback). Prefer `token_file` or
+   * `ENVACE_SERVER_TOKEN`, which keep the secret out of the config. Required beyond loopback.
+   */
+  tokens: z
+    .array(
+      z.string().superRefine((token, context) => {
+        const problem = tokenProblem(token);
+        if (problem !== undefined) context.addIssue({ code: "custom", message: problem });
+      }),
+    )
+    .default([]),
+  /** A file of bearer tokens, one a line (`#` comments and blank lines skipped); relative to the config file's folder. */
+  token_file: z.string().min(1).optional(),
   limits: z
     .strictObject({
       body_bytes: z.number().int().positive().default(4 * 1024 * 1024),
@@ -126,7 +139,60 @@ export function loadServerConfig(path: string): ServerConfig {
   }
   const document = parseDocument(text, { prettyErrors: false });
   if (document.errors.length > 0) throw new ServerConfigError(`${path}: ${document.errors[0]!.message.split("\n")[0]}`);
-  return parseServerConfig(document.toJS() as unknown, path);
+  const config = parseServerConfig(document.toJS() as unknown, path);
+  // A token file named in the config is found beside it.
+  return config.token_file === undefined ? config : { ...config, token_file: resolve(dirname(path), config.token_file) };
+}
+
+/** The fewest characters a bearer token may have, from every source: 32 is 128 bits as hex, and a guess per request cannot reach it. */
+export const MIN_TOKEN_CHARS = 32;
+
+/** What is wrong with a bearer token, if anything: too short, or characters a `Bearer` header cannot carry. Never quotes the token. */
+export function tokenProblem(token: string): string | undefined {
+  if (!/^[\x21-\x7e]*$/.test(token)) return "a bearer token may hold only visible ASCII characters (no spaces)";
+  if (token.length < MIN_TOKEN_CHARS) return `a bearer token needs at least ${MIN_TOKEN_CHARS} characters (this one has ${token.length}); make one with: openssl rand -hex 32`;
+  return undefined;
+}
+
+/** The tokens of a token file: one a line, blank lines and `#` comments skipped; each checked, naming file and line. */
+export function parseTokenFile(text: string, file: string): string[] {
+  const tokens: string[] = [];
+  text.split(/\r?\n/).forEach((raw, index) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const problem = tokenProblem(line);
+    if (problem !== undefined) throw new ServerConfigError(`${file}:${index + 1}: ${problem}`);
+    tokens.push(line);
+  });
+  if (tokens.length === 0) throw new ServerConfigError(`${file}: the token file holds no token`);
+  return tokens;
+}
+
+/** Read a token file (see `parseTokenFile`). */
+export function readTokenFile(file: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ServerConfigError(`${file}: cannot read the token file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error });
+  }
+  return parseTokenFile(text, file);
+}
+
+/**
+ * The config with rehearsal's prompt limit fitted to a model whose context is known (`source`
+ * names where it was read): left out, it becomes the context less one token (room for the first
+ * generated one); set beyond that, no rehearsal prompt could be sent, and the config is refused.
+ */
+export function fitRehearsalToContext(config: ServerConfig, contextTokens: number | undefined, source: string): ServerConfig {
+  if (contextTokens === undefined) return config;
+  const room = contextTokens - 1;
+  const set = config.rehearsal.max_prompt_tokens;
+  if (set === null) return { ...config, rehearsal: { ...config.rehearsal, max_prompt_tokens: room } };
+  if (set > room) {
+    throw new ServerConfigError(`rehearsal.max_prompt_tokens: ${set} does not fit the model's context of ${contextTokens} tokens (${source}); set at most ${room}, or leave it out to derive it`);
+  }
+  return config;
 }
 
 /** Whether `host` only accepts connections from this machine. */

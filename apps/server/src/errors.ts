@@ -49,15 +49,16 @@ export function badField(param: string, message: string, code = "invalid_value")
 
 /**
  * What to answer for any error a request ran into. Upstream failures are 504 (timed out) or 502
- * (anything else); a prompt over the model's context is the client's 400; the rest is a 500 whose
- * message is kept generic, as its detail goes to the log.
+ * (anything else); a prompt over the model's context is the client's 400; the rest is a 500.
+ * A client never sees the upstream's URL, a path or a stack: 5xx messages are generic and their
+ * `code` stable, and the detail goes to the log.
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof HttpError) {
     return error.code === "timeout"
-      ? new ApiError(504, `the model server did not answer in time: ${error.message}`, "upstream_error", null, "upstream_timeout")
-      : new ApiError(502, `the model server failed: ${error.message}`, "upstream_error", null, "upstream_error");
+      ? new ApiError(504, "the model server did not answer in time", "upstream_error", null, "upstream_timeout")
+      : new ApiError(502, "the model server failed", "upstream_error", null, "upstream_error");
   }
   if (error instanceof ContextLengthError) return new ApiError(400, error.message, "invalid_request_error", "messages", "context_length_exceeded");
   // Fastify's own client errors (a body too large, malformed JSON, a wrong content type) carry their status.

@@ -15,7 +15,7 @@ afterEach(async () => {
 });
 
 const user = [{ role: "user" as const, content: "Hello?" }];
-const TOKEN = "s3cret-token-0123456789";
+const TOKEN = "s3cret-token-0123456789abcdef0123456789";
 
 describe("operating the server", () => {
   it("asks for the bearer token on /v1 when it has one, and accepts the right one", async () => {
@@ -40,8 +40,8 @@ describe("operating the server", () => {
 
   it("lets the caller add its own routes before it listens", async () => {
     const policy = ScriptedPolicy.queues("scripted", {});
-    extra = await startServer({ policy, model: "m", config: { port: 0, log_level: "silent" }, tokens: [], prepare: ({ fastify }) => fastify.get("/ready", () => ({ ready: true })) });
-    expect(await (await fetch(`${extra.url}/ready`)).json()).toEqual({ ready: true });
+    extra = await startServer({ policy, model: "m", config: { port: 0, log_level: "silent" }, tokens: [], prepare: ({ fastify }) => fastify.get("/caller-route", () => ({ mine: true })) });
+    expect(await (await fetch(`${extra.url}/caller-route`)).json()).toEqual({ mine: true });
   });
 
   it("answers 429 with retry-after once the generation slots and the queue are full", async () => {

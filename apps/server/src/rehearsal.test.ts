@@ -9,7 +9,7 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const TOKENS = ["token-of-client-a-0123", "token-of-client-b-0123"];
+const TOKENS = ["token-of-client-a-0123456789abcdef0123", "token-of-client-b-0123456789abcdef0123"];
 
 /** Which role a request to the upstream is for, from the prompts of @envace/rehearsal and @envace/trajectory. */
 function roleOf(request: RecordedRequest): string {

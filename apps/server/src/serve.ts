@@ -125,7 +125,8 @@ export interface ServeCommandOptions {
 export function servedModelName(spec: ModelSpec, config: ServerConfig): string {
   if (config.model !== undefined) return config.model;
   if (spec.kind === "openai") return spec.model;
-  const dir = spec.dir.replace(/\/+$/, "") || spec.dir;
+  let dir = spec.dir;
+  while (dir.length > 1 && dir.endsWith("/")) dir = dir.slice(0, -1);
   const folder = basename(dir);
   const step = basename(dirname(dir));
   const checkpoints = dirname(dirname(dir));
