@@ -17,7 +17,7 @@ import { RunDirectory, stepName } from "./run/run-dir.js";
 import { domainFromConfig } from "./data/index.js";
 import type { Domain } from "./setup/domain.js";
 import { resolveInitFrom } from "./setup/base-checkpoint.js";
-import { createModel, loadModel } from "./setup/models.js";
+import { createModel, loadModel, preflightModel } from "./setup/models.js";
 import type { TrainedModel } from "./setup/trained-model.js";
 import { cosineSchedule, goldRows, mergeContinuations, supervisedWarmStart } from "./sft.js";
 import { CallCounter, rolloutLimits, rollouts } from "./rollout.js";
@@ -26,6 +26,8 @@ import { adamParams, policyLossConfig, policyUpdate } from "./update.js";
 import { stepMetrics } from "./metrics.js";
 import { sampleTasks, shuffled } from "./sample.js";
 import { KeptRollouts } from "./keep/log.js";
+import type { MetricsRecord } from "./run/metrics-log.js";
+import { openTrackers } from "./tracking/tracking.js";
 import type { KeptEvalRecord } from "./keep/record.js";
 import { keptEvalRecord, keptTrainRecords } from "./keep/collect.js";
 
@@ -49,6 +51,8 @@ export async function train(config: TrainConfig, runDir: string, options: TrainO
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   // Checked before the run directory is made: a missing or altered base is a config fault.
   const initFrom = config.init_from === undefined ? undefined : resolveInitFrom(config.init_from, config.model.type === "tiny" ? config.model : undefined);
+  // So is a model or server that cannot train this config (e.g. a loss reduction that disagrees).
+  await preflightModel(config);
   const run = RunDirectory.open(runDir, config);
   const domain = await domainFromConfig(config, run.path);
   try {
@@ -74,6 +78,12 @@ async function trainOn(
   if (resumedWarm) log(`resuming ${runDir} after step ${run.resumeStep}`);
   const canEvaluate = config.eval.every_steps > 0 && domain.environment !== undefined;
   if (config.eval.every_steps > 0 && !canEvaluate) log(`held-out evaluation skipped: the ${domain.name} data has no real environment to evaluate against`);
+  // Every record goes to metrics.jsonl, and as scalars to the trackers the config names.
+  const trackers = openTrackers(config.tracking, runDir);
+  const logRecord = (record: MetricsRecord): void => {
+    run.metrics.append(record);
+    for (const tracker of trackers) tracker.record(record);
+  };
   // Off (keep 0), nothing is opened and nothing collected: no cost.
   const kept =
     config.rollout.keep === 0
@@ -88,11 +98,11 @@ async function trainOn(
     for (const setting of config.eval.rehearsal) {
       const result = await evaluateHeldOut(config, domain, model, policy, setting, step, log, kept);
       evaluations.push(result);
-      run.metrics.append(evalRecord(step, setting, result, elapsed()));
+      logRecord(evalRecord(step, setting, result, elapsed()));
     }
   };
 
-  const base = await warmStart(config, domain, run, log, canEvaluate ? (model) => evaluateAt(0, model) : undefined, initFrom);
+  const base = await warmStart(config, domain, run, log, logRecord, canEvaluate ? (model) => evaluateAt(0, model) : undefined, initFrom);
   const policies = await trainedPolicies(config, run, base);
   const actModel = policies.get("act")!;
   const rehearseModel = policies.get("rehearse")!;
@@ -146,7 +156,7 @@ async function trainOn(
 
       // Log, evaluate now and then, checkpoint.
       const record = stepMetrics({ step, batch, trajectories, verdicts, update, environmentCalls: counter.take(), elapsedSeconds: elapsed(), stepSeconds: (Date.now() - stepStarted) / 1000 });
-      run.metrics.append(record);
+      logRecord(record);
       bar.tick(`reward ${formatNumber((record.reward as Record<string, number>).mean)} ${((Date.now() - stepStarted) / 1000).toFixed(1)}s/step`);
       const final = step === config.trainer.total_steps;
       if (canEvaluate && (step % config.eval.every_steps === 0 || final)) await evaluateAt(step, actModel);
@@ -171,6 +181,7 @@ async function warmStart(
   domain: Domain,
   run: RunDirectory,
   log: (line: string) => void,
+  logRecord: (record: MetricsRecord) => void,
   baseline: ((model: TrainedModel) => Promise<void>) | undefined,
   initFrom: string | undefined,
 ): Promise<TrainedModel> {
@@ -209,7 +220,7 @@ async function warmStart(
         shuffle: (items, epoch) => shuffled(items, config.seed * 1_000 + index * 100 + epoch),
         onBatch: ({ loss, tokens }) => {
           done += 1;
-          run.metrics.append({ kind: "sft", step: done, stage: stage.name, loss, tokens });
+          logRecord({ kind: "sft", step: done, stage: stage.name, loss, tokens });
           bar.tick(`loss ${loss.toFixed(3)}`);
         },
       });

@@ -1,3 +1,4 @@
+export * from "./calibration.js";
 export * from "./chunks.js";
 export * from "./client.js";
 export * from "./datum.js";

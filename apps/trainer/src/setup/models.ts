@@ -15,6 +15,15 @@ export async function createModel(config: TrainConfig, domain: Domain): Promise<
   throw new ConfigError(`model type ${model.type} cannot be trained by backend type ${backend.type}`);
 }
 
+/**
+ * Refusals that need the model's files or its server but create nothing that lasts (a Tinker
+ * server's loss reduction, measured on a scratch model): run before the run directory is written.
+ */
+export async function preflightModel(config: TrainConfig): Promise<void> {
+  const { model, backend } = config;
+  if (model.type === "hf" && backend.type === "tinker") await TinkerPolicyModel.preflight(backend, model);
+}
+
 /** The model saved in checkpoint folder `dir` by `TrainedModel.save`. */
 export async function loadModel(config: TrainConfig, dir: string): Promise<TrainedModel> {
   const { model, backend } = config;

@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { folderCheckpoints, startTinkerServer, type TinkerServer } from "@envace/tinker";
+import { folderCheckpoints, startTinkerServer, TinkerReductionError, type TinkerServer } from "@envace/tinker";
 import { InProcessBackend } from "@envace/training";
 import { parseConfig } from "../config/load.js";
 import { readMetrics } from "../run/metrics-log.js";
@@ -66,4 +66,16 @@ backend: { type: tinker, base_url: ${JSON.stringify(server.url)}, base_model: ti
     expect(redone[0]).toEqual(steps[0]);
     expect(JSON.parse(readFileSync(join(dir, "checkpoints", "step-000002", "policy", "tinker.json"), "utf8"))).toMatchObject({ base_model: "tiny" });
   }, 180_000);
+
+  it("refuses a reduction the server contradicts before it creates the model or writes the run directory", async () => {
+    const text = `${MICRO_CONFIG.replace(/^model: .*$/m, "")}
+model: { type: hf, path: ${JSON.stringify(modelFolder)}, context_tokens: 512 }
+backend: { type: tinker, base_url: ${JSON.stringify(server.url)}, base_model: tiny, lora_rank: 0, reduction: datum-token-mean }
+`;
+    const dir = join(root, "refused");
+    const refusal = train(parseConfig(text, "tinker.yaml"), dir, { log: () => undefined });
+    await expect(refusal).rejects.toThrow(TinkerReductionError);
+    await expect(refusal).rejects.toThrow(`reduction "datum-token-mean" is configured, but ${server.url} reduces losses by "sum"`);
+    expect(existsSync(dir)).toBe(false);
+  }, 60_000);
 });

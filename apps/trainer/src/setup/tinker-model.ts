@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Sampler } from "@envace/protocol";
-import { TinkerService, type TinkerTrainingClient } from "@envace/tinker";
+import { writeFileAtomically } from "@envace/records";
+import { noReductionError, resolveReduction, TinkerService, type ReductionCalibration, type RemoteReduction, type TinkerTrainingClient } from "@envace/tinker";
 import { CheckpointError } from "@envace/training";
 import { SamplerPolicy, loadHuggingFaceTokenizer, type ChatTemplate, type HuggingFaceTokenizer } from "@envace/trajectory";
 import { z } from "zod";
@@ -12,6 +13,34 @@ type TinkerSection = Extract<BackendConfig, { type: "tinker" }>;
 
 /** What a checkpoint folder of a Tinker-trained model holds: a pointer to the server's saved state. */
 const TinkerCheckpoint = z.object({ base_model: z.string(), weights: z.string() });
+
+/** What `preflight` measured and the server declared, per server and base model: one probe per process, not one per model opened. */
+const probed = new Map<string, { calibration: ReductionCalibration; declared: RemoteReduction | undefined }>();
+const serverKey = (section: TinkerSection) => `${section.base_url} ${section.base_model}`;
+
+/** The reduction to train with, or the one-line refusal; the config's `reduction` must agree with what was measured. */
+function reductionFor(section: TinkerSection): RemoteReduction | undefined {
+  const known = probed.get(serverKey(section));
+  if (!known) return undefined;
+  const reduction = resolveReduction(section.base_url, known.calibration, section.reduction, known.declared);
+  if (reduction === undefined) throw noReductionError(section.base_url, known.calibration);
+  return reduction;
+}
+
+async function tokenizerOf(model: HfModelConfig): Promise<HuggingFaceTokenizer & { chatTemplate: ChatTemplate }> {
+  const tokenizer = await loadHuggingFaceTokenizer(model.path);
+  if (tokenizer.chatTemplate === undefined) throw new CheckpointError(`${model.path}: the tokenizer has no chat template (tokenizer_config.json chat_template)`);
+  return tokenizer as HuggingFaceTokenizer & { chatTemplate: ChatTemplate };
+}
+
+function connect(section: TinkerSection): Promise<TinkerService> {
+  const apiKey = process.env[section.api_key_env];
+  return TinkerService.connect({
+    baseUrl: section.base_url,
+    retry: { submitDeadlineMs: section.retry_deadline_s * 1_000 },
+    ...(apiKey ? { apiKey } : {}),
+  });
+}
 
 /**
  * A model trained on a Tinker server (hosted Tinker, SkyRL tx, or `envace`'s own): gradient steps
@@ -30,36 +59,53 @@ export class TinkerPolicyModel implements TrainedModel {
     readonly contextTokens: number,
   ) {}
 
+  /**
+   * Everything that can refuse a run before it creates anything that lasts: the local tokenizer,
+   * then the server's reduction, measured on a scratch model the server unloads again and checked
+   * against the config's `reduction`. `train` calls it before it writes the run directory.
+   */
+  static async preflight(section: TinkerSection, model: HfModelConfig): Promise<void> {
+    await tokenizerOf(model);
+    if (!probed.has(serverKey(section))) {
+      const service = await connect(section);
+      try {
+        const calibration = await service.calibrateReduction(section.base_model, section.lora_rank);
+        probed.set(serverKey(section), { calibration, declared: service.clientConfig.envace_loss_reduction });
+      } finally {
+        service.close();
+      }
+    }
+    reductionFor(section);
+  }
+
   /** A new model on the server, or (with `checkpoint`) one resumed from a folder `save` wrote. */
   static async open(section: TinkerSection, model: HfModelConfig, options: { seed: number; checkpoint?: string }): Promise<TinkerPolicyModel> {
-    const tokenizer = await loadHuggingFaceTokenizer(model.path);
-    if (tokenizer.chatTemplate === undefined) throw new CheckpointError(`${model.path}: the tokenizer has no chat template (tokenizer_config.json chat_template)`);
-    const apiKey = process.env[section.api_key_env];
-    const service = await TinkerService.connect({
-      baseUrl: section.base_url,
-      retry: { submitDeadlineMs: section.retry_deadline_s * 1_000 },
-      ...(apiKey ? { apiKey } : {}),
-    });
-    const client = await service.createTrainingClient({
-      baseModel: section.base_model,
-      loraRank: section.lora_rank,
-      seed: options.seed,
-      ...(section.reduction ? { reduction: section.reduction } : {}),
-      lossStrategy: section.loss_strategy,
-    });
-    // A server that does not say how it reduces losses needs `reduction` in the config: stop now, not after the first rollouts.
+    const tokenizer = await tokenizerOf(model);
+    let saved: z.infer<typeof TinkerCheckpoint> | undefined;
+    if (options.checkpoint !== undefined) {
+      const file = join(options.checkpoint, "tinker.json");
+      if (!existsSync(file)) throw new CheckpointError(`${options.checkpoint}: not a Tinker checkpoint (no tinker.json)`);
+      saved = TinkerCheckpoint.parse(JSON.parse(readFileSync(file, "utf8")));
+    }
+    const known = reductionFor(section);
+    const service = await connect(section);
+    let client: TinkerTrainingClient;
     try {
-      client.requireReduction();
+      // Measured once by `preflight`; otherwise measured now. Without a reduction the model is not created.
+      client = await service.createTrainingClient({
+        baseModel: section.base_model,
+        loraRank: section.lora_rank,
+        seed: options.seed,
+        ...(known ?? section.reduction ? { reduction: known ?? section.reduction } : {}),
+        calibrateReduction: known === undefined,
+        requireReduction: true,
+        lossStrategy: section.loss_strategy,
+      });
     } catch (error) {
       service.close();
       throw error;
     }
-    if (options.checkpoint !== undefined) {
-      const file = join(options.checkpoint, "tinker.json");
-      if (!existsSync(file)) throw new CheckpointError(`${options.checkpoint}: not a Tinker checkpoint (no tinker.json)`);
-      const saved = TinkerCheckpoint.parse(JSON.parse(readFileSync(file, "utf8")));
-      await client.loadWeights(saved.weights, { optimizer: true });
-    }
+    if (saved !== undefined) await client.loadWeights(saved.weights, { optimizer: true });
     return new TinkerPolicyModel(service, client, tokenizer, tokenizer.chatTemplate, section, model.context_tokens);
   }
 
@@ -85,7 +131,7 @@ export class TinkerPolicyModel implements TrainedModel {
     const name = `${basename(dirname(dir))}-${basename(dir)}-${Date.now()}-${this.saves++}`.replace(/[^A-Za-z0-9_-]/g, "_");
     const weights = await this.backend.saveWeights(name);
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "tinker.json"), `${JSON.stringify({ base_model: this.section.base_model, weights }, null, 2)}\n`);
+    writeFileAtomically(join(dir, "tinker.json"), `${JSON.stringify({ base_model: this.section.base_model, weights }, null, 2)}\n`);
   }
 
   close(): void {
