@@ -1,4 +1,5 @@
 import { formatPath, type Message, type SamplingParams, type ToolSpec } from "@envace/protocol";
+import { MAX_SCHEMA_DEPTH, pathBeyondDepth } from "@envace/trajectory";
 import { z } from "zod";
 import { ApiError, badField } from "./errors.js";
 
@@ -115,9 +116,22 @@ export interface ChatTurnRequest {
   envace: EnvaceRequestFields | undefined;
 }
 
+/**
+ * How deeply a request body may nest, objects and arrays one level each (the body is level 1).
+ * What reads the request afterwards (validation, hashing, the call validator, the upstream's
+ * client) recurses, so a body nested 10^5 deep would overflow the stack there; the deepest
+ * legitimate part is a tool schema, which has a limit of its own (`MAX_SCHEMA_DEPTH`).
+ */
+export const MAX_BODY_DEPTH = 128;
+
+/** The field a too-deep path is reported as: its first four keys (`tools[0].function.parameters`). */
+const depthParam = (path: readonly (string | number)[]): string => formatPath(path.slice(0, 4)) || "(body)";
+
 /** Parse a request body: the first invalid field becomes a 400 that names it. */
 export function parseChatRequest(body: unknown, limits: RequestLimits): ChatTurnRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ApiError(400, "the request body must be a JSON object", "invalid_request_error", null, "invalid_body");
+  const deep = pathBeyondDepth(body, MAX_BODY_DEPTH);
+  if (deep !== undefined) throw badField(depthParam(deep), `nested deeper than ${MAX_BODY_DEPTH} levels (the server's limit for a request body)`, "nesting_too_deep");
   const parsed = ChatCompletionRequest.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -151,6 +165,11 @@ export function parseChatRequest(body: unknown, limits: RequestLimits): ChatTurn
     stop,
     ...(request.seed != null ? { seed: request.seed } : {}),
   };
+  for (const [i, tool] of (request.tools ?? []).entries()) {
+    if (tool.function.parameters !== undefined && pathBeyondDepth(tool.function.parameters, MAX_SCHEMA_DEPTH) !== undefined) {
+      throw badField(`tools[${i}].function.parameters`, `nested deeper than ${MAX_SCHEMA_DEPTH} levels (the server's limit for a tool schema)`, "nesting_too_deep");
+    }
+  }
   const tools: ToolSpec[] = (request.tools ?? []).map((tool) => ({
     type: "function",
     function: {
