@@ -2,6 +2,8 @@ import { EnvaceError } from "@envace/errors";
 import type { Environment, JsonValue, Task, ToolCall, ToolResult, ToolSpec } from "@envace/protocol";
 import { errorResultOf, McpToolErrorCode, resultOf, toolSpecOf } from "./results.js";
 import { checkReach, describeServer, McpServerSpec, type McpServerSpecInput } from "./server-spec.js";
+import type { ListLimits } from "./listing.js";
+import type { Resolver } from "./reach.js";
 import { openSession, type McpSession } from "./session.js";
 
 /** A call made outside an episode: the environment was not reset first. */
@@ -25,6 +27,10 @@ export interface McpEnvironmentOptions {
   allowRemote?: boolean;
   /** The client name the server sees. Default `envace`. */
   clientName?: string;
+  /** How host names are resolved (default: the system resolver); every address is checked, then used. */
+  resolve?: Resolver;
+  /** Bounds on each episode's tool listing (pages, tools, bytes, time, schema depth); defaults in `DEFAULT_LIST_LIMITS`. */
+  listLimits?: Partial<ListLimits>;
 }
 
 /** One call of the episode, for `state()`. */
@@ -71,10 +77,19 @@ export class McpEnvironment implements Environment {
     this.#calls = [];
     const session = await openSession(this.server, {
       timeoutMs: this.#connectTimeoutMs,
+      allowRemote: this.#options.allowRemote ?? false,
       ...(this.#options.clientName === undefined ? {} : { clientName: this.#options.clientName }),
+      ...(this.#options.resolve === undefined ? {} : { resolve: this.#options.resolve }),
+      ...(this.#options.listLimits === undefined ? {} : { listLimits: this.#options.listLimits }),
     });
     this.#session = session;
-    const listed = (await session.listTools()).map(toolSpecOf);
+    let listed: ToolSpec[];
+    try {
+      listed = (await session.listTools()).map(toolSpecOf);
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
     const names = this.#options.allow?.(task) ?? (task.tools.length > 0 ? task.tools.map((t) => t.function.name) : undefined);
     const allowed = new Set(names ?? listed.map((t) => t.function.name));
     this.#tools = listed.filter((t) => allowed.has(t.function.name));

@@ -1,6 +1,6 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { contentOf, errorResultOf } from "./results.js";
+import { contentOf, errorResultOf, resultOf } from "./results.js";
 
 const call = { id: "c", name: "quote", arguments: {} };
 
@@ -31,5 +31,18 @@ describe("errorResultOf", () => {
     expect(code(new Error("Invalid input: expected array, received string"))).toBe("MCP_MALFORMED_RESULT");
     // Once the server has exited, that is the reason, whatever the request's own error said.
     expect(code(new McpError(ErrorCode.RequestTimeout, "Request timed out"), "the MCP server exited")).toBe("MCP_SERVER_EXITED");
+  });
+
+  it("answers a result nested 10^5 deep MCP_MALFORMED_RESULT, naming the limit, without walking it recursively", () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    const call = { id: "c", name: "t", arguments: {} };
+    expect(resultOf(call, { content: [], structuredContent: deep })).toEqual({
+      callId: "c",
+      name: "t",
+      status: "error",
+      error: { code: "MCP_MALFORMED_RESULT", message: "the MCP server's result nests deeper than 100 levels" },
+    });
+    expect(resultOf(call, { content: [{ type: "text", text: "x" }], isError: true, structuredContent: deep }).status).toBe("error");
   });
 });

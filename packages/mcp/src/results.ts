@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue, ToolCall, ToolResult, ToolSpec } from "@envace/protocol";
 import { ErrorCode, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { nestsDeeperThan } from "./listing.js";
 
 /** The codes of the typed tool errors an MCP environment answers with; a rollout reads them, it never catches them. */
 export const McpToolErrorCode = {
@@ -51,8 +52,15 @@ function failureText(result: CallToolResult): string {
 }
 
 /** The tool result of an MCP `tools/call` answer: `isError` becomes a typed error. */
+/** The deepest nesting of objects and arrays a tool result may have; deeper is `MCP_MALFORMED_RESULT`. */
+export const RESULT_DEPTH_LIMIT = 100;
+
 export function resultOf(call: ToolCall, result: CallToolResult): ToolResult {
   const base = { callId: call.id, name: call.name };
+  // Checked before anything walks it: a deeper value would overflow the stack of whatever recurses.
+  if (nestsDeeperThan(result.structuredContent, RESULT_DEPTH_LIMIT) || nestsDeeperThan(result.content, RESULT_DEPTH_LIMIT + 1)) {
+    return { ...base, status: "error", error: { code: McpToolErrorCode.malformedResult, message: `the MCP server's result nests deeper than ${RESULT_DEPTH_LIMIT} levels` } };
+  }
   if (result.isError === true) return { ...base, status: "error", error: { code: McpToolErrorCode.toolError, message: failureText(result) } };
   return { ...base, status: "ok", content: contentOf(result) };
 }

@@ -32,23 +32,45 @@ export class RemoteServerRefused extends InputError {
   override readonly name = "RemoteServerRefused";
 }
 
-/** True for `localhost`, 127.0.0.0/8 and ::1: a server on this machine. */
-export function isLoopbackUrl(url: string): boolean {
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (isIP(host) === 4) return host.startsWith("127.");
-  if (isIP(host) === 6) return host === "::1";
-  return false;
+/** True for an address in 127.0.0.0/8 or ::1 (also as `::ffff:127.…`): this machine's loopback. */
+export function isLoopbackAddress(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, "");
+  if (isIP(bare) === 4) return bare.startsWith("127.");
+  if (isIP(bare) !== 6) return false;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
+  if (mapped) return mapped[1]!.startsWith("127.");
+  // The same as URL writes it: `::ffff:7f00:1` is 127.0.0.1.
+  const mappedHex = /^::ffff:([\da-f]{1,4}):[\da-f]{1,4}$/i.exec(bare);
+  if (mappedHex) return Number.parseInt(mappedHex[1]!, 16) >> 8 === 127;
+  return bare === "::1" || /^(?:0{1,4}:){7}0{0,3}1$/.test(bare);
 }
 
 /**
- * Refuses an HTTP server off this machine unless `allowRemote`: an agent's tool calls carry what
- * it read, so sending them elsewhere is the person's decision, never a default.
+ * True when the URL's host is a loopback address as written (127.0.0.0/8, `[::1]`). A name,
+ * `localhost` included, says nothing until it is resolved: the connection checks the addresses it
+ * resolves to (`reachDispatcher`).
+ */
+export function isLoopbackUrl(url: string): boolean {
+  return isLoopbackAddress(new URL(url).hostname);
+}
+
+/**
+ * Refuses at once an HTTP server whose URL names an address off this machine, unless
+ * `allowRemote`. A host name passes here and is checked when the connection resolves it: an agent's
+ * tool calls carry what it read, so sending them elsewhere is the person's decision, never a default.
  */
 export function checkReach(spec: McpServerSpec, allowRemote: boolean): void {
-  if (spec.transport === "stdio" || allowRemote || isLoopbackUrl(spec.url)) return;
-  throw new RemoteServerRefused(
-    `MCP server ${spec.url} is neither a local process (stdio) nor on loopback: allow remote MCP servers explicitly (allowRemote, --allow-remote-mcp) to use it`,
+  if (spec.transport === "stdio" || allowRemote) return;
+  const host = new URL(spec.url).hostname.replace(/^\[|\]$/g, "");
+  if (isIP(host) !== 0 && !isLoopbackAddress(host)) throw remoteRefused(spec.url, host);
+}
+
+/** The refusal of `url`, whose host is or resolved to `address`. */
+export function remoteRefused(url: string, address: string): RemoteServerRefused {
+  const host = new URL(url).hostname;
+  const where = host.replace(/^\[|\]$/g, "") === address ? "" : ` (${host} resolves to ${address})`;
+  return new RemoteServerRefused(
+    `MCP server ${url}${where} is neither a local process (stdio) nor on loopback: allow remote MCP servers explicitly (allowRemote, --allow-remote-mcp) to use it`,
   );
 }
 

@@ -3,8 +3,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { DEFAULT_LIST_LIMITS, listWithin, McpListLimitError, McpToolNameError, type ListLimits } from "./listing.js";
+import { reachFetch, type ReachFetch, type Resolver } from "./reach.js";
 import { toolSpecOf } from "./results.js";
-import { describeServer, type McpServerSpec } from "./server-spec.js";
+import { checkReach, describeServer, RemoteServerRefused, type McpServerSpec } from "./server-spec.js";
 
 /** The server could not be started or reached, or did not complete the MCP handshake. */
 export class McpConnectError extends InputError {
@@ -17,6 +19,12 @@ export interface SessionOptions {
   timeoutMs: number;
   /** The client name the server sees. */
   clientName?: string;
+  /** Allow an HTTP server off loopback. Default false: every address a connection would use must be 127.0.0.0/8 or ::1. */
+  allowRemote?: boolean;
+  /** How host names are resolved (default: the system resolver); each answer is checked, then used. */
+  resolve?: Resolver;
+  /** Bounds on the tool listing; each one left out has its default (`DEFAULT_LIST_LIMITS`). */
+  listLimits?: Partial<ListLimits>;
 }
 
 /** One connection to an MCP server: for stdio, one server process. */
@@ -26,8 +34,11 @@ export interface McpSession {
   readonly pid: number | null;
   /** Why the server went away without being closed (exit, dropped connection), once it has. */
   exited(): string | undefined;
-  /** Every tool the server lists, in its order. */
-  listTools(): Promise<Tool[]>;
+  /**
+   * Every tool the server lists, in its order, within the listing limits (`McpListLimitError`
+   * names the one passed); a duplicate or invalid tool name is an `McpToolNameError`.
+   */
+  listTools(limits?: Partial<ListLimits>): Promise<Tool[]>;
   /** Ends the connection; a stdio server's process is stopped (stdin closed, then SIGTERM, then SIGKILL). Idempotent. */
   close(): Promise<void>;
 }
@@ -35,8 +46,16 @@ export interface McpSession {
 // What is kept of a stdio server's stderr, to say why it exited.
 const STDERR_TAIL = 2000;
 
+/**
+ * Connects to the server. Over HTTP the reach rule is enforced on the connection itself: without
+ * `allowRemote` a URL naming an address off loopback is refused at once, and a host name is
+ * resolved once, every address checked, and the connection made to those addresses
+ * (`RemoteServerRefused` otherwise).
+ */
 export async function openSession(spec: McpServerSpec, options: SessionOptions): Promise<McpSession> {
   const name = describeServer(spec);
+  checkReach(spec, options.allowRemote ?? false);
+  let reach: ReachFetch | undefined;
   const client = new Client({ name: options.clientName ?? "envace", version: "0.1.0" });
   let stderr = "";
   let closing = false;
@@ -56,7 +75,8 @@ export async function openSession(spec: McpServerSpec, options: SessionOptions):
     });
     transport = stdio;
   } else {
-    transport = new StreamableHTTPClientTransport(new URL(spec.url), spec.headers === undefined ? {} : { requestInit: { headers: spec.headers } });
+    reach = reachFetch(spec.url, options.allowRemote ?? false, options.resolve);
+    transport = new StreamableHTTPClientTransport(new URL(spec.url), { fetch: reach.fetch, ...(spec.headers === undefined ? {} : { requestInit: { headers: spec.headers } }) });
   }
   client.onclose = () => {
     if (closing) return;
@@ -75,12 +95,15 @@ export async function openSession(spec: McpServerSpec, options: SessionOptions):
     // The SDK sends SIGKILL last without waiting for the exit: wait here, so the process is gone
     // (and reaped) when close resolves.
     if (pid !== null) await waitForExit(pid);
+    await reach?.close().catch(() => undefined);
   };
 
   try {
     await client.connect(transport, { timeout: options.timeoutMs });
   } catch (error) {
     await close();
+    const refused = reach?.refused();
+    if (refused !== undefined) throw refused;
     const said = stderr.trim().split("\n").at(-1);
     throw new McpConnectError(`MCP server ${name}: ${(error as Error).message}${said ? ` (stderr: ${said})` : ""}`);
   }
@@ -91,15 +114,12 @@ export async function openSession(spec: McpServerSpec, options: SessionOptions):
       return transport instanceof StdioClientTransport ? transport.pid : null;
     },
     exited: () => exitNote,
-    async listTools() {
-      const tools: Tool[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: options.timeoutMs });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-      } while (cursor !== undefined);
-      return tools;
+    async listTools(limits) {
+      return listWithin(
+        (cursor, left) => client.listTools(cursor === undefined ? {} : { cursor }, { timeout: Math.min(options.timeoutMs, left) }),
+        { ...DEFAULT_LIST_LIMITS, ...options.listLimits, ...limits },
+        name,
+      );
     },
     close,
   };
@@ -130,12 +150,16 @@ async function waitForExit(pid: number, graceMs = 5000): Promise<void> {
   }
 }
 
-/** The tool specs of a server, for tasks (their `tools`, which private rehearsal sees); connects and disconnects. */
+/**
+ * The tool specs of a server, for tasks (their `tools`, which private rehearsal sees); connects
+ * and disconnects, under the same reach rule and listing limits as `McpEnvironment`.
+ */
 export async function listMcpTools(spec: McpServerSpec, options: SessionOptions = { timeoutMs: 30_000 }): Promise<ToolSpec[]> {
   const session = await openSession(spec, options);
   try {
     return (await session.listTools()).map(toolSpecOf);
   } catch (error) {
+    if (error instanceof McpListLimitError || error instanceof McpToolNameError || error instanceof RemoteServerRefused) throw error;
     throw new McpConnectError(`MCP server ${describeServer(spec)}: listing tools failed: ${(error as Error).message}`);
   } finally {
     await session.close();

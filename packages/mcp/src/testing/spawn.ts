@@ -18,3 +18,10 @@ export function alive(pid: number): boolean {
     return false;
   }
 }
+
+const listingServerFile = fileURLToPath(new URL("./listing-server.ts", import.meta.url));
+
+/** The misbehaving listing server (`testing/listing-server.ts`) in `mode`, over stdio. */
+export function listingServer(mode: "endless" | "duplicate" | "control"): StdioServerSpec {
+  return { transport: "stdio", command: process.execPath, args: ["--import", "tsx", listingServerFile], env: { MCP_TEST_LISTING: mode }, cwd: packageDir };
+}
