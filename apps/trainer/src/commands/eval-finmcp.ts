@@ -79,7 +79,7 @@ export async function run(options: EvalFinMcpOptions, log: Logger): Promise<void
   const environmentOptions = { server, callTimeoutMs: options.callTimeout, allowRemote: options.allowRemoteMcp === true };
   // Both must answer before anything is written: a bad server or model stops the command, not every sample.
   checkReach(server, environmentOptions.allowRemote);
-  const listed = await listMcpTools(server, { timeoutMs: options.callTimeout });
+  const listed = await listMcpTools(server, { timeoutMs: options.callTimeout, allowRemote: environmentOptions.allowRemote });
   const { policy } = await loadModel(options.policy!);
 
   const out = resolve(options.out!);
