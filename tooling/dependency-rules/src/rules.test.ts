@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -97,6 +97,17 @@ describe("the layering rules of ARCHITECTURE.md", () => {
         .map((dep) => dep.slice("@envace/".length))
         .sort();
       expect([name, declared]).toEqual([name, [...allowed].sort()]);
+    }
+  });
+
+  it("cover every package and app of the workspace, and so does the root README's table", () => {
+    const rules = readRules(readFileSync(join(repoRoot, "ARCHITECTURE.md"), "utf8"));
+    const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+    for (const group of ["packages", "apps"]) {
+      for (const name of readdirSync(join(repoRoot, group), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name)) {
+        expect(rules.has(name), `${group}/${name} has no line in ARCHITECTURE.md's dependency-rules`).toBe(true);
+        expect(readme.includes(`](${group}/${name})`), `README.md's table does not link ${group}/${name}`).toBe(true);
+      }
     }
   });
 });
