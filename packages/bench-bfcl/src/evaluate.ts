@@ -1,7 +1,7 @@
 import { pyDumps, PyHashDict, type PyObject } from "@envace/python-text";
 import { BfclDataError } from "./errors.js";
 import { existsSync, statSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import * as z from "zod";
 import { InputError, RecordError } from "@envace/protocol";
@@ -92,8 +92,8 @@ export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalRe
   }
   const summary = summarize(scores, sizes);
   const summaryFile = join(options.outDir, "summary.json");
-  await writeFile(summaryFile, `${JSON.stringify({ ...summary, skipped }, null, 2)}\n`);
-  await writeFile(join(options.outDir, "summary.md"), `${summaryTable(summary)}\n`);
+  writeFileAtomically(summaryFile, `${JSON.stringify({ ...summary, skipped }, null, 2)}\n`);
+  writeFileAtomically(join(options.outDir, "summary.md"), `${summaryTable(summary)}\n`);
   return { summary, scores, skipped, entriesFile, summaryFile };
 }
 

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { InputError, type Environment, type Policy, type SamplingParamsInput } from "@envace/protocol";
-import { JsonLinesFile, parseJsonLines, readJsonLines } from "@envace/records";
+import { JsonLinesFile, parseJsonLines, readJsonLines, writeFileAtomically } from "@envace/records";
 import type { RehearsalSettingInput } from "@envace/rehearsal";
 import { z } from "zod";
 import { inferSample, type TurnRecord } from "./inference.js";
@@ -62,7 +62,7 @@ export function scorePredictions(samples: readonly FinMcpSample[], predictions: 
   return { summary: summarize(scored, dropped), missing: samples.filter((s) => !seen.has(s.id)).map((s) => s.id) };
 }
 
-/** Read recorded predictions (JSON Lines) and score them. */
+/** Read recorded predictions (JSON Lines, every line whole: the user's file) and score them. */
 export async function rescoreFile(samples: readonly FinMcpSample[], file: string): Promise<{ summary: FinMcpSummary; missing: string[] }> {
   let text: string;
   try {
@@ -70,7 +70,7 @@ export async function rescoreFile(samples: readonly FinMcpSample[], file: string
   } catch (error) {
     throw new InputError(`${file}: cannot read the predictions (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
-  return scorePredictions(samples, parseJsonLines(FinMcpPrediction, text, file), file);
+  return scorePredictions(samples, parseJsonLines(FinMcpPrediction, text, file, { source: "user" }), file);
 }
 
 export interface RunFinMcpOptions {
@@ -116,9 +116,9 @@ export async function runFinMcp(options: RunFinMcpOptions): Promise<{ entries: F
   );
   // The summary covers this invocation's samples (a resumed run may have used more).
   const ids = new Set(options.samples.map((s) => s.id));
-  const recorded = readJsonLines(entriesFile, FinMcpPrediction).filter((p) => ids.has(p.id));
+  const recorded = readJsonLines(entriesFile, FinMcpPrediction, { source: "own" }).filter((p) => ids.has(p.id));
   const { summary } = scorePredictions(options.samples, recorded, entriesFile);
-  await writeFile(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  writeFileAtomically(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   const order = new Map(options.samples.map((s, i) => [s.id, i]));
   return { entries: entries.sort((a, b) => order.get(a.id)! - order.get(b.id)!), summary };
 }

@@ -126,7 +126,7 @@ export async function loadSamples(file: string): Promise<FinMcpSample[]> {
     }
     records = (array as unknown[]).map((value, index) => parseRecord(FinMcpSampleRecord, value, { file, record: index }));
   } else {
-    records = parseJsonLines(FinMcpSampleRecord, text, file);
+    records = parseJsonLines(FinMcpSampleRecord, text, file, { source: "user" });
   }
   const seen = new Set<string>();
   for (const record of records) {

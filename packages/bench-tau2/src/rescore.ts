@@ -41,11 +41,8 @@ export async function loadSimulations(file: string): Promise<SavedSimulation[]> 
     }
     return simulations.map((item, index) => parseRecord(SavedSimulation, item, { file, record: index }));
   }
-  return parseJsonLines(SavedSimulation, text, file, {
-    parse: parsePyJsonLine,
-    // A cut-short last line is an error, not dropped: a rescore must not quietly score fewer conversations than were saved.
-    onTornLine: (torn) => void parsePyJsonText(torn.text, file, torn.line),
-  });
+  // The user's file: a cut-short last line is an error, not dropped, so a rescore never quietly scores fewer conversations than were saved.
+  return parseJsonLines(SavedSimulation, text, file, { source: "user", parse: parsePyJsonLine });
 }
 
 export interface RescoreOptions {

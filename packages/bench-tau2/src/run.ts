@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, RecordError, type Policy, type SamplingParamsInput } from "@envace/protocol";
 import { jsonLoads, pyDumps } from "@envace/python-text";
-import { JsonLinesFile, readJsonLines } from "@envace/records";
+import { JsonLinesFile, readJsonLines, writeFileAtomically } from "@envace/records";
 import { z } from "zod";
 import { Tau2Environment } from "./environment.js";
 import { isSuccess, Tau2Evaluator, type NlAssertionJudge, type Tau2RewardInfo } from "./evaluate.js";
@@ -149,7 +149,7 @@ export async function runTau2(options: RunTau2Options): Promise<Tau2RunResult> {
   const taskIds = new Set(tasks.map((task) => task.id));
   const ordered = entries.filter((entry) => taskIds.has(entry.id)).sort((a, b) => order(tasks, a) - order(tasks, b) || a.trial - b.trial);
   const summary = summarize(ordered, { domain: name, agent: agentId, tasks: tasks.length, trials });
-  if (options.out !== undefined) writeFileSync(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  if (options.out !== undefined) writeFileAtomically(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   return { entries: ordered, summary };
 }
 
@@ -201,7 +201,7 @@ function prepareRunDir(out: string, config: { domain: string; agent: string; tri
       throw new InputError(`${out} holds a run of ${String(previous.agent)} on ${String(previous.domain)}; choose another --out to run ${config.agent} on ${config.domain}`);
     }
   }
-  writeFileSync(configFile, `${JSON.stringify({ ...config, started: new Date().toISOString() }, null, 2)}\n`);
+  writeFileAtomically(configFile, `${JSON.stringify({ ...config, started: new Date().toISOString() }, null, 2)}\n`);
   return {
     entries: JsonLinesFile.open(join(out, "entries.jsonl"), Tau2Entry),
     simulations: JsonLinesFile.open(join(out, "simulations.jsonl"), z.unknown(), { parse: jsonLoads, serialize: (line: string) => line }),
@@ -210,7 +210,7 @@ function prepareRunDir(out: string, config: { domain: string; agent: string; tri
 
 /** Read a run's `entries.jsonl`; a last line cut short by a crash is dropped with a warning. */
 export function readEntries(file: string): Tau2Entry[] {
-  return readJsonLines(file, Tau2Entry);
+  return readJsonLines(file, Tau2Entry, { source: "own" });
 }
 
 /** The entry of one scored (or unscorable) trial; `calls` are those made after the task's message history. */

@@ -42,7 +42,7 @@ describe.skipIf(data === undefined)("the telecom domain against upstream's confo
     await runTau2({ domain, guidelines: { plain: "", tools: "" }, participants: "oracle", out });
     // What a user reads: the run directory's entries.jsonl, not the objects in memory.
     const written = join(out, "entries.jsonl");
-    entries = new Map(parseJsonLines(Tau2Entry, readFileSync(written, "utf8"), written).map((entry) => [entry.id, entry]));
+    entries = new Map(parseJsonLines(Tau2Entry, readFileSync(written, "utf8"), written, { source: "own" }).map((entry) => [entry.id, entry]));
   });
 
   /** Expects every label's list to equal the oracle's entry's for its task; the number of items compared. */

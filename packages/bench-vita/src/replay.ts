@@ -35,7 +35,7 @@ export interface ReplayRequest {
 /** Read a calls file (JSON Lines); a bad line is named by its line number and field. */
 export async function readReplayFile(file: string): Promise<ReplayRequest[]> {
   const text = await readText(file);
-  parseJsonLines(ReplayLine, text, file);
+  parseJsonLines(ReplayLine, text, file, { source: "user" });
   const requests: ReplayRequest[] = [];
   text.split("\n").forEach((line, index) => {
     if (line.trim() === "") return;

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -54,6 +54,25 @@ describe("safetensors", () => {
 });
 
 describe("checkpoints", () => {
+  it("replace the previous one only when complete, and load it when a save died between its two renames", async () => {
+    const dir = join(scratch, "swap", "policy");
+    const first = await InProcessBackend.create(resumeConfig, { seed: 1 });
+    await first.saveCheckpoint(dir);
+    const firstWeights = (await loadCheckpoint(dir)).params.get("model.embed_tokens.weight")!;
+    const second = await InProcessBackend.create(resumeConfig, { seed: 2 });
+    await second.saveCheckpoint(dir);
+    const secondWeights = (await loadCheckpoint(dir)).params.get("model.embed_tokens.weight")!;
+    expect(Array.from(secondWeights)).not.toEqual(Array.from(firstWeights));
+    expect(await readdir(join(scratch, "swap"))).toEqual(["policy"]);
+    // The state a kill leaves after the old folder was moved aside and before the new one took the name.
+    await rename(dir, join(scratch, "swap", ".policy.old"));
+    expect(Array.from((await loadCheckpoint(dir)).params.get("model.embed_tokens.weight")!)).toEqual(Array.from(secondWeights));
+    // The next save puts the name back in order first, then replaces it.
+    await first.saveCheckpoint(dir);
+    expect(Array.from((await loadCheckpoint(dir)).params.get("model.embed_tokens.weight")!)).toEqual(Array.from(firstWeights));
+    expect(await readdir(join(scratch, "swap"))).toEqual(["policy"]);
+  });
+
   it("hold a Hugging Face LlamaForCausalLM config and weights with Hugging Face names and layout", async () => {
     const backend = await InProcessBackend.create(resumeConfig, { seed: 1 });
     const dir = join(scratch, "hf");

@@ -1,8 +1,8 @@
 import { CheckpointError } from "./errors.js";
-import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { parseRecord } from "@envace/protocol";
+import { readableDirectory, replaceDirectory } from "@envace/records";
 import { z } from "zod";
 import { fromHfConfig, toHfConfig, type TinyModelConfig } from "./config.js";
 import { checkParameters, parameterSpecs, type Parameters } from "./parameters.js";
@@ -48,17 +48,16 @@ function tensorsOf(config: TinyModelConfig, params: Parameters): Map<string, Nam
 }
 
 /**
- * Write a checkpoint to `dir` atomically: everything goes to a sibling temporary folder that is
- * renamed into place, so a process killed mid-save leaves the previous checkpoint (or none), never
- * a half-written one.
+ * Write a checkpoint to `dir` atomically: everything goes to a sibling temporary folder, which is
+ * fsynced and only then takes the name (the previous checkpoint is moved aside first and deleted
+ * after; see `replaceDirectory`), so a process killed mid-save leaves the previous checkpoint or
+ * the new one, never a half-written one; `loadCheckpoint` finds the previous one if the kill
+ * landed between the two renames.
  */
 export async function saveCheckpoint(dir: string, contents: CheckpointContents): Promise<void> {
   const { config, params, adam } = contents;
   checkParameters(config, new Map([...params].map(([name, data]) => [name, { data }])), "checkpoint parameters");
-  await mkdir(dirname(dir), { recursive: true });
-  const tmp = join(dirname(dir), `.${basename(dir)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
-  await mkdir(tmp);
-  try {
+  await replaceDirectory(dir, async (tmp) => {
     const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
     await writeFile(join(tmp, "config.json"), json(toHfConfig(config)));
     await writeFile(join(tmp, "model.safetensors"), encodeSafetensors(tensorsOf(config, params), { format: "pt" }));
@@ -81,15 +80,7 @@ export async function saveCheckpoint(dir: string, contents: CheckpointContents):
       await writeFile(join(tmp, "tokenizer.json"), json(contents.tokenizer.tokenizerJson));
       await writeFile(join(tmp, "tokenizer_config.json"), json(contents.tokenizer.tokenizerConfig));
     }
-    const old = join(dirname(dir), `.${basename(dir)}.old-${process.pid}-${randomBytes(4).toString("hex")}`);
-    const existed = await exists(dir);
-    if (existed) await rename(dir, old);
-    await rename(tmp, dir);
-    if (existed) await rm(old, { recursive: true, force: true });
-  } catch (error) {
-    await rm(tmp, { recursive: true, force: true });
-    throw error;
-  }
+  });
 }
 
 export interface LoadOptions {
@@ -98,7 +89,9 @@ export interface LoadOptions {
 }
 
 /** Read a checkpoint folder written by `saveCheckpoint` (or a Hugging Face folder, weights only). */
-export async function loadCheckpoint(dir: string, options: LoadOptions = {}): Promise<CheckpointContents> {
+export async function loadCheckpoint(saved: string, options: LoadOptions = {}): Promise<CheckpointContents> {
+  // A save killed between moving the previous checkpoint aside and renaming the new one in left it beside the name.
+  const dir = readableDirectory(saved);
   const configFile = join(dir, "config.json");
   const config = fromHfConfig(await readJson(configFile), { file: configFile });
   const modelFile = join(dir, "model.safetensors");

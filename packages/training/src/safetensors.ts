@@ -1,6 +1,7 @@
 import { InvariantError, LocatedError } from "@envace/errors";
 import { CheckpointError, TrainingInputError } from "./errors.js";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
+import { writeFileAtomically } from "@envace/records";
 import { z } from "zod";
 
 /**
@@ -115,9 +116,10 @@ export async function readSafetensors(path: string): Promise<Map<string, NamedTe
   return decodeSafetensors(bytes, path).tensors;
 }
 
-/** Write tensors as a float32 safetensors file (see `encodeSafetensors`). */
-export async function writeSafetensors(path: string, tensors: ReadonlyMap<string, NamedTensor>, metadata?: Record<string, string>): Promise<void> {
-  await writeFile(path, encodeSafetensors(tensors, metadata));
+/** Write tensors as a float32 safetensors file (see `encodeSafetensors`), atomically. */
+export function writeSafetensors(path: string, tensors: ReadonlyMap<string, NamedTensor>, metadata?: Record<string, string>): Promise<void> {
+  writeFileAtomically(path, encodeSafetensors(tensors, metadata));
+  return Promise.resolve();
 }
 
 function toFloat32(bytes: Uint8Array, at: number, size: number, dtype: string): Float32Array {

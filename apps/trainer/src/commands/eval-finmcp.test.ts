@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,6 +10,7 @@ import { captureConsole, itRefuses } from "../testing/console.js";
 const run = (argv: string[]): Promise<number> => envace(["eval", "finmcp", ...argv]);
 const fixtures = fileURLToPath(new URL("../../../../packages/bench-finmcp/src/testing/", import.meta.url));
 const samples = join(fixtures, "fixtures", "samples.jsonl");
+const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 describe("envace eval finmcp", { timeout: 120_000 }, () => {
   describe("explains what is missing (exit 2)", () => {
@@ -33,6 +34,23 @@ describe("envace eval finmcp", { timeout: 120_000 }, () => {
     expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8"))).toMatchObject({ samples: 5, dropped: 1, exactMatch: 0.2 });
     expect(await run(["--data", samples, "--predictions", join(fixtures, "fixtures", "predictions.jsonl"), "--out", out])).toBe(1);
     expect(io.err()).toContain(`${join(out, "summary.json")} exists already: choose another --out`);
+  });
+
+  it("refuses predictions with a malformed line, even the last one, naming file and line, and scores nothing", async () => {
+    const io = captureConsole();
+    const dir = mkdtempSync(join(tmpdir(), "finmcp-cli-"));
+    const predictions = join(dir, "predictions.jsonl");
+    // s1 right; s2 cut short but ending in a newline: not a torn append, a bad user line.
+    writeFileSync(predictions, '{"id": "s1", "predicted": ["get_stock_quote"]}\n{"id": "s2", "predicted": ["get_stock_quote"\n');
+    const out = join(dir, "scores");
+    expect(await run(["--data", samples, "--limit", "2", "--predictions", predictions, "--out", out])).toBe(1);
+    expect(io.err().split("\n")).toEqual([expect.stringMatching(new RegExp(`^envace eval finmcp: ${escape(predictions)}:2: not JSON \\(`))]);
+    expect(io.out()).toBe("");
+    expect(existsSync(out)).toBe(false);
+    // Without its final newline, the same line is refused too: the user's file is not an append the project made.
+    writeFileSync(predictions, '{"id": "s1", "predicted": ["get_stock_quote"]}\n{"id": "s2", "predicted": ["get_stock_quote"');
+    expect(await run(["--data", samples, "--limit", "2", "--predictions", predictions])).toBe(1);
+    expect(io.err()).toContain(`${predictions}:2: not JSON (`);
   });
 
   it("stops at a tool server that cannot start, naming it, and writes nothing", async () => {

@@ -1,11 +1,11 @@
 // `envace eval finmcp`: run a policy on FinMCP-Bench samples with their tools on an MCP server, or
 // score recorded predictions offline.
 import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { formatSummary, loadSamples, rescoreFile, runFinMcp, type FinMcpSummary } from "@envace/bench-finmcp";
 import { checkReach, listMcpTools, McpEnvironment, McpServerSpec } from "@envace/mcp";
 import { InputError } from "@envace/protocol";
+import { writeFileAtomically } from "@envace/records";
 import { parseRehearsalSetting, type RehearsalSetting } from "@envace/rehearsal";
 import { UsageError } from "../faults.js";
 import type { Logger } from "../log.js";
@@ -68,8 +68,7 @@ export async function run(options: EvalFinMcpOptions, log: Logger): Promise<void
     report(summary, `FinMCP-Bench, recorded predictions (${options.predictions})`);
     if (missing.length > 0) console.log(`\nno prediction for ${missing.length} sample(s), not scored: ${missing.slice(0, 10).join(", ")}${missing.length > 10 ? ", …" : ""}`);
     if (out !== undefined) {
-      await mkdir(out, { recursive: true });
-      await writeFile(join(out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+      writeFileAtomically(join(out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
       console.log(`\nsummary: ${join(out, "summary.json")}`);
     }
     return;

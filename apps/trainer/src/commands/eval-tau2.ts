@@ -1,6 +1,7 @@
 // `envace eval tau2`: run a policy (or the oracle) on a τ²-bench domain, or re-score saved runs.
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { writeFileAtomically } from "@envace/records";
 import {
   formatSummary,
   isSoloTask,
@@ -67,9 +68,8 @@ export async function run(options: EvalTau2Options, log: Logger): Promise<void> 
     console.log(formatSummary(result.summary));
     if (options.out !== undefined) {
       const out = resolve(options.out);
-      mkdirSync(out, { recursive: true });
-      writeFileSync(join(out, "rescored-entries.jsonl"), result.entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""));
-      writeFileSync(join(out, "rescored-summary.json"), `${JSON.stringify(result.summary, null, 2)}\n`);
+      writeFileAtomically(join(out, "rescored-entries.jsonl"), result.entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""));
+      writeFileAtomically(join(out, "rescored-summary.json"), `${JSON.stringify(result.summary, null, 2)}\n`);
       console.log(`\nentries: ${join(out, "rescored-entries.jsonl")}\nsummary: ${join(out, "rescored-summary.json")}`);
     }
     return;

@@ -42,6 +42,7 @@ export class MetricsLog {
 export function readMetrics(path: string): { records: MetricsRecord[]; torn: boolean } {
   let torn = false;
   const records = readJsonLines(path, MetricsRecord, {
+    source: "own",
     onTornLine: () => {
       torn = true;
     },

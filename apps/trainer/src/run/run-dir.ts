@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { recoverDirectory, replaceDirectory, writeFileAtomically } from "@envace/records";
 import { MetricsLog } from "./metrics-log.js";
 
 const STEP_DIR = /^step-(\d{6})$/;
@@ -39,8 +40,9 @@ export class RunDirectory {
         throw new Error(`${path} holds a run with a different config (${configPath}); use a new --out directory or the same config to resume`);
       }
     } else {
-      writeFileSync(configPath, text);
+      writeFileAtomically(configPath, text);
     }
+    recoverCheckpoints(join(path, "checkpoints"));
     return new RunDirectory(path, latestStep(join(path, "checkpoints")));
   }
 
@@ -57,18 +59,16 @@ export class RunDirectory {
   }
 
   /**
-   * Write a checkpoint atomically: `write` fills a temporary folder, which is then renamed into
-   * place with a `complete` marker, so a kill at any moment leaves the previous one intact.
+   * Write a checkpoint atomically: `write` fills a temporary folder, which gets a `complete`
+   * marker, is fsynced and only then takes the name (see `replaceDirectory`), so a kill at any
+   * moment leaves the previous checkpoint, or the new one, whole.
    */
   async saveCheckpoint(name: string, write: (dir: string) => Promise<void>): Promise<string> {
     const final = this.checkpointPath(name);
-    const temporary = `${final}.partial`;
-    rmSync(temporary, { recursive: true, force: true });
-    mkdirSync(temporary, { recursive: true });
-    await write(temporary);
-    writeFileSync(join(temporary, "complete"), `${new Date().toISOString()}\n`);
-    rmSync(final, { recursive: true, force: true });
-    renameSync(temporary, final);
+    await replaceDirectory(final, async (temporary) => {
+      await write(temporary);
+      writeFileSync(join(temporary, "complete"), `${new Date().toISOString()}\n`);
+    });
     return final;
   }
 
@@ -92,6 +92,14 @@ function stepCheckpoints(dir: string): number[] {
     .filter((m): m is RegExpExecArray => m !== null && existsSync(join(dir, m[0], "complete")))
     .map((m) => Number(m[1]))
     .sort((a, b) => a - b);
+}
+
+/** Finish the checkpoint swaps a crash cut off (a `.<name>.old` beside or instead of its checkpoint). */
+function recoverCheckpoints(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const swapped = /^\.(.+)\.(?:old|partial)$/.exec(name);
+    if (swapped !== null) recoverDirectory(join(dir, swapped[1]!));
+  }
 }
 
 function latestStep(dir: string): number {

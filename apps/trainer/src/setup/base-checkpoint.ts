@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { InputError, parseRecord } from "@envace/protocol";
+import { writeFileAtomically } from "@envace/records";
 import type { TinyModelConfig } from "../config/schema.js";
 
 /**
@@ -97,6 +98,7 @@ export function exportBase(checkpointDir: string, outDir: string, build: Omit<Ba
     files[name] = sha256(join(outDir, name));
   }
   const manifest: BaseManifest = { format: 1, ...build, files };
-  writeFileSync(join(outDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  // Written last and whole: a folder with a manifest holds every file it lists.
+  writeFileAtomically(join(outDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }

@@ -27,7 +27,7 @@ export function callText(call: DecodedCall): string {
 const PyRecord = z.instanceof(PyHashDict);
 
 function jsonLines(file: string): PyHashDict[] {
-  return readJsonLines(file, PyRecord, { parse: parsePyJson });
+  return readJsonLines(file, PyRecord, { source: "user", parse: parsePyJson });
 }
 
 /** Every perturbation case of the Python AST categories, with upstream's verdict. */

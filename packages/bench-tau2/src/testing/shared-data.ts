@@ -30,7 +30,7 @@ export function sharedDataOrSkip(what: string): string | undefined {
 /** Upstream's conformance labels of a domain (`tau2-labels/<domain>.jsonl`); a missing file is an error, not no labels. */
 export function readLabels<S extends z.ZodType>(data: string, domain: string, schema: S): z.output<S>[] {
   const file = join(data, "tau2-labels", `${domain}.jsonl`);
-  return parseJsonLines(schema, readFileSync(file, "utf8"), file);
+  return parseJsonLines(schema, readFileSync(file, "utf8"), file, { source: "user" });
 }
 
 /** One line of `tau2-labels/<retail|mock>.jsonl`: upstream's answer to each gold action, and its database hashes. */

@@ -57,7 +57,7 @@ export class JudgeCallLog {
   /** Read a call log back (for reports); `skipped` counts a last line cut short by a crash (0 or 1). */
   static read(path: string): Promise<{ records: JudgeCallRecord[]; skipped: number }> {
     const torn: TornLine[] = [];
-    const records = readJsonLines(path, JudgeCallRecord, { onTornLine: (line) => torn.push(line) });
+    const records = readJsonLines(path, JudgeCallRecord, { source: "own", onTornLine: (line) => torn.push(line) });
     return Promise.resolve({ records, skipped: torn.length });
   }
 }
