@@ -4,7 +4,7 @@ import { connect } from "node:net";
  * Send one request exactly as written (method, target and headers unchanged) on a raw socket and
  * return the status of the reply: what `fetch` would normalize away, a server sees as sent.
  */
-export function rawRequest(port: number, method: string, target: string, headers: Record<string, string> = {}, body = ""): Promise<{ status: number; text: string }> {
+export function rawRequest(port: number, method: string, target: string, headers: Record<string, string> = {}, body: string | Uint8Array = ""): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];
@@ -19,6 +19,8 @@ export function rawRequest(port: number, method: string, target: string, headers
     });
     const lines = [`${method} ${target} HTTP/1.1`, "Host: 127.0.0.1", "Connection: close", `Content-Length: ${Buffer.byteLength(body)}`];
     for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
-    socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`);
+    // No half-close: a server may drop a request whose client has ended its side before the reply.
+    socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+    socket.write(body);
   });
 }
