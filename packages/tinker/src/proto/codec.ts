@@ -1,6 +1,9 @@
 import { WireEncodingError } from "../errors.js";
 import type { ForwardBackwardOutput, SampleResponse, TensorData, WireDatum } from "../wire.js";
+import { readFloat32s, readInt32s, readInt64s, writeForwardBackwardRequest } from "./packed.js";
 import { DType, messageType, StopReason } from "./schema.js";
+
+export { readFloat32s, readInt32s } from "./packed.js";
 
 /**
  * Conversions between the protobuf wire (SDK ≥ 0.25) and the JSON shapes of `wire.ts`, so the
@@ -10,41 +13,32 @@ import { DType, messageType, StopReason } from "./schema.js";
 
 type Message = Record<string, unknown>;
 
+function float32Bytes(values: readonly number[]): Uint8Array {
+  const out = new Uint8Array(values.length * 4);
+  const v = new DataView(out.buffer);
+  values.forEach((x, i) => v.setFloat32(i * 4, x, true));
+  return out;
+}
+
 function int32Bytes(values: readonly number[]): Uint8Array {
-  const out = Buffer.alloc(values.length * 4);
-  values.forEach((v, i) => out.writeInt32LE(v, i * 4));
+  const out = new Uint8Array(values.length * 4);
+  const v = new DataView(out.buffer);
+  values.forEach((x, i) => v.setInt32(i * 4, x, true));
   return out;
 }
 
 function int64Bytes(values: readonly number[]): Uint8Array {
-  const out = Buffer.alloc(values.length * 8);
-  values.forEach((v, i) => out.writeBigInt64LE(BigInt(Math.trunc(v)), i * 8));
-  return out;
-}
-
-function float32Bytes(values: readonly number[]): Uint8Array {
-  const out = Buffer.alloc(values.length * 4);
-  values.forEach((v, i) => out.writeFloatLE(v, i * 4));
+  const out = new Uint8Array(values.length * 8);
+  const v = new DataView(out.buffer);
+  values.forEach((x, i) => {
+    v.setUint32(i * 8, x >>> 0, true);
+    v.setInt32(i * 8 + 4, Math.floor(x / 4294967296), true);
+  });
   return out;
 }
 
 function view(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-export function readInt32s(bytes: Uint8Array): number[] {
-  const buf = view(bytes);
-  return Array.from({ length: Math.floor(buf.length / 4) }, (_, i) => buf.readInt32LE(i * 4));
-}
-
-export function readFloat32s(bytes: Uint8Array): number[] {
-  const buf = view(bytes);
-  return Array.from({ length: Math.floor(buf.length / 4) }, (_, i) => buf.readFloatLE(i * 4));
-}
-
-function readInt64s(bytes: Uint8Array): number[] {
-  const buf = view(bytes);
-  return Array.from({ length: Math.floor(buf.length / 8) }, (_, i) => Number(buf.readBigInt64LE(i * 8)));
 }
 
 /** bfloat16 is the upper half of a float32. */
@@ -73,24 +67,6 @@ function readTensor(bytes: Uint8Array, dtype: number): { data: number[]; dtype: 
   }
 }
 
-function tensorToProto(td: TensorData): Message {
-  const dtype = td.dtype ?? (td.data.every(Number.isInteger) ? "int64" : "float32");
-  const encode = dtype === "int64" ? int64Bytes : float32Bytes;
-  const msg: Message = {};
-  if (td.sparse_crow_indices !== undefined && td.sparse_col_indices !== undefined) {
-    msg.sparse_csr = {
-      values: encode(td.data),
-      crow_indices: int64Bytes(td.sparse_crow_indices),
-      col_indices: int64Bytes(td.sparse_col_indices),
-    };
-  } else {
-    msg.dense = encode(td.data);
-  }
-  msg.dtype = dtype === "int64" ? DType.INT64 : DType.FLOAT32;
-  if (td.shape !== undefined && td.shape.length > 0) msg.shape = td.shape;
-  return msg;
-}
-
 /** The body of a `forward_backward` request as the SDK 0.25 sends it. */
 export interface ForwardBackwardBody {
   model_id: string;
@@ -102,21 +78,7 @@ export interface ForwardBackwardBody {
 }
 
 export function encodeForwardBackwardRequest(body: ForwardBackwardBody): Uint8Array {
-  const msg: Message = {};
-  if (body.model_id) msg.model_id = body.model_id;
-  if (body.seq_id) msg.seq_id = body.seq_id;
-  msg.data = body.data.map((datum) => ({
-    model_input: datum.model_input.chunks.map((chunk) => {
-      if (chunk.type !== "encoded_text") throw new WireEncodingError(`chunk type "${chunk.type}" has no protobuf encoding here`);
-      return { encoded_text: chunk.tokens.length > 0 ? { tokens: int32Bytes(chunk.tokens) } : {} };
-    }),
-    loss_fn_inputs: Object.fromEntries(Object.entries(datum.loss_fn_inputs).map(([name, td]) => [name, tensorToProto(td)])),
-  }));
-  if (body.loss_fn) msg.loss_fn = body.loss_fn;
-  if (body.loss_fn_config && Object.keys(body.loss_fn_config).length > 0) msg.loss_fn_config = body.loss_fn_config;
-  if (body.forward_only) msg.forward_only = true;
-  const type = messageType("ForwardBackwardRequest");
-  return type.encode(type.fromObject(msg)).finish();
+  return writeForwardBackwardRequest(body);
 }
 
 interface DecodedTensor {
