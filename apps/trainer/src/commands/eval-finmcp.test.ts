@@ -51,6 +51,11 @@ describe("envace eval finmcp", { timeout: 120_000 }, () => {
     writeFileSync(predictions, '{"id": "s1", "predicted": ["get_stock_quote"]}\n{"id": "s2", "predicted": ["get_stock_quote"');
     expect(await run(["--data", samples, "--limit", "2", "--predictions", predictions])).toBe(1);
     expect(io.err()).toContain(`${predictions}:2: not JSON (`);
+    // JSON of the wrong shape names the field.
+    writeFileSync(predictions, '{"id": "s1", "predicted": ["get_stock_quote"]}\n{"id": "s2", "predicted": "get_stock_quote"}\n');
+    expect(await run(["--data", samples, "--limit", "2", "--predictions", predictions])).toBe(1);
+    expect(io.err()).toContain(`${predictions}:2: predicted: `);
+    expect(io.out()).toBe("");
   });
 
   it("stops at a tool server that cannot start, naming it, and writes nothing", async () => {
