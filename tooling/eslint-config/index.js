@@ -1,5 +1,6 @@
 // One preset for the whole repository: strict type-checked rules, tuned where they fight zod or tests.
 import js from "@eslint/js";
+import regexp from "eslint-plugin-regexp";
 import tseslint from "typescript-eslint";
 
 export function envaceConfig(rootDir) {
@@ -8,6 +9,15 @@ export function envaceConfig(rootDir) {
     js.configs.recommended,
     ...tseslint.configs.strictTypeChecked,
     ...tseslint.configs.stylisticTypeChecked,
+    {
+      // Patterns meet model output, judge replies, tool results and user files: a nested or
+      // overlapping quantifier that backtracks super-linearly lets one input block a run.
+      plugins: { regexp },
+      rules: {
+        "regexp/no-super-linear-backtracking": "error",
+        "regexp/no-super-linear-move": "error",
+      },
+    },
     {
       languageOptions: {
         parserOptions: {
@@ -30,6 +40,9 @@ export function envaceConfig(rootDir) {
       rules: {
         "@typescript-eslint/no-floating-promises": "off",
         "@typescript-eslint/unbound-method": "off",
+        // A test's patterns read this project's own output, never text from outside.
+        "regexp/no-super-linear-backtracking": "off",
+        "regexp/no-super-linear-move": "off",
       },
     },
   );

@@ -202,7 +202,10 @@ export function toStr(x: Mpf, dps: number): string {
     }
     exponent = 0;
   }
-  digits = `${digits.slice(0, split)}.${digits.slice(split)}`.replace(/0+$/, "");
+  digits = `${digits.slice(0, split)}.${digits.slice(split)}`;
+  let end = digits.length;
+  while (digits[end - 1] === "0") end--;
+  digits = digits.slice(0, end);
   if (digits.endsWith(".")) digits += "0";
   const sign = x.negative ? "-" : "";
   if (exponent === 0) return sign + digits;

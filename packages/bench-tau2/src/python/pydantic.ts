@@ -119,7 +119,7 @@ function validateInt(input: PyValue, fail: (kind: string, msg: string) => PyValu
   if (typeof input === "string") {
     const text = input.trim().replaceAll(/(?<=\d)_(?=\d)/g, "");
     if (/^[-+]?\d+$/.test(text)) return BigInt(text);
-    const number = /^[-+]?(\d+\.?\d*|\.\d+)$/.test(text) ? Number(text) : NaN;
+    const number = /^[-+]?(\d+(\.\d*)?|\.\d+)$/.test(text) ? Number(text) : NaN;
     if (Number.isInteger(number)) return BigInt(number);
     return fail("int_parsing", "Input should be a valid integer, unable to parse string as an integer");
   }
@@ -132,7 +132,7 @@ function validateFloat(input: PyValue, fail: (kind: string, msg: string) => PyVa
   if (typeof input === "boolean") return input ? 1 : 0;
   if (typeof input === "string") {
     const text = input.trim().replaceAll(/(?<=\d)_(?=\d)/g, "").toLowerCase();
-    if (/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/.test(text)) return Number(text);
+    if (/^[-+]?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?$/.test(text)) return Number(text);
     if (/^[-+]?(inf|infinity)$/.test(text)) return text.startsWith("-") ? -Infinity : Infinity;
     if (/^[-+]?nan$/.test(text)) return NaN;
     return fail("float_parsing", "Input should be a valid number, unable to parse string as a number");

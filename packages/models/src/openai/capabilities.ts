@@ -90,6 +90,7 @@ export interface DetectedServer {
  * of the probes is `unknown`.
  */
 export async function detectServer(baseURL: string, options: HttpSettings): Promise<DetectedServer> {
+  // eslint-disable-next-line regexp/no-super-linear-move -- a configured URL, short and trusted
   const base = baseURL.replace(/\/+$/, "");
   const origin = base.replace(/\/v1$/, "");
   let models: string[] = [];

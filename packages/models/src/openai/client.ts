@@ -39,6 +39,7 @@ export class ServerConnection {
 
   constructor(options: ServerConnectionOptions) {
     this.#options = options;
+    // eslint-disable-next-line regexp/no-super-linear-move -- a configured URL, short and trusted
     this.baseURL = options.baseURL.replace(/\/+$/, "");
     this.timeoutMs = options.timeoutMs ?? 600_000;
     this.retry = { ...defaultRetryOptions, ...options.retry };

@@ -76,7 +76,7 @@ function toMpf(value: PyObject, prec: number): Mpf {
     return exact(n, d);
   }
   if (typeof value === "string") {
-    const match = /^\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/.exec(value);
+    const match = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(value.trim());
     if (match && (match[2] || match[3])) {
       const digits = BigInt(`${match[2] ?? ""}${match[3] ?? ""}` || "0");
       const scale = Number(match[4] ?? 0) - (match[3]?.length ?? 0);
