@@ -1,3 +1,4 @@
+import { connect, type Socket } from "node:net";
 import { ScriptedPolicy } from "@envace/trajectory";
 import { reply } from "@envace/scripted-server";
 import OpenAI from "openai";
@@ -72,17 +73,41 @@ describe("operating the server", () => {
     expect(metrics).toContain('envace_server_upstream_errors_total{kind="timeout"} 1');
   });
 
-  it("shuts down gracefully: requests in flight finish, new ones are refused", async () => {
+  it("shuts down gracefully: idle and silent connections close, requests in flight finish with connection: close, new connections are refused", async () => {
     harness = await startHarness({ script: () => reply.delay(300, reply.text("finished")) });
-    const inFlight = harness.client.chat.completions.create({ model: MODEL, messages: user });
+    const port = harness.server.port;
+    const open = (): { socket: Socket; received: () => string; closed: Promise<string> } => {
+      const socket = connect({ host: "127.0.0.1", port });
+      const chunks: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+      socket.on("error", () => undefined);
+      const received = (): string => Buffer.concat(chunks).toString();
+      return { socket, received, closed: new Promise((resolve) => socket.on("close", () => resolve(received()))) };
+    };
+    // A keep-alive connection that has been answered once and is idle now.
+    const idle = open();
+    idle.socket.write("GET /health HTTP/1.1\r\nhost: x\r\n\r\n");
+    await waitFor(() => idle.received().endsWith("}"));
+    // A request in flight, and a connection that never sends one.
+    const body = JSON.stringify({ model: MODEL, messages: user });
+    const busy = open();
+    busy.socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+    const silent = open();
     await waitFor(() => harness!.server.app.slots.active === 1);
+    const answered = idle.received();
     const closed = harness.server.close();
-    const refused = await fetch(`${harness.server.url}/health`).then(
-      (response) => response.status,
-      () => "refused",
-    );
-    expect([503, "refused"]).toContain(refused);
-    expect((await inFlight).choices[0]!.message.content).toBe("finished");
+    // The idle and the silent connection close at once, with nothing more sent on them.
+    const started = Date.now();
+    expect(await idle.closed).toBe(answered);
+    expect(await silent.closed).toBe("");
+    expect(Date.now() - started).toBeLessThan(250);
+    // The request in flight finishes, and tells its client not to reuse the connection.
+    const finished = await busy.closed;
+    expect(finished).toMatch(/^HTTP\/1\.1 200 /);
+    expect(finished.toLowerCase()).toContain("\r\nconnection: close\r\n");
+    expect(finished).toContain('"content":"finished"');
     await closed;
+    // Once closed, nothing is accepted.
+    await expect(fetch(`${harness.server.url}/health`)).rejects.toThrow();
   });
 });

@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { basename, dirname, join } from "node:path";
 import { parseModelSpec, policyFromSpec, type ModelSpec } from "@envace/models";
 import { InputError, type Policy, type Tokenizer } from "@envace/protocol";
@@ -71,6 +73,21 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   if (tokens.length === 0 && !isLoopback(config.host)) throw new ServeError(`refusing to listen on ${config.host} without a bearer token: ${NO_TOKEN}`);
   const app = buildApp({ policy: options.policy, tokenizer: options.tokenizer, model: options.model, config, tokens, logger: options.logger, ready: options.ready });
   options.prepare?.(app);
+  // Connections and the responses each has open, for a shutdown that closes every connection
+  // without a request in progress: idle keep-alive ones, and those that never sent a request
+  // (which Node's closeIdleConnections leaves open until the grace period ends).
+  const connections = new Map<Socket, number>();
+  app.fastify.server.on("connection", (socket: Socket) => {
+    connections.set(socket, 0);
+    socket.once("close", () => connections.delete(socket));
+  });
+  app.fastify.server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    connections.set(socket, (connections.get(socket) ?? 0) + 1);
+    res.once("close", () => {
+      if (connections.has(socket)) connections.set(socket, connections.get(socket)! - 1);
+    });
+  });
   try {
     await app.fastify.listen({ host: config.host, port: config.port });
   } catch (error) {
@@ -89,9 +106,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       }, config.shutdown_grace_s * 1000);
       // A keep-alive connection turns idle once its request is answered; close it then, rather
       // than after the keep-alive timeout.
-      const idle = setInterval(() => {
-        app.fastify.server.closeIdleConnections();
-      }, 50);
+      const closeIdle = (): void => {
+        for (const [socket, open] of connections) if (open === 0) socket.destroy();
+      };
+      closeIdle();
+      const idle = setInterval(closeIdle, 50);
       try {
         await app.fastify.close();
       } finally {
