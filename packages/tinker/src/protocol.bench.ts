@@ -1,10 +1,14 @@
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import type { Sampler } from "@envace/protocol";
 import { defaultAdamParams, InProcessBackend, type Datum, type ForwardBackwardResult, type TrainingBackend } from "@envace/training";
 import { defaultPolicyLossConfig } from "@envace/grpo";
 import { TinkerService } from "./client.js";
 import { toWireDatum } from "./datum.js";
 import { decodeForwardBackwardRequest, encodeForwardBackwardRequest } from "./proto/codec.js";
+import { referenceDecodeForwardBackwardRequest, referenceEncodeForwardBackwardRequest } from "./proto/reference.js";
 import { startTinkerServer } from "./server/server.js";
 
 // What the protocol costs: one GRPO training step (forward_backward + optim_step) called directly
@@ -70,7 +74,7 @@ async function compare(label: string, make: () => Promise<TrainingBackend>, voca
     const remote: number[] = [];
     for (let round = 0; round < 2; round++) {
       direct.push(await perStep(await make(), data));
-      remote.push(await perStep(await service.createTrainingClient({ baseModel: "bench" }), data));
+      remote.push(await perStep(await service.createTrainingClient({ baseModel: "bench", calibrateReduction: false }), data));
     }
     const d = Math.min(...direct);
     const r = Math.min(...remote);
@@ -102,7 +106,72 @@ function wireCost(): void {
   );
 }
 
+/**
+ * The paper's batch: 16 tasks × 4 rollouts of 20 480 tokens (1.3 M tokens) in one importance-sampling
+ * forward_backward, side by side: JSON (the SDK ≤ 0.24 wire), protobuf through protobufjs's generic
+ * writer (this package before the packed writer), protobuf as written now, and — where
+ * TINKER_SDK_PYTHON names an interpreter with the `tinker` package — the Python SDK's own request
+ * building for the same datums. Each time is the best of 3 (the machine is shared).
+ */
+function scaleWireCost(): void {
+  const rows = 64;
+  const length = 20_480;
+  const vocab = 151_936;
+  const data = Array.from({ length: rows }, (_, r) => {
+    const prompt = length / 4;
+    const at = (t: number) => (t < prompt ? 0 : 1);
+    return {
+      tokens: Array.from({ length }, (_, t) => (r * 31 + t * 7) % vocab),
+      targets: Array.from({ length }, (_, t) => (r * 31 + (t + 1) * 7) % vocab),
+      logprobs: Array.from({ length }, (_, t) => (at(t) ? -(((r * 1000003 + t * 7919) % 100000) / 20000) : 0)),
+      advantages: Array.from({ length }, (_, t) => at(t) * (r % 2 ? 0.5 : -0.5)),
+    };
+  });
+  const best = <T>(run: () => T): [T, number] => {
+    let out: T | undefined;
+    let fastest = Infinity;
+    for (let i = 0; i < 3; i++) {
+      const start = performance.now();
+      out = run();
+      fastest = Math.min(fastest, performance.now() - start);
+    }
+    return [out!, fastest];
+  };
+  const [wire, wireMs] = best(() => data.map((d) => toWireDatum(d.tokens, { target_tokens: d.targets, logprobs: d.logprobs, advantages: d.advantages })));
+  const body = { model_id: "bench", seq_id: 1, data: wire, loss_fn: "importance_sampling" };
+  const [json, jsonEncode] = best(() => JSON.stringify({ model_id: "bench", seq_id: 1, forward_backward_input: { data: wire, loss_fn: "importance_sampling" }, type: "forward_backward" }));
+  const [, jsonDecode] = best(() => JSON.parse(json) as unknown);
+  const [before, beforeEncode] = best(() => referenceEncodeForwardBackwardRequest(body));
+  const [, beforeDecode] = best(() => referenceDecodeForwardBackwardRequest(before));
+  const [after, afterEncode] = best(() => encodeForwardBackwardRequest(body));
+  const [, afterDecode] = best(() => decodeForwardBackwardRequest(after));
+  const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+  const json_ = jsonEncode + jsonDecode;
+  const row = (label: string, size: number, encode: number, decode: number) =>
+    console.log(
+      `  ${label.padEnd(34)} ${mb(size).padStart(9)}  encode ${encode.toFixed(0).padStart(5)} ms  decode ${decode.toFixed(0).padStart(5)} ms  ` +
+        `both ${(encode + decode).toFixed(0).padStart(5)} ms  (JSON / this: ${(json_ / (encode + decode)).toFixed(1)}×)`,
+    );
+  console.log(`forward_backward of ${rows} datums × ${length} tokens (${((rows * length) / 1e6).toFixed(2)} M tokens); building the wire datums: ${wireMs.toFixed(0)} ms`);
+  row("JSON (SDK ≤ 0.24 wire)", Buffer.byteLength(json), jsonEncode, jsonDecode);
+  row("protobuf, protobufjs writer (before)", before.length, beforeEncode, beforeDecode);
+  row("protobuf, packed writer (now)", after.length, afterEncode, afterDecode);
+  const python = process.env.TINKER_SDK_PYTHON;
+  const script = fileURLToPath(new URL("../bench/sdk_request_build.py", import.meta.url));
+  if (!python || !existsSync(python)) {
+    console.log("  Python SDK: not measured (set TINKER_SDK_PYTHON to an interpreter with the tinker package)");
+    return;
+  }
+  const sdk = JSON.parse(execFileSync(python, [script, String(rows), String(length), String(vocab)], { encoding: "utf8", maxBuffer: 1 << 20 })) as Record<string, number>;
+  console.log(
+    `  Python SDK ${execFileSync(python, ["-c", "import tinker; print(tinker.__version__)"], { encoding: "utf8" }).trim()}: Datum objects from lists ${sdk.datums_ms!.toFixed(0)} ms; ` +
+      `request to protobuf bytes ${sdk.build_ms!.toFixed(0)} ms (${mb(sdk.bytes!)}); zstd (level 3, as the SDK compresses) ${sdk.zstd_ms!.toFixed(0)} ms to ${mb(sdk.zstd_bytes!)}`,
+  );
+  console.log(`  packed writer encode + decode against the SDK's request building: ${(sdk.build_ms! / (afterEncode + afterDecode)).toFixed(2)}× (above 1: faster)`);
+}
+
 wireCost();
+scaleWireCost();
 const bytes = JSON.stringify(batch(256)).length;
 console.log(`GRPO step (forward_backward + optim_step) on ${ROWS} rows × ${LENGTH} tokens (about ${(bytes / 1024).toFixed(0)} KiB of datums as JSON), mean of ${STEPS} steps after ${WARMUP} warm-up steps`);
 await compare("no-work backend (protocol only)", () => Promise.resolve(new NoWorkBackend()), 256);
