@@ -87,8 +87,13 @@ describe("error bodies", () => {
     // The upstream gone: the connection is refused.
     await upstream!.close();
     upstream = undefined;
-    const refused = await client.chat.completions.create({ model: MODEL, messages: user }).catch((error: unknown) => error as InstanceType<typeof OpenAI.APIError>);
-    answers.push({ status: refused.status ?? 0, body: JSON.stringify(refused.error) });
+    const refused: unknown = await client.chat.completions.create({ model: MODEL, messages: user }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(OpenAI.APIError);
+    const { status, error } = refused as InstanceType<typeof OpenAI.APIError>;
+    answers.push({ status: status ?? 0, body: JSON.stringify(error) });
     expect(answers.map((a) => a.status)).toEqual([502, 504, 502, 502]);
     expect(answers.map((a) => (JSON.parse(a.body) as { error?: { code: string } }).error?.code ?? (JSON.parse(a.body) as { code: string }).code)).toEqual(["upstream_error", "upstream_timeout", "upstream_error", "upstream_error"]);
     for (const { body } of answers) {
