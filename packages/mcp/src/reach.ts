@@ -39,12 +39,19 @@ export function reachFetch(url: string, allowRemote: boolean, resolve: Resolver 
       (addresses) => {
         const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
         const outside = allowRemote ? undefined : addresses.find((a) => !isLoopbackAddress(a.address));
-        if (outside !== undefined) return callback(refuse(outside.address) as NodeJS.ErrnoException, "", 0);
-        if (wanted.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "", 0);
-        if (options.all === true) return (callback as unknown as (error: null, all: ResolvedAddress[]) => void)(null, wanted);
-        return callback(null, wanted[0]!.address, wanted[0]!.family);
+        if (outside !== undefined) {
+          callback(refuse(outside.address), "", 0);
+        } else if (wanted.length === 0) {
+          callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "", 0);
+        } else if (options.all === true) {
+          (callback as unknown as (error: null, all: ResolvedAddress[]) => void)(null, wanted);
+        } else {
+          callback(null, wanted[0]!.address, wanted[0]!.family);
+        }
       },
-      (error: unknown) => callback(error as NodeJS.ErrnoException, "", 0),
+      (error: unknown) => {
+        callback(error as NodeJS.ErrnoException, "", 0);
+      },
     );
   };
   const connector = buildConnector({ lookup });
@@ -52,11 +59,14 @@ export function reachFetch(url: string, allowRemote: boolean, resolve: Resolver 
     connect: (options, callback) => {
       // An address written as such is never looked up: check it here.
       const host = options.hostname.replace(/^\[|\]$/g, "");
-      if (!allowRemote && isIP(host) !== 0 && !isLoopbackAddress(host)) return callback(refuse(host), null);
-      return connector(options, callback);
+      if (!allowRemote && isIP(host) !== 0 && !isLoopbackAddress(host)) {
+        callback(refuse(host), null);
+        return;
+      }
+      connector(options, callback);
     },
   });
   const fetchThrough = ((input: string | URL, init?: RequestInit) =>
-    undiciFetch(input, { ...(init as object), dispatcher: agent } as Parameters<typeof undiciFetch>[1])) as unknown as typeof fetch;
+    undiciFetch(input, { ...init, dispatcher: agent } as Parameters<typeof undiciFetch>[1])) as unknown as typeof fetch;
   return { fetch: fetchThrough, refused: () => refusal, close: () => agent.close() };
 }

@@ -6,6 +6,8 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const mode = process.env.MCP_TEST_LISTING ?? "endless";
+// The low-level server: the high-level one cannot answer a listing of its own making.
+// eslint-disable-next-line @typescript-eslint/no-deprecated
 const server = new Server({ name: "envace-listing-test", version: "1.0.0" }, { capabilities: { tools: {} } });
 const tool = (name: string) => ({ name, description: "A tool of a listing that never ends.", inputSchema: { type: "object" as const, properties: {} } });
 

@@ -18,7 +18,6 @@ export interface AssistantParts {
 
 const THINK_OPEN = "<think>";
 const THINK_CLOSE = "</think>";
-const TOOL_CALL_BLOCK = /<tool_call>([\s\S]*?)<\/tool_call>/g;
 
 /**
  * Split an assistant message. Thinking is `reasoning_content` plus any `<think>…</think>` in the
@@ -30,16 +29,33 @@ export function splitAssistant(message: AssistantMessage): AssistantParts {
   const { thinking, visible } = splitThinking(message.content ?? "");
   const reasoning = joinParts(message.reasoning_content ?? "", thinking);
   const inlineCalls: VisibleToolCall[] = [];
-  const reply = visible.replace(TOOL_CALL_BLOCK, (_block, body: string) => {
-    inlineCalls.push(parseInlineCall(body));
-    return "";
-  });
+  const reply = withoutBlocks(visible, (body) => inlineCalls.push(parseInlineCall(body)));
   const native = message.tool_calls ?? [];
   return {
     thinking: reasoning,
     reply: reply.trim(),
     toolCalls: native.length > 0 ? native.map(fromWire) : inlineCalls,
   };
+}
+
+/**
+ * `text` without its `<tool_call>…</tool_call>` blocks, each body handed to `take` in order, as
+ * `/<tool_call>([\s\S]*?)<\/tool_call>/g` would remove them but in one pass: an unclosed block
+ * and everything after it stay (that pattern rescanned the rest from every later opening).
+ */
+function withoutBlocks(text: string, take: (body: string) => void): string {
+  const open = "<tool_call>";
+  const close = "</tool_call>";
+  let kept = "";
+  let at = 0;
+  for (;;) {
+    const start = text.indexOf(open, at);
+    const end = start === -1 ? -1 : text.indexOf(close, start + open.length);
+    if (end === -1) return kept + text.slice(at);
+    take(text.slice(start + open.length, end));
+    kept += text.slice(at, start);
+    at = end + close.length;
+  }
 }
 
 function splitThinking(content: string, atStart = true): { thinking: string; visible: string } {
