@@ -23,6 +23,11 @@ export const Generation = z
     outputTokens: z.array(z.number().int().nonnegative()),
     logprobs: z.array(z.number()).nullable(),
     finishReason: FinishReason,
+    /**
+     * Token counts as the model server reported them (its `usage`), where it returned no token
+     * ids. Several choices of one request carry the same counts: the request's.
+     */
+    usage: z.object({ promptTokens: z.number().int().nonnegative(), completionTokens: z.number().int().nonnegative() }).optional(),
   })
   .refine((g) => g.logprobs === null || g.logprobs.length === g.outputTokens.length, {
     error: "logprobs must have one entry per output token",

@@ -1,7 +1,7 @@
 import { parseReply } from "@envace/http";
 import { readGenerateRequest, type GenerateRequest, type GenerateRequestInput, type Generation } from "@envace/protocol";
 import { trainingGaps, type ServerCapabilities } from "./capabilities.js";
-import { streamChat, type GenerationDelta, type StreamingPolicy } from "./chat-stream.js";
+import { streamChat, type DeltaListener, type StreamingPolicy } from "./chat-stream.js";
 import { ServerConnection, type ServerConnectionOptions } from "./client.js";
 import { TokenDataUnavailableError } from "./errors.js";
 import { ChatResponse, chatChoiceToGeneration, chatRequestBody, missingTokenData, type TokenDataMode } from "./wire.js";
@@ -72,7 +72,7 @@ export class OpenAIChatPolicy implements StreamingPolicy {
   }
 
   /** One generation handed over as it is produced (`stream: true`); see `StreamingPolicy`. */
-  generateStream(request: GenerateRequest | GenerateRequestInput, onDelta: (delta: GenerationDelta) => void, signal?: AbortSignal): Promise<Generation> {
+  generateStream(request: GenerateRequest | GenerateRequestInput, onDelta: DeltaListener, signal?: AbortSignal): Promise<Generation> {
     return streamChat(this.connection, this.#options.model, request, { extraBody: this.#options.extraBody, onDelta, signal });
   }
 

@@ -19,7 +19,9 @@ describe("streaming chat generations", () => {
     const policy = new OpenAIChatPolicy({ baseURL: server.baseURL, model: "scripted-model", retry: { maxRetries: 0 } });
     expect(canStream(policy)).toBe(true);
     const deltas: GenerationDelta[] = [];
-    const generation = await policy.generateStream(request, (delta) => deltas.push(delta));
+    const generation = await policy.generateStream(request, (delta) => {
+      deltas.push(delta);
+    });
     expect(deltas).toEqual([{ reasoning: "Look it up." }, ...["S", "u", "n", "n", "y", "."].map((content) => ({ content }))]);
     expect(generation).toMatchObject({ role: "act", text: "Sunny.", reasoning: "Look it up.", finishReason: "stop", logprobs: null });
     const body = server.scripted.at(-1)!.body as Record<string, unknown>;

@@ -13,12 +13,19 @@ export interface GenerationDelta {
 }
 
 /**
+ * What a streaming policy hands each piece to. A promise it returns asks the policy to wait
+ * before reading on (backpressure: the model server's stream is not read meanwhile); a local
+ * sampler does not wait.
+ */
+export type DeltaListener = (delta: GenerationDelta) => void | Promise<void>;
+
+/**
  * A policy that can also hand over its output while it generates. `onDelta` sees the text and
  * reasoning as they arrive; the promise settles with the whole generation (tool calls included).
  * Aborting `signal` cancels the generation on the model server too.
  */
 export interface StreamingPolicy extends Policy {
-  generateStream(request: GenerateRequest | GenerateRequestInput, onDelta: (delta: GenerationDelta) => void, signal?: AbortSignal): Promise<Generation>;
+  generateStream(request: GenerateRequest | GenerateRequestInput, onDelta: DeltaListener, signal?: AbortSignal): Promise<Generation>;
 }
 
 export function canStream(policy: Policy): policy is StreamingPolicy {
@@ -39,7 +46,7 @@ export async function streamChat(
   connection: ServerConnection,
   model: string,
   input: GenerateRequest | GenerateRequestInput,
-  options: { extraBody?: Record<string, unknown> | undefined; onDelta: (delta: GenerationDelta) => void; signal?: AbortSignal | undefined },
+  options: { extraBody?: Record<string, unknown> | undefined; onDelta: DeltaListener; signal?: AbortSignal | undefined },
 ): Promise<Generation> {
   const request = readGenerateRequest(input, { file: `openai:${model} stream request` });
   const { signal } = options;
@@ -65,11 +72,11 @@ export async function streamChat(
       const thought = delta.reasoning_content ?? delta.reasoning ?? undefined;
       if (thought) {
         reasoning = (reasoning ?? "") + thought;
-        options.onDelta({ reasoning: thought });
+        await options.onDelta({ reasoning: thought });
       }
       if (delta.content) {
         text += delta.content;
-        options.onDelta({ content: delta.content });
+        await options.onDelta({ content: delta.content });
       }
       for (const call of delta.tool_calls ?? []) {
         const known = (calls[call.index] ??= { name: "", arguments: "" });

@@ -76,6 +76,18 @@ const WireCall = z.looseObject({
   function: z.looseObject({ name: z.string(), arguments: z.string().nullish() }),
 });
 
+/** A reply's `usage`; one a server spells differently is ignored rather than failing the reply. */
+export const WireUsage = z
+  .looseObject({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative() })
+  .nullish()
+  .catch(undefined);
+export type WireUsage = z.infer<typeof WireUsage>;
+
+/** The server's `usage` as a generation's counts. */
+export function usageCounts(usage: WireUsage): Generation["usage"] {
+  return usage == null ? undefined : { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens };
+}
+
 export const ChatResponse = z.looseObject({
   choices: z
     .array(
@@ -94,6 +106,7 @@ export const ChatResponse = z.looseObject({
     )
     .min(1),
   prompt_token_ids: z.array(z.number().int().nonnegative()).nullish(),
+  usage: WireUsage,
 });
 export type ChatResponse = z.infer<typeof ChatResponse>;
 
@@ -145,6 +158,8 @@ export function chatChoiceToGeneration(response: ChatResponse, choiceIndex: numb
     function: { name: call.function.name, arguments: call.function.arguments ?? "" },
   }));
   const reasoning = choice.message.reasoning_content ?? choice.message.reasoning ?? undefined;
+  // Without token ids, the server's own counts are all a caller has to report usage with.
+  const usage = ids === undefined ? usageCounts(response.usage) : undefined;
   return {
     role,
     text: choice.message.content ?? "",
@@ -154,6 +169,7 @@ export function chatChoiceToGeneration(response: ChatResponse, choiceIndex: numb
     outputTokens,
     logprobs,
     finishReason: toFinishReason(choice.finish_reason),
+    ...(usage === undefined ? {} : { usage }),
   };
 }
 
