@@ -3,7 +3,7 @@ import { trustedRequest, type GenerateRequest, type Generation, type Message, ty
 import { formatRehearsalSetting, parseRehearsalSetting, rehearseConversation, type RehearsalMemory, type RehearsalSetting } from "@envace/rehearsal";
 import { rehearsePromptOf, type ServerConfig } from "./config.js";
 import { badField } from "./errors.js";
-import { conversationKey, type LruStore } from "./memory-store.js";
+import { memoryScope, prefixKeys, type LruStore } from "./memory-store.js";
 import type { ServerMetrics } from "./metrics.js";
 import type { ChatTurnRequest } from "./request.js";
 import { toChoice, usageOf, type Choice, type ChoiceOptions, type Usage } from "./response.js";
@@ -58,12 +58,16 @@ export function rehearsalFor(request: ChatTurnRequest, config: ServerConfig): { 
   return { setting, budget };
 }
 
-/** `n` committed samples: one request where the policy can sample several (an upstream's `n`), else one each. */
-function generateChoices(policy: Policy, request: GenerateRequest, n: number, signal: AbortSignal): Promise<Generation[]> {
+/**
+ * `n` committed samples: one request where the policy can sample several (an upstream's `n`),
+ * else one each; `oneRequest` says which, for the usage.
+ */
+async function generateChoices(policy: Policy, request: GenerateRequest, n: number, signal: AbortSignal): Promise<{ generations: Generation[]; oneRequest: boolean }> {
   const many = (policy as Partial<{ generateN: (r: GenerateRequest, n: number, s?: AbortSignal) => Promise<Generation[]> }>).generateN;
-  if (n > 1 && typeof many === "function") return many.call(policy, request, n, signal);
+  if (n > 1 && typeof many === "function") return { generations: await many.call(policy, request, n, signal), oneRequest: true };
   const seeded = (i: number): SamplingParams => (request.sampling.seed === undefined ? request.sampling : { ...request.sampling, seed: request.sampling.seed + i });
-  return Promise.all(Array.from({ length: n }, (_, i) => policy.generate(trustedRequest({ ...request, sampling: seeded(i) }), signal)));
+  const generations = await Promise.all(Array.from({ length: n }, (_, i) => policy.generate(trustedRequest({ ...request, sampling: seeded(i) }), signal)));
+  return { generations, oneRequest: n === 1 };
 }
 
 /**
@@ -82,11 +86,12 @@ export function committedRequest(request: ChatTurnRequest, messages: Message[]):
  */
 export async function complete(context: CompletionContext, request: ChatTurnRequest, owner: string, signal: AbortSignal): Promise<Completion> {
   const { messages, envace } = await prepareTurn(context, request, owner, signal);
-  const generations = await generateChoices(context.policy, committedRequest(request, messages), request.n, signal);
-  context.metrics.completionTokens.inc(generations.reduce((sum, g) => sum + g.outputTokens.length, 0));
+  const { generations, oneRequest } = await generateChoices(context.policy, committedRequest(request, messages), request.n, signal);
+  const usage = usageOf(generations, oneRequest);
+  context.metrics.completionTokens.inc(usage.completion_tokens);
   const id = newCompletionId();
   const choices = generations.map((generation, index) => toChoice(generation, index, choiceOptions(context, request, id, index)));
-  return { id, created: Math.floor(Date.now() / 1000), choices, usage: usageOf(generations), ...(envace === undefined ? {} : { envace }) };
+  return { id, created: Math.floor(Date.now() / 1000), choices, usage, ...(envace === undefined ? {} : { envace }) };
 }
 
 /** `chatcmpl-<random>`: 32 hex digits of a v4 UUID (its entropy is pooled, so this costs no call into the kernel per request). */
@@ -120,36 +125,40 @@ export async function prepareTurn(
   let envace: EnvaceResponseFields | undefined;
   if (setting.mode !== "none") {
     const started = performance.now();
-    const key = conversationKey(owner, request.tools, request.messages);
-    const known = context.memories.get(key);
-    const prepared = await rehearseConversation({
-      messages: request.messages,
-      tools: request.tools,
-      policy: context.policy,
-      setting,
-      memory: known,
-      tokenizer: context.tokenizer,
+    const rehearsal = formatRehearsalSetting(setting);
+    // The memory of the longest prefix of this conversation that has one (a later turn of a
+    // conversation rehearsed before), else a new one, built once however many ask at once.
+    const keys = prefixKeys(memoryScope(owner, request.tools, rehearsal, budget), request.messages);
+    let attempts = 0;
+    const { value: memory, built } = await context.memories.obtain(
+      keys,
+      async () => {
+        const prepared = await rehearseConversation({ ...conversation(context, request, signal), setting, rehearsal: rehearsalOptions(context.config, budget, request.sampling.seed) });
+        attempts = prepared.rehearsal?.attempts.length ?? 0;
+        return prepared.memory!;
+      },
+      (value) => Buffer.byteLength(JSON.stringify(value)),
       signal,
-      rehearsal: rehearsalOptions(context.config, budget, request.sampling.seed),
-    });
-    messages = prepared.messages;
-    const memory = prepared.memory!;
-    if (known === undefined) {
-      context.memories.set(key, memory, Buffer.byteLength(JSON.stringify(memory)));
-      context.metrics.rehearsalAttempts.inc(prepared.rehearsal?.attempts.length ?? 0);
-    } else {
-      context.metrics.memoryHits.inc();
-    }
+    );
+    // With a memory given, rehearseConversation only places it in the system message.
+    messages = (await rehearseConversation({ ...conversation(context, request, signal), setting, memory })).messages;
+    if (built) context.metrics.rehearsalAttempts.inc(attempts);
+    else context.metrics.memoryHits.inc();
     envace = {
-      rehearsal: formatRehearsalSetting(setting),
-      attempts: prepared.rehearsal?.attempts.length ?? 0,
+      rehearsal,
+      attempts,
       predicted_failures: memory.predictedFailures.length,
       memory_tokens: memory.tokens,
       rehearsal_ms: Math.round(performance.now() - started),
-      memory: known === undefined ? "new" : "reused",
+      memory: built ? "new" : "reused",
     };
   }
   return { messages, ...(envace === undefined ? {} : { envace }) };
+}
+
+/** What every rehearsal of a request starts from: its conversation, tools and policy. */
+function conversation(context: CompletionContext, request: ChatTurnRequest, signal: AbortSignal) {
+  return { messages: request.messages, tools: request.tools, policy: context.policy, tokenizer: context.tokenizer, signal };
 }
 
 /** The options of a request's rehearsal: its budget and seed, and the rest from the server's config. */

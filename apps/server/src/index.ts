@@ -2,7 +2,7 @@ export { buildApp, type App, type AppOptions } from "./app.js";
 export { complete, rehearsalFor, type Completion, type CompletionContext, type EnvaceResponseFields } from "./completion.js";
 export { isLoopback, loadServerConfig, parseServerConfig, ServerConfig, ServerConfigError, type ServerConfigInput } from "./config.js";
 export { ApiError, badField, toApiError, type ApiErrorType, type ErrorBody } from "./errors.js";
-export { conversationKey, LruStore } from "./memory-store.js";
+export { LruStore, memoryScope, prefixKeys } from "./memory-store.js";
 export { ServerMetrics } from "./metrics.js";
 export { ChatCompletionRequest, EnvaceRequestFields, parseChatRequest, type ChatTurnRequest, type RequestLimits } from "./request.js";
 export { choiceDeltas, toChoice, usageOf, type Choice, type ChoiceMessage, type ChunkChoice } from "./response.js";

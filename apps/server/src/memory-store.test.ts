@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
+import type { Message } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
-import { conversationKey, LruStore } from "./memory-store.js";
+import { LruStore, memoryScope, prefixKeys } from "./memory-store.js";
 
 describe("LruStore", () => {
   it("evicts the least recently used entry beyond the count bound; a read refreshes an entry", () => {
@@ -25,16 +27,127 @@ describe("LruStore", () => {
   });
 });
 
-describe("conversationKey", () => {
-  const opening = [
-    { role: "system" as const, content: "s" },
-    { role: "user" as const, content: "u" },
+describe("prefixKeys and memoryScope", () => {
+  const sha = (text: string): string => createHash("sha256").update(text).digest("hex");
+  const opening: Message[] = [
+    { role: "system", content: "s" },
+    { role: "user", content: "u" },
   ];
-  it("is the same for every later turn of a conversation, and differs by owner, tools and opening", () => {
-    const later = [...opening, { role: "assistant" as const, content: "a" }, { role: "user" as const, content: "more" }];
-    expect(conversationKey("t", [], later)).toBe(conversationKey("t", [], opening));
-    expect(conversationKey("t2", [], opening)).not.toBe(conversationKey("t", [], opening));
-    expect(conversationKey("t", [{ type: "function", function: { name: "f" } }], opening)).not.toBe(conversationKey("t", [], opening));
-    expect(conversationKey("t", [], [opening[0]!, { role: "user", content: "v" }])).not.toBe(conversationKey("t", [], opening));
+
+  it("chains the canonical JSON hash of each message onto the scope, longest prefix first", () => {
+    const first = sha(`scope\n${sha('{"content":"s","role":"system"}')}`);
+    const second = sha(`${first}\n${sha('{"content":"u","role":"user"}')}`);
+    expect(prefixKeys("scope", opening)).toEqual([second, first]);
+    // Key order inside a message does not change its key.
+    expect(prefixKeys("scope", [{ content: "s", role: "system" }])).toEqual([first]);
+  });
+
+  it("a conversation that extends another finds its key; one that only shares the opening does not", () => {
+    const a: Message[] = [...opening, { role: "assistant", content: "a1" }, { role: "user", content: "secret of A" }];
+    const aLater: Message[] = [...a, { role: "assistant", content: "a2" }];
+    const b: Message[] = [...opening, { role: "assistant", content: "a1" }, { role: "user", content: "question of B" }];
+    const builtFrom = prefixKeys("scope", a)[0]!;
+    expect(prefixKeys("scope", aLater)).toContain(builtFrom);
+    expect(prefixKeys("scope", b)).not.toContain(builtFrom);
+    // B shares only A's first three messages.
+    expect(prefixKeys("scope", b).filter((key) => prefixKeys("scope", a).includes(key))).toHaveLength(3);
+  });
+
+  it("the scope differs by owner, tools, rehearsal setting and memory budget", () => {
+    const tool = { type: "function" as const, function: { name: "f" } };
+    const base = memoryScope("token-a", [], "parallel:2", 64);
+    const others = [memoryScope("token-b", [], "parallel:2", 64), memoryScope("token-a", [tool], "parallel:2", 64), memoryScope("token-a", [], "parallel:1", 64), memoryScope("token-a", [], "parallel:2", null)];
+    expect(new Set([base, ...others]).size).toBe(5);
+    expect(memoryScope("token-a", [], "parallel:2", 64)).toBe(base);
+  });
+});
+
+describe("LruStore.obtain: single flight", () => {
+  const never = new AbortController().signal;
+  const gate = () => {
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    return { open, opened };
+  };
+
+  it("concurrent callers of one key share one build; the value is stored for the next", async () => {
+    const store = new LruStore<string>(10, 1000);
+    const { open, opened } = gate();
+    let builds = 0;
+    const build = async () => {
+      builds += 1;
+      await opened;
+      return "memory";
+    };
+    const first = store.obtain(["k"], build, () => 1, never);
+    const second = store.obtain(["k"], build, () => 1, never);
+    expect(store.building).toBe(1);
+    open();
+    expect(await Promise.all([first, second])).toEqual([
+      { value: "memory", built: true },
+      { value: "memory", built: false },
+    ]);
+    expect(await store.obtain(["k"], build, () => 1, never)).toEqual({ value: "memory", built: false });
+    expect([builds, store.building, store.size]).toEqual([1, 0, 1]);
+  });
+
+  it("prefers the first key that has a value, and stores a build under the first key", async () => {
+    const store = new LruStore<string>(10, 1000);
+    store.set("short", "old", 1);
+    expect(await store.obtain(["long", "short"], () => Promise.resolve("new"), () => 1, never)).toEqual({ value: "old", built: false });
+    store.set("long", "longer", 1);
+    expect(await store.obtain(["long", "short"], () => Promise.resolve("new"), () => 1, never)).toEqual({ value: "longer", built: false });
+    expect(await store.obtain(["other", "none"], () => Promise.resolve("new"), () => 1, never)).toEqual({ value: "new", built: true });
+    expect([store.get("other"), store.get("none")]).toEqual(["new", undefined]);
+  });
+
+  it("a failed build is shared with its waiters but not kept", async () => {
+    const store = new LruStore<string>(10, 1000);
+    const { open, opened } = gate();
+    const failing = async (): Promise<string> => {
+      await opened;
+      throw new Error("upstream down");
+    };
+    const first = store.obtain(["k"], failing, () => 1, never);
+    const second = store.obtain(["k"], () => Promise.resolve("unused"), () => 1, never);
+    open();
+    await expect(first).rejects.toThrow("upstream down");
+    await expect(second).rejects.toThrow("upstream down");
+    expect([store.size, store.building]).toEqual([0, 0]);
+    expect(await store.obtain(["k"], () => Promise.resolve("again"), () => 1, never)).toEqual({ value: "again", built: true });
+  });
+
+  it("a waiter whose builder's client left builds on its own; a waiter that leaves stops waiting", async () => {
+    const store = new LruStore<string>(10, 1000);
+    const leader = new AbortController();
+    // A build that runs until its request is cancelled.
+    const cancelled = () => new Promise<string>((_resolve, reject) => leader.signal.addEventListener("abort", () => reject(leader.signal.reason as Error)));
+    const first = store.obtain(["k"], cancelled, () => 1, leader.signal);
+    const second = store.obtain(["k"], () => Promise.resolve("own"), () => 1, never);
+    const leaving = new AbortController();
+    const third = store.obtain(["k"], () => Promise.resolve("unused"), () => 1, leaving.signal);
+    leaving.abort(new Error("client left"));
+    await expect(third).rejects.toThrow("client left");
+    leader.abort(new Error("leader left"));
+    await expect(first).rejects.toThrow("leader left");
+    expect(await second).toEqual({ value: "own", built: true });
+  });
+
+  it("shares at most maxInFlight builds; beyond that a build runs unshared", async () => {
+    const store = new LruStore<string>(10, 1000, 1);
+    const { open, opened } = gate();
+    let builds = 0;
+    const build = (value: string) => async () => {
+      builds += 1;
+      await opened;
+      return value;
+    };
+    const a = store.obtain(["a"], build("A"), () => 1, never);
+    const b = store.obtain(["b"], build("B"), () => 1, never);
+    const b2 = store.obtain(["b"], build("B2"), () => 1, never);
+    expect(store.building).toBe(1);
+    open();
+    expect((await Promise.all([a, b, b2])).map((r) => r.value)).toEqual(["A", "B", "B2"]);
+    expect(builds).toBe(3);
   });
 });

@@ -106,3 +106,62 @@ describe("private rehearsal per request", () => {
     expect(plain.envace).toBeUndefined();
   });
 });
+
+describe("the rehearsal memory's key: the whole conversation it was built from", () => {
+  /**
+   * The model of `script`, except that each summary names the secret (a tool result only one
+   * conversation holds) that its rehearsal's Act turns saw, and the Reflect role takes `delayMs`.
+   */
+  function tracking(delayMs = 0) {
+    let seen = "nothing";
+    return (request: RecordedRequest) => {
+      const role = roleOf(request);
+      const text = JSON.stringify(request.body);
+      if (role === "act") seen = /secret-[A-Z]/.exec(text)?.[0] ?? seen;
+      if (role === "summarize") return reply.text(`<memory>{"plan": "Plan made from ${seen}.", "lessons": []}</memory>`);
+      const answer = script(request);
+      return role === "reflect" && delayMs > 0 ? reply.delay(delayMs, answer) : answer;
+    };
+  }
+  const called = { role: "assistant" as const, content: null, tool_calls: [{ id: "call_1", type: "function" as const, function: { name: "lookup", arguments: '{"item":"rabo"}' } }] };
+  const conversation = (secret: string) => [...opening, called, { role: "tool" as const, tool_call_id: "call_1", content: `${secret}: the rabo is in aisle 9` }];
+  type Answer = OpenAI.ChatCompletion & { envace: Record<string, unknown> };
+  const committedSystem = (h: Harness): string => (h.upstream.scripted.at(-1)!.body as { messages: { content: string }[] }).messages[0]!.content;
+
+  it("a conversation with the same opening but other later turns never gets a memory built from another's turns", async () => {
+    harness = await startHarness({ script: tracking(), config: { rehearsal: { setting: "parallel:1" } } });
+    const ask = (messages: unknown, envace?: unknown) =>
+      harness!.client.chat.completions.create({ model: MODEL, messages, tools: [lookupTool], ...(envace ? { envace } : {}) } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming) as unknown as Promise<Answer>;
+    // Conversation A reaches the server first with a tool result only A holds.
+    expect((await ask(conversation("secret-A"))).envace).toMatchObject({ memory: "new", attempts: 1 });
+    expect(committedSystem(harness)).toContain("Plan made from secret-A.");
+    // B shares A's opening (and even its first call) but not its tool result: it rehearses anew.
+    expect((await ask(conversation("secret-B"))).envace).toMatchObject({ memory: "new", attempts: 1 });
+    expect(committedSystem(harness)).toContain("Plan made from secret-B.");
+    expect(committedSystem(harness)).not.toContain("secret-A");
+    // A's next turn extends what A's memory was built from: it is reused.
+    const later = [...conversation("secret-A"), { role: "assistant", content: "It is in aisle 9." }, { role: "user", content: "Thanks, buy it." }];
+    expect((await ask(later)).envace).toMatchObject({ memory: "reused", attempts: 0 });
+    expect(committedSystem(harness)).toContain("Plan made from secret-A.");
+    // Another memory budget or setting makes another memory.
+    expect((await ask(later, { memory_budget: 300 })).envace).toMatchObject({ memory: "new" });
+    expect((await ask(later, { rehearsal: "parallel:2" })).envace).toMatchObject({ memory: "new", attempts: 2 });
+  });
+
+  it("two concurrent first requests of one conversation share one rehearsal", async () => {
+    harness = await startHarness({ script: tracking(300), config: { rehearsal: { setting: "parallel:1" } } });
+    const body = { model: MODEL, messages: conversation("secret-C"), tools: [lookupTool] } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
+    const answers = (await Promise.all([harness.client.chat.completions.create(body), harness.client.chat.completions.create(body)])) as Answer[];
+    expect(answers.map((a) => a.envace.memory).sort()).toEqual(["new", "reused"]);
+    expect(answers.map((a) => a.envace.attempts).sort()).toEqual([0, 1]);
+    const roles = harness.upstream.scripted.map(roleOf);
+    // One rehearsal (its attempt answers the tool result with one Act turn, then one reflection and
+    // one summary), then the two committed Act turns: five requests, where two rehearsals make eight.
+    expect(["reflect", "summarize"].map((role) => roles.filter((r) => r === role).length)).toEqual([1, 1]);
+    expect(roles).toHaveLength(5);
+    const metrics = await (await fetch(`${harness.server.url}/metrics`)).text();
+    expect(metrics).toContain("envace_server_rehearsal_attempts_total 1");
+    expect(metrics).toContain("envace_server_rehearsal_memory_hits_total 1");
+    expect(harness.server.app.memories.size).toBe(1);
+  });
+});

@@ -86,9 +86,24 @@ export interface Usage {
   total_tokens: number;
 }
 
-export function usageOf(generations: readonly Generation[]): Usage {
-  const prompt = generations[0]?.promptTokens.length ?? 0;
-  const completion = generations.reduce((sum, g) => sum + g.outputTokens.length, 0);
+/**
+ * The usage of a response's generations: counted from their token ids where the policy returns
+ * them, else the counts the model server reported (`Generation.usage`). `oneRequest`: the
+ * generations are the choices of one upstream request, which all carry that request's counts
+ * (counted once); otherwise each came from a request of its own.
+ */
+export function usageOf(generations: readonly Generation[], oneRequest = generations.length <= 1): Usage {
+  const first = generations[0];
+  const prompt = first === undefined ? 0 : first.promptTokens.length > 0 ? first.promptTokens.length : (first.usage?.promptTokens ?? 0);
+  let completion = 0;
+  let reported = false;
+  for (const generation of generations) {
+    if (generation.outputTokens.length > 0) completion += generation.outputTokens.length;
+    else if (generation.usage !== undefined && !(oneRequest && reported)) {
+      completion += generation.usage.completionTokens;
+      reported = true;
+    }
+  }
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 

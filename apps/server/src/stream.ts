@@ -6,9 +6,17 @@ import type { ChatTurnRequest } from "./request.js";
 import { LiveActStream } from "./live-act.js";
 import { toChoice, usageOf, type ChunkChoice } from "./response.js";
 
+const RESOLVED = Promise.resolve();
+
 /**
  * Server-sent events on a raw response. Nothing is written until the first event, so a request
  * that fails before the model produced anything still gets a plain HTTP error.
+ *
+ * It respects backpressure: once the response holds its high-water mark (16 KiB, Node's default)
+ * unsent, the promise of the next write waits for the client to take it (`drain`) or to go away,
+ * and the caller produces nothing more meanwhile (an upstream stream is not read on, so its own
+ * sender waits in turn). A reader that stops reading holds the server's buffer under the
+ * high-water mark plus the events of one upstream delta.
  */
 export class SseWriter {
   #started = false;
@@ -18,16 +26,48 @@ export class SseWriter {
     return this.#started;
   }
 
-  event(data: unknown): void {
+  /** Write one event; the promise settles once the response can take more. */
+  event(data: unknown): Promise<void> {
+    return this.write(data) ? RESOLVED : this.drained();
+  }
+
+  /** Write one event now, whatever is buffered; false when the caller should wait for `drained()`. */
+  write(data: unknown): boolean {
     if (!this.#started) {
       this.#started = true;
       this.res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
     }
-    this.res.write(`data: ${JSON.stringify(data)}\n\n`);
+    if (this.res.destroyed || this.res.writableEnded) return true;
+    return this.res.write(`data: ${JSON.stringify(data)}\n\n`);
   }
 
+  /** Settles once the response's buffer has drained, or the client has gone. */
+  drained(): Promise<void> {
+    const res = this.res;
+    if (!res.writableNeedDrain || res.destroyed || res.writableEnded) return RESOLVED;
+    return new Promise((resolve) => {
+      const done = (): void => {
+        res.off("drain", done);
+        res.off("close", done);
+        resolve();
+      };
+      res.on("drain", done);
+      res.on("close", done);
+    });
+  }
+
+  /** The stream's successful end. */
   done(): void {
     this.res.end("data: [DONE]\n\n");
+  }
+
+  /**
+   * The stream's end after a failure: the error event, then no `[DONE]`, so no client reads what
+   * it got as the whole answer (the `openai` client raises the error).
+   */
+  fail(body: unknown): void {
+    this.write(body);
+    this.res.end();
   }
 }
 
@@ -36,8 +76,10 @@ export class SseWriter {
  * local `tiny:`/`onnx:` model): after any rehearsal, the committed turn goes out as it is
  * generated. Without tools, the text is sent as it comes; with tools, `LiveActStream` sends
  * visible text and each tool call as soon as the Act parser's reading of them is settled. Throws,
- * unwritten, what fails before the first event; after it, the failure is sent as an `error` event.
- * A cancelled request stops the generation and sends nothing more.
+ * unwritten, what fails before the first event; after it, the failure is sent as an `error` event
+ * that ends the stream without `[DONE]`, and thrown too (the caller counts and logs it). An
+ * upstream stream cut short (no `finish_reason`) is such a failure. A cancelled request stops the
+ * generation and sends nothing more.
  */
 export async function streamCompletion(
   context: CompletionContext & { policy: StreamingPolicy },
@@ -50,9 +92,8 @@ export async function streamCompletion(
   const { messages, envace } = await prepareTurn(context, request, owner, signal);
   const id = newCompletionId();
   const head = { id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model };
-  const send = (choice: ChunkChoice): void => {
-    sse.event({ ...head, choices: [choice] });
-  };
+  /** Writes at once (a local sampler calls on without waiting, and the order must hold); true when the caller should wait. */
+  const send = (choice: ChunkChoice): boolean => !sse.write({ ...head, choices: [choice] });
   const options = choiceOptions(context, request, id, 0);
   const act = request.parseToolCalls ? new LiveActStream(options) : undefined;
   let opened = false;
@@ -73,23 +114,28 @@ export async function streamCompletion(
                 ...(delta.content === undefined ? [] : [{ index: 0, delta: { content: delta.content }, finish_reason: null, logprobs: null }]),
               ];
         if (chunks.length > 0) open();
-        for (const chunk of chunks) send(chunk);
+        let full = false;
+        for (const chunk of chunks) full = send(chunk) || full;
+        // An upstream stream is read on only once the client has taken these.
+        return full ? sse.drained() : undefined;
       },
       signal,
     );
-    context.metrics.completionTokens.inc(generation.outputTokens.length);
+    const usage = usageOf([generation]);
+    context.metrics.completionTokens.inc(usage.completion_tokens);
     // A local sampler ends an aborted generation early and returns what it has: nobody reads the rest.
     signal.throwIfAborted();
     const choice = toChoice(generation, 0, options);
     open();
-    for (const chunk of act?.finish(choice, generation.text) ?? [{ index: 0, delta: {}, finish_reason: choice.finish_reason, logprobs: null }]) send(chunk);
+    for (const chunk of act?.finish(choice, generation.text) ?? [{ index: 0, delta: {}, finish_reason: choice.finish_reason, logprobs: null }]) {
+      if (send(chunk)) await sse.drained();
+    }
     if (request.includeUsage || envace !== undefined) {
-      sse.event({ ...head, choices: [], ...(request.includeUsage ? { usage: usageOf([generation]) } : {}), ...(envace === undefined ? {} : { envace }) });
+      await sse.event({ ...head, choices: [], ...(request.includeUsage ? { usage } : {}), ...(envace === undefined ? {} : { envace }) });
     }
     sse.done();
   } catch (error) {
-    if (!sse.started || signal.aborted) throw error;
-    sse.event(toApiError(error).body);
-    sse.done();
+    if (sse.started && !signal.aborted) sse.fail(toApiError(error).body);
+    throw error;
   }
 }
