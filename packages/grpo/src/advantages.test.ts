@@ -118,6 +118,26 @@ describe("invalid outputs", () => {
   });
 });
 
+
+describe("row bonuses", () => {
+  it("add to the named rows' scores before the baseline; the rollout's reward stays as it was", () => {
+    // Rehearse row t/1#1 gets +0.6: rehearse scores 1, 0.6, 0 → baseline 1.6 / 3.
+    const bonus = (r: TrainingRow): number => (r.trajectoryId === "t/1" && r.index === 1 ? 0.6 : 0);
+    const batch = computeAdvantages(rows, verdicts, {}, { bonus });
+    const a = advantages(batch);
+    expect(a["t/0#1"]).toBeCloseTo(1 - 1.6 / 3, 12);
+    expect(a["t/1#1"]).toBeCloseTo(0.6 - 1.6 / 3, 12);
+    expect(a["t/1#2"]).toBeCloseTo(-1.6 / 3, 12);
+    // The act group is untouched: 1, 1, 0, 0.5 → baseline 0.625.
+    expect(a["t/0#0"]).toBeCloseTo(0.375, 12);
+    const item = batch.rows.find((r) => r.row.index === 1 && r.row.trajectoryId === "t/1")!;
+    expect(item.reward).toBe(0);
+    expect(item.score).toBeCloseTo(0.6, 12);
+    // Passed through per role, and a bonus that is not a finite number is refused.
+    expect(advantages(computeRoleAdvantages(rows, () => verdicts, {}, { bonus }))).toEqual(a);
+    expect(() => computeAdvantages(rows, verdicts, {}, { bonus: () => Number.NaN })).toThrow(/bonus NaN/);
+  });
+});
 describe("group composition", () => {
   it("leaves masked rollouts out and reports them; they are never scored 0", () => {
     const batch = computeAdvantages(rows, new Map([...verdicts, ["t/1", masked("judge unreachable")]]), { groupSize: 3 });

@@ -42,7 +42,7 @@ export interface ScoredRow {
   row: TrainingRow;
   /** The rollout's reward. */
   reward: number;
-  /** `reward`, minus the invalid-output penalty when the row is invalid. */
+  /** `reward`, plus the row's own bonus (`AdvantageOptions.bonus`), minus the invalid-output penalty when the row is invalid. */
   score: number;
   advantage: number;
   groupRole: GroupRole;
@@ -88,6 +88,15 @@ export interface AdvantageBatch {
   tasks: TaskSummary[];
   masked: MaskedRollout[];
   config: AdvantageConfig;
+}
+
+/** What a caller adds to the rollouts' rewards, row by row. */
+export interface AdvantageOptions {
+  /**
+   * A number added to one row's score before baselines are taken (0 for a row it does not name):
+   * for example a grounded Rehearse row's agreement with the real answer. Must be finite.
+   */
+  bonus?: (row: TrainingRow) => number;
 }
 
 /** Inputs that cannot be grouped honestly: missing verdicts, duplicated rows or rollouts. */
@@ -187,6 +196,7 @@ export function computeAdvantages(
   rows: readonly TrainingRow[],
   verdicts: ReadonlyMap<string, RewardVerdict>,
   configInput: AdvantageConfigInput = {},
+  options: AdvantageOptions = {},
 ): AdvantageBatch {
   const config = AdvantageConfig.parse(configInput);
   const rollouts = collectRollouts(rows, verdicts);
@@ -219,10 +229,11 @@ export function computeAdvantages(
     const verdict = rollouts.get(row.trajectoryId)!.verdict;
     if (verdict.status === "masked") continue;
     const groupRole: GroupRole = config.roleWise ? row.role : "all";
+    const reward = options.bonus === undefined ? verdict.value : verdict.value + rowBonus(options.bonus, row);
     const item: ScoredRow = {
       row,
       reward: verdict.value,
-      score: verdict.value - (row.invalid ? config.invalidPenalty : 0),
+      score: reward - (row.invalid ? config.invalidPenalty : 0),
       advantage: 0,
       groupRole,
     };
@@ -273,6 +284,12 @@ export function computeAdvantages(
   };
 }
 
+function rowBonus(bonus: (row: TrainingRow) => number, row: TrainingRow): number {
+  const value = bonus(row);
+  if (!Number.isFinite(value)) throw new AdvantageInputError(`row ${row.index} of trajectory "${row.trajectoryId}": bonus ${value} is not a finite number`);
+  return value;
+}
+
 /** The values a group's baseline averages: row scores, or one mean score per rollout. */
 function baselinePopulation(members: readonly ScoredRow[], mode: BaselineMode): number[] {
   if (mode === "row") return members.map((item) => item.score);
@@ -296,6 +313,7 @@ export function computeRoleAdvantages(
   rows: readonly TrainingRow[],
   verdictsOf: (role: TrainingRow["role"]) => ReadonlyMap<string, RewardVerdict>,
   configInput: AdvantageConfigInput = {},
+  options: AdvantageOptions = {},
 ): AdvantageBatch {
   const config = AdvantageConfig.parse(configInput);
   if (!config.roleWise) throw new AdvantageInputError("per-role rewards need role-wise baselines (roleWise: true)");
@@ -306,6 +324,7 @@ export function computeRoleAdvantages(
       rows.filter((row) => row.role === role),
       verdictsOf(role),
       config,
+      options,
     ),
   );
   const tasks = new Map<string, TaskSummary>();
