@@ -1,6 +1,7 @@
 import type { MetricsRecord } from "../run/metrics-log.js";
 import type { Chart, HistogramChart, LineChart, ReportData, RunData, RunRow, Series } from "./model.js";
 import { numberAt, seriesOf } from "./model.js";
+import { explorerOf, viewId } from "./explorer.js";
 import { formatInterval } from "./stats.js";
 
 const ROLES = ["act", "rehearse"] as const;
@@ -140,11 +141,16 @@ function table(runs: readonly RunData[]): { columns: string[]; rows: RunRow[] } 
       "parse errors": String(train.reduce((sum, r) => sum + (numberAt(r, "parse_errors.total") ?? 0), 0)),
       "wall time (s)": format(numberAt(last(run.records, () => true) ?? { kind: "", step: 0 }, "elapsed_s"), 0),
     };
+    const links: Record<string, string> = {};
+    const keptViews = new Set((run.kept?.eval ?? []).map((r) => viewId("eval", r.step, r.setting)));
     for (const variant of variants) {
       const final = last(run.records, (r) => r.kind === "eval" && variantOf(r) === variant);
-      cells[`success (rehearsal ${variant})`] = successCell(final);
+      const column = `success (rehearsal ${variant})`;
+      cells[column] = successCell(final);
+      const view = final && viewId("eval", final.step, variant);
+      if (view !== undefined && keptViews.has(view)) links[column] = view;
     }
-    return { name: run.name, cells };
+    return { name: run.name, cells, ...(Object.keys(links).length > 0 ? { links } : {}) };
   });
   return { columns, rows };
 }
@@ -178,5 +184,6 @@ export function buildReport(runs: readonly RunData[], generatedAt: Date = new Da
   ];
   const { columns, rows } = table(runs);
   const title = runs.length === 1 ? `EnvACE run ${runs[0]!.name}` : `EnvACE runs: ${runs.map((r) => r.name).join(", ")}`;
-  return { title, generatedAt: generatedAt.toISOString(), charts: charts.filter((c) => c.series.length > 0), columns, rows };
+  const explorers = runs.map((run) => explorerOf(run.name, run.kept ?? { train: [], eval: [] }));
+  return { title, generatedAt: generatedAt.toISOString(), charts: charts.filter((c) => c.series.length > 0), columns, rows, explorers };
 }

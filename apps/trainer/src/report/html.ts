@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { ReportData } from "./model.js";
+import type { ReportData, RunRow } from "./model.js";
 import { chartExponent, chartHeight, chartOption } from "./options.js";
+import { EXPLORER_CLIENT, EXPLORER_STYLE } from "./explorer-client.js";
 import { EnvaceError } from "@envace/errors";
 
 /** Escape text for HTML element content and attribute values. */
@@ -91,16 +92,34 @@ figcaption { font-weight: 600; margin-bottom: 4px; } .chart { width: 100%; }
 export function renderReportHtml(report: ReportData): string {
   const charts = report.charts.map((chart) => ({ id: chart.id, title: chart.title, option: chartOption(chart), exponent: chartExponent(chart), height: chartHeight(chart) }));
   const head = report.columns.map((c) => `<th>${escapeHtml(c)}</th>`).join("");
-  const body = report.rows
-    .map((row) => `<tr><td>${escapeHtml(row.name)}</td>${report.columns.map((c) => `<td>${escapeHtml(row.cells[c] ?? "–")}</td>`).join("")}</tr>`)
+  const cell = (row: RunRow, runIndex: number, column: string): string => {
+    const text = escapeHtml(row.cells[column] ?? "–");
+    const view = row.links?.[column];
+    return view === undefined ? `<td>${text}</td>` : `<td><a href="#explore=${runIndex}/${escapeHtml(encodeURIComponent(view))}" title="open this evaluation in the trajectory explorer">${text}</a></td>`;
+  };
+  const body = report.rows.map((row, i) => `<tr><td>${escapeHtml(row.name)}</td>${report.columns.map((c) => cell(row, i, c)).join("")}</tr>`).join("\n");
+  const explorers = report.explorers.filter((e) => e.views.length > 0);
+  // The explorer's index up front; each view's records in an element of their own, parsed when opened.
+  const kept = report.explorers
+    .flatMap((e, r) => e.records.map((records, v) => `<script type="application/json" id="kept-${r}-${v}">${scriptJson(records)}</script>`))
     .join("\n");
+  const explorer =
+    explorers.length === 0
+      ? ""
+      : `<section id="explorer"><h2>Trajectories</h2>
+<div class="ex-controls"><select id="ex-run" aria-label="run"></select><select id="ex-view" aria-label="step or evaluation"></select>
+<select id="ex-setting" aria-label="rehearsal setting"></select>
+<select id="ex-status" aria-label="outcome"><option value="all">all tasks</option><option value="succeeded">some rollout succeeded</option><option value="failed">some rollout failed</option></select>
+<label><input type="checkbox" id="ex-masked"> masked</label><label><input type="checkbox" id="ex-parse"> parse errors</label>
+<input type="search" id="ex-search" placeholder="search tool names and text" aria-label="search"><span class="ex-keys">keys: j/k next/previous task · l/h next/previous rollout</span></div>
+<div class="ex-body"><ul id="ex-tasks" aria-label="tasks"></ul><div id="ex-detail"></div></div></section>`;
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(report.title)}</title>
-<style>${STYLE}</style>
+<style>${STYLE}${EXPLORER_STYLE}</style>
 </head>
 <body>
 <h1>${escapeHtml(report.title)}</h1>
@@ -109,9 +128,13 @@ export function renderReportHtml(report: ReportData): string {
 ${body}
 </tbody></table>
 <div id="charts"></div>
+${explorer}
 <script type="application/json" id="report-data">${scriptJson({ charts })}</script>
+<script type="application/json" id="explorer-index">${scriptJson(report.explorers.map((e) => ({ name: e.name, views: e.views })))}</script>
+${kept}
 <script>${chartLibrary()}</script>
 <script>${CLIENT}</script>
+<script>${EXPLORER_CLIENT}</script>
 </body>
 </html>
 `;

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { InputError, RecordError } from "@envace/protocol";
+import { readKept } from "../keep/log.js";
 import { readMetrics } from "../run/metrics-log.js";
 import type { RunData } from "./model.js";
 
@@ -19,5 +20,5 @@ export function loadRun(dir: string): RunData {
       throw new RecordError({ file: configPath }, [{ path: "", message: `not valid JSON (${(error as Error).message})` }]);
     }
   }
-  return { name: basename(root), config, records: readMetrics(metricsPath).records };
+  return { name: basename(root), config, records: readMetrics(metricsPath).records, kept: readKept(root) };
 }

@@ -1,10 +1,14 @@
+import type { KeptEvalRecord, KeptTrainRecord } from "../keep/record.js";
 import type { MetricsRecord } from "../run/metrics-log.js";
+import type { RunExplorer } from "./explorer.js";
 
 /** One run as the report sees it: its name, resolved config and metrics records. */
 export interface RunData {
   name: string;
   config: Record<string, unknown>;
   records: readonly MetricsRecord[];
+  /** The run's kept rollouts (`rollouts/`), for the trajectory explorer. */
+  kept?: { train: readonly KeptTrainRecord[]; eval: readonly KeptEvalRecord[] };
 }
 
 /** A line series: y against step for one run and one metric. */
@@ -39,6 +43,8 @@ export type Chart = LineChart | HistogramChart;
 export interface RunRow {
   name: string;
   cells: Record<string, string>;
+  /** A cell's link into the explorer: the view id (`eval:24:none`) of the evaluation it came from. */
+  links?: Record<string, string>;
 }
 
 export interface ReportData {
@@ -47,6 +53,8 @@ export interface ReportData {
   charts: Chart[];
   columns: string[];
   rows: RunRow[];
+  /** One per run, in the order of `rows`: its kept rollouts as explorer views. */
+  explorers: RunExplorer[];
 }
 
 /** Read a dotted path (`reward.act`) from a record; undefined unless it is a finite number. */
