@@ -365,6 +365,7 @@ function declare(state: RunState): Command {
     .option("--host <host>", "address to bind (default 127.0.0.1; beyond loopback a bearer token is required)")
     .option("--port <n>", "port (default 8080; 0 picks a free one)", wholeNumber(0))
     .option("--config <file>", "server.yaml: limits, concurrency, tokens, rehearsal, memory")
+    .option("--token-file <file>", "bearer tokens for /v1, one a line, each at least 32 characters (or ENVACE_SERVER_TOKEN); required beyond loopback")
     .addHelpText("after", example("envace serve --policy tiny:runs/default/checkpoints/step-000040/policy --port 8080"))
     .action(async (options) => {
       // An explicit --log-level (or ENVACE_LOG_LEVEL) also sets the request log's, over server.yaml's.

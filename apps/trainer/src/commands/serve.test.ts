@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -64,8 +64,18 @@ describe("envace serve", () => {
     const result = await envaceServe(["--policy", "openai:http://127.0.0.1:9/v1#m", "--host", "0.0.0.0", "--port", "0"], { ENVACE_SERVER_TOKEN: "" });
     expect(result).toEqual({
       code: 1,
-      stderr: "envace serve: refusing to listen on 0.0.0.0 without a bearer token: set ENVACE_SERVER_TOKEN or tokens: in the server config, or bind to 127.0.0.1\n",
+      stderr: "envace serve: refusing to listen on 0.0.0.0 without a bearer token: set ENVACE_SERVER_TOKEN, or token_file: (or tokens:) in the server config, or bind to 127.0.0.1\n",
     });
+  });
+
+  it("refuses a short token from the environment or a token file: one line naming the source, exit 1", async () => {
+    const short = await envaceServe(["--policy", "openai:http://127.0.0.1:9/v1#m", "--host", "0.0.0.0", "--port", "0"], { ENVACE_SERVER_TOKEN: "letmein" });
+    expect(short).toEqual({ code: 1, stderr: "envace serve: ENVACE_SERVER_TOKEN: a bearer token needs at least 32 characters (this one has 7); make one with: openssl rand -hex 32\n" });
+    const dir = await mkdtemp(join(tmpdir(), "envace-serve-token-"));
+    await writeFile(join(dir, "tokens"), "letmein\n");
+    const fromFile = await envaceServe(["--policy", "openai:http://127.0.0.1:9/v1#m", "--token-file", join(dir, "tokens"), "--port", "0"], { ENVACE_SERVER_TOKEN: "" });
+    expect(fromFile).toEqual({ code: 1, stderr: `envace serve: ${join(dir, "tokens")}:1: a bearer token needs at least 32 characters (this one has 7); make one with: openssl rand -hex 32\n` });
+    await rm(dir, { recursive: true, force: true });
   });
 
   it("names a bad config file and key: exit 1", async () => {
