@@ -1,5 +1,6 @@
-import { copyFile, mkdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomically } from "@envace/records";
 import { checkLlamaTensors, llamaShape, readLlamaConfig, readSafetensors, type LlamaConfig, type NamedTensor } from "@envace/training";
 import { buildLlamaModel, type LlamaGraphOptions } from "./llama-graph.js";
 import { OnnxModelError } from "./errors.js";
@@ -43,12 +44,13 @@ export async function exportLlamaCheckpoint(checkpointDir: string, outDir: strin
   const bytes = llamaOnnxBytes(config, weights, weightsPath, options);
   await mkdir(outDir, { recursive: true });
   const modelPath = join(outDir, "model.onnx");
-  await writeFile(modelPath, bytes);
+  // Each file whole or not at all: a killed export never leaves a truncated model for a loader to read.
+  writeFileAtomically(modelPath, bytes);
   const files = [modelPath];
   for (const name of COMPANION_FILES) {
     const from = join(checkpointDir, name);
     if (await stat(from).then((s) => s.isFile(), () => false)) {
-      await copyFile(from, join(outDir, name));
+      writeFileAtomically(join(outDir, name), await readFile(from));
       files.push(join(outDir, name));
     }
   }
