@@ -161,6 +161,13 @@ export function buildReport(runs: readonly RunData[], generatedAt: Date = new Da
     lineChart(runs, "reward", "Training reward per role", "mean reward", "train", ROLES.map((role) => ({ path: `reward.${role}`, label: role }))),
     evalChart(runs),
     fidelityChart(runs),
+    // Beside it, the Rehearse role's fidelity on the calls hybrid grounding executed for real during training.
+    lineChart(runs, "grounding", "Fidelity over training (grounded calls)", "rate", "train", [
+      { path: "grounding.exact", label: "exact" },
+      { path: "grounding.keys", label: "same keys" },
+      { path: "grounding.status", label: "same status" },
+      { path: "grounding.failure_recall", label: "failures predicted" },
+    ]),
     advantageChart(runs),
     lineChart(runs, "length", "Mean output length per role", "tokens", "train", ROLES.map((role) => ({ path: `length.${role}`, label: role }))),
     lineChart(runs, "loss", "Policy loss", "loss", "train", [{ path: "loss", label: "loss" }]),

@@ -51,6 +51,7 @@ export interface JudgeCallOptions {
  */
 export async function callJudge(client: OpenAI, request: JudgeRequest, options: JudgeCallOptions = {}): Promise<JudgeCallResult> {
   const retry = options.retry ?? defaultJudgeRetry;
+  // eslint-disable-next-line regexp/no-super-linear-move -- the configured judge URL, short and trusted
   const url = `${client.baseURL.replace(/\/+$/, "")}/chat/completions`;
   const started = performance.now();
   let attempts = 0;
