@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, realpath, rename, rm } from "node:fs/promises";
-import { dirname, join, resolve, sep } from "node:path";
+import { readFile, realpath } from "node:fs/promises";
+import { join, resolve, sep } from "node:path";
+import { readableDirectory, replaceDirectory, writeFileAtomically } from "@envace/records";
 import type { TrainingBackend } from "@envace/training";
 import { z } from "zod";
 import { HttpError, type CheckpointKey, type CheckpointStore } from "./options.js";
@@ -35,7 +35,7 @@ export function parseCheckpointPath(path: string, field: string): CheckpointKey 
 
 /** How a backend writes its training state to a folder and is rebuilt from one. */
 export interface FolderCheckpointIo {
-  /** Write into `dir`, which does not exist yet. */
+  /** Write into `dir`, an empty folder. */
   save(backend: TrainingBackend, dir: string): Promise<void>;
   /** A backend restored from `dir` (it may be `previous` itself, or a new one that replaces it). */
   load(dir: string, options: { optimizer: boolean; previous: TrainingBackend }): Promise<TrainingBackend>;
@@ -68,35 +68,11 @@ function inside(root: string, path: string, key: CheckpointKey): string {
   return path;
 }
 
-/** Write a file whole or not at all: a temporary name, fsync, rename. */
-async function writeFileAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${randomBytes(4).toString("hex")}`;
-  const handle = await open(tmp, "w");
-  try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(tmp, path);
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, "r");
-  try {
-    await handle.sync();
-  } catch {
-    // Some file systems cannot fsync a directory; the rename is still atomic.
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
  * Checkpoints as folders `<root>/<model id>/<name>`, each with a record (`tinker-checkpoint.json`:
  * its path, owner and what `weights_info` reports), so `tinker://<model>/weights/<name>` paths,
  * their owners and their weights info survive a server restart. A checkpoint is written to a
- * temporary folder and renamed into place once complete; a path is resolved under the root and
+ * temporary folder and swapped into place once complete (`replaceDirectory` of `@envace/records`); a path is resolved under the root and
  * checked after resolution (and after following links, where it exists). For the in-process backend:
  *
  * ```ts
@@ -114,7 +90,8 @@ export function folderCheckpoints(root: string, io: FolderCheckpointIo): Checkpo
   };
   /** The folder of an existing checkpoint, links followed, or undefined when there is none. */
   const existing = async (key: CheckpointKey): Promise<string | undefined> => {
-    const dir = dirOf(key);
+    // A save cut off mid-swap leaves the previous checkpoint beside the name (`@envace/records`).
+    const dir = readableDirectory(dirOf(key));
     let real: string;
     try {
       real = await realpath(dir);
@@ -126,30 +103,11 @@ export function folderCheckpoints(root: string, io: FolderCheckpointIo): Checkpo
   };
   return {
     async save(backend, key, record) {
-      const dir = dirOf(key);
-      await mkdir(dirname(dir), { recursive: true });
-      const suffix = `${process.pid}-${randomBytes(4).toString("hex")}`;
-      const tmp = join(dirname(dir), `.${key.name}.partial-${suffix}`);
-      try {
+      // A checkpoint saved again under its name replaces the old one only once complete.
+      await replaceDirectory(dirOf(key), async (tmp) => {
         await io.save(backend, tmp);
-        await writeFileAtomic(join(tmp, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
-        await syncDir(tmp);
-        // A checkpoint saved again under its name replaces the old one only once complete.
-        const old = join(dirname(dir), `.${key.name}.old-${suffix}`);
-        const replaced = await rename(dir, old).then(
-          () => true,
-          (error: unknown) => {
-            if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
-            throw error;
-          },
-        );
-        await rename(tmp, dir);
-        await syncDir(dirname(dir));
-        if (replaced) await rm(old, { recursive: true, force: true });
-      } catch (error) {
-        await rm(tmp, { recursive: true, force: true });
-        throw error;
-      }
+        writeFileAtomically(join(tmp, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
+      });
     },
     async record(key) {
       const dir = await existing(key);
