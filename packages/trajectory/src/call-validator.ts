@@ -41,19 +41,24 @@ export function pathBeyondDepth(value: unknown, limit: number): (string | number
     key: string | number | undefined;
     parent: Node | undefined;
   }
+  if (typeof value !== "object" || value === null) return undefined;
+  // Only objects and arrays go on the stack: scalars cannot be too deep.
   const stack: Node[] = [{ value, depth: 1, key: undefined, parent: undefined }];
+  const visit = (child: unknown, key: string | number, parent: Node): void => {
+    if (typeof child === "object" && child !== null) stack.push({ value: child, depth: parent.depth + 1, key, parent });
+  };
   while (stack.length > 0) {
     const node = stack.pop()!;
-    if (typeof node.value !== "object" || node.value === null) continue;
     if (node.depth > limit) {
       const path: (string | number)[] = [];
       for (let at: Node | undefined = node; at?.key !== undefined; at = at.parent) path.push(at.key);
       return path.reverse();
     }
     if (Array.isArray(node.value)) {
-      for (let i = node.value.length - 1; i >= 0; i -= 1) stack.push({ value: node.value[i], depth: node.depth + 1, key: i, parent: node });
+      for (let i = node.value.length - 1; i >= 0; i -= 1) visit(node.value[i], i, node);
     } else {
-      for (const [key, child] of Object.entries(node.value).reverse()) stack.push({ value: child, depth: node.depth + 1, key, parent: node });
+      const entries = Object.entries(node.value as Record<string, unknown>);
+      for (let i = entries.length - 1; i >= 0; i -= 1) visit(entries[i]![1], entries[i]![0], node);
     }
   }
   return undefined;
