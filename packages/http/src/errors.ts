@@ -61,3 +61,20 @@ export function shouldRetry(error: HttpError, retryStatus: (status: number) => b
   if (error.code !== "status") return true;
   return !error.serverRefusesRetry && retryStatus(error.status ?? 0);
 }
+
+/**
+ * A request body that cannot be encoded as JSON (nested too deep for the stack, a BigInt, a
+ * cycle). It is this process's fault, found before anything is sent: never retried, and never
+ * reported as the server's failure.
+ */
+export class RequestBodyError extends EnvaceError {
+  override readonly code = "request-body";
+
+  constructor(
+    /** The endpoint the body was meant for. */
+    readonly url: string,
+    cause: unknown,
+  ) {
+    super(`${url}: the request body cannot be encoded as JSON (${cause instanceof Error ? cause.message : String(cause)})`, { cause });
+  }
+}

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { HttpError } from "./errors.js";
+import { HttpError, RequestBodyError } from "./errors.js";
 import { parseReply, requestJson, send } from "./request.js";
 import { withRetry, type RetryEvent, type RetryOptions } from "./retry.js";
 
@@ -121,6 +121,16 @@ describe("requestJson", () => {
     const failure = await error(requestJson({ url, timeoutMs: 5_000 }));
     expect(failure).toMatchObject({ code: "connection", isRetryable: true });
     expect((failure as Error).message).toMatch(`${url}: connection failed (the connection closed before the reply ended`);
+  });
+
+  it("refuses a body it cannot encode as this process's fault, sends nothing and is not retried", async () => {
+    let deep: unknown = 0;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const failure = await error(withRetry(() => requestJson({ url, body: { deep }, timeoutMs: 5_000 }), quick));
+    expect(failure).toBeInstanceOf(RequestBodyError);
+    expect(failure).not.toBeInstanceOf(HttpError);
+    expect((failure as Error).message).toMatch(`${url}: the request body cannot be encoded as JSON (Maximum call stack size exceeded)`);
+    expect(seen).toHaveLength(0);
   });
 
   it("reports a refused connection as a connection failure", async () => {

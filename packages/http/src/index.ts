@@ -1,4 +1,4 @@
-export { HttpError, shouldRetry, type HttpErrorCode, type HttpErrorOptions } from "./errors.js";
+export { HttpError, RequestBodyError, shouldRetry, type HttpErrorCode, type HttpErrorOptions } from "./errors.js";
 export {
   describeCause,
   errorDetail,

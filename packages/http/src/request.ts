@@ -2,7 +2,7 @@ import { abortReason } from "@envace/concurrency";
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { z } from "zod";
-import { HttpError } from "./errors.js";
+import { HttpError, RequestBodyError } from "./errors.js";
 
 /** How every request of a client is sent. */
 export interface HttpSettings {
@@ -44,9 +44,12 @@ export interface HttpReply {
  * (`malformed`); throws the signal's reason when the caller aborts.
  */
 export async function send(request: HttpRequest): Promise<HttpReply> {
+  // Encoded before anything is sent: a body that cannot be encoded is this process's fault, not
+  // a failed connection, and asking again cannot help.
+  const encoded = encode(request);
   let raw: RawReply;
   try {
-    raw = await (request.fetch ? viaFetch(request.fetch, request) : viaNode(request));
+    raw = await (request.fetch ? viaFetch(request.fetch, request, encoded) : viaNode(request, encoded));
   } catch (error) {
     if (request.signal?.aborted) throw abortReason(request.signal);
     if (error instanceof TimedOut) throw new HttpError("timeout", request.url, `no answer within ${request.timeoutMs} ms`, { cause: error });
@@ -72,10 +75,10 @@ interface RawReply {
   bytes: Buffer;
 }
 
-async function viaFetch(fetcher: typeof fetch, request: HttpRequest): Promise<RawReply> {
+async function viaFetch(fetcher: typeof fetch, request: HttpRequest, encoded: Encoded): Promise<RawReply> {
   const timeout = AbortSignal.timeout(request.timeoutMs);
   const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
-  const { method, headers, body } = encode(request);
+  const { method, headers, body } = encoded;
   try {
     const response = await fetcher(request.url, { method, headers, signal, ...(body === undefined ? {} : { body: new Uint8Array(body) }) });
     const bytes = Buffer.from(await response.arrayBuffer());
@@ -93,8 +96,8 @@ const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent
  * listened to directly: `AbortSignal.timeout` and `AbortSignal.any` cost a request more on Node 20
  * (weak references the garbage collector must trace) than the whole of this function.
  */
-function viaNode(request: HttpRequest): Promise<RawReply> {
-  const { method, headers, body } = encode(request);
+function viaNode(request: HttpRequest, encoded: Encoded): Promise<RawReply> {
+  const { method, headers, body } = encoded;
   const url = new URL(request.url);
   if (url.protocol !== "http:" && url.protocol !== "https:") return Promise.reject(new Error(`unsupported protocol ${url.protocol}`));
   if (body !== undefined) headers["content-length"] = String(body.byteLength);
@@ -197,7 +200,13 @@ export function describeCause(error: unknown): string {
 }
 
 /** Method, headers (names in lower case) and body bytes of a request. */
-function encode(request: HttpRequest): { method: string; headers: Record<string, string>; body?: Uint8Array } {
+interface Encoded {
+  method: string;
+  headers: Record<string, string>;
+  body?: Uint8Array;
+}
+
+function encode(request: HttpRequest): Encoded {
   const headers: Record<string, string> = { accept: "application/json" };
   const method = request.method ?? (request.body === undefined ? "GET" : "POST");
   let body: Uint8Array | undefined;
@@ -206,7 +215,12 @@ function encode(request: HttpRequest): { method: string; headers: Record<string,
     body = request.body;
   } else if (request.body !== undefined) {
     headers["content-type"] = "application/json";
-    body = Buffer.from(JSON.stringify(request.body));
+    try {
+      body = Buffer.from(JSON.stringify(request.body));
+    } catch (error) {
+      // Too deep for the stack, a BigInt, a cycle: nothing went over the wire.
+      throw new RequestBodyError(request.url, error);
+    }
   }
   // Set after the defaults, whatever their case, so a caller's header replaces ours rather than joining it.
   for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
