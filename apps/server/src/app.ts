@@ -132,6 +132,13 @@ export function buildApp(options: AppOptions): App {
     void reply.header("connection", "close");
     done(new ApiError(503, "the server is shutting down; retry on another instance", "server_error", null, "shutting_down", { "retry-after": "1" }));
   });
+  // Bodies are read as sent: a compressed one is refused before a byte of it is inflated, so no
+  // small body can grow past the body limit inside the server.
+  fastify.addHook("preParsing", (request, _reply, payload, done) => {
+    const encoding = request.headers["content-encoding"];
+    if (encoding === undefined || encoding.trim().toLowerCase() === "identity") done(null, payload);
+    else done(new ApiError(415, "request bodies must not be compressed (content-encoding: identity)", "invalid_request_error", null, "unsupported_content_encoding"));
+  });
   // A response in flight when the shutdown starts tells its client not to reuse the connection.
   fastify.addHook("onSend", (_request, reply, payload, done) => {
     if (closing.now) void reply.header("connection", "close");

@@ -35,7 +35,7 @@ export class SseWriter {
   write(data: unknown): boolean {
     if (!this.#started) {
       this.#started = true;
-      this.res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+      this.res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
     }
     if (this.res.destroyed || this.res.writableEnded) return true;
     return this.res.write(`data: ${JSON.stringify(data)}\n\n`);

@@ -32,11 +32,12 @@ export function rawExchange(port: number, request: string | Buffer): Promise<Raw
 }
 
 /** One request, `connection: close`, with a body when given one. */
-export function rawRequest(port: number, method: string, target: string, headers: Record<string, string> = {}, body?: string): Promise<RawAnswer> {
+export function rawRequest(port: number, method: string, target: string, headers: Record<string, string> = {}, body?: string | Uint8Array): Promise<RawAnswer> {
   const lines = [`${method} ${target} HTTP/1.1`, `host: 127.0.0.1:${port}`, "connection: close"];
   for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
-  if (body !== undefined) lines.push(`content-length: ${Buffer.byteLength(body)}`);
-  return rawExchange(port, `${lines.join("\r\n")}\r\n\r\n${body ?? ""}`);
+  const bytes = body === undefined ? Buffer.alloc(0) : Buffer.from(body);
+  if (body !== undefined) lines.push(`content-length: ${bytes.length}`);
+  return rawExchange(port, Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1"), bytes]));
 }
 
 /**
