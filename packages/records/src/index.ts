@@ -1,4 +1,5 @@
 export { fsyncDirectory, readableDirectory, recoverDirectory, replaceDirectory, writeFileAtomically } from "./atomic.js";
+export { describeResume, EvalRun, optionDifferences, RUN_FILES, RunDirectoryError, type EvalRunSpec, type RunProgress } from "./eval-run.js";
 export { canonicalJson, contentHash, sha256Hex } from "./canonical.js";
 export {
   describeTornLine,
@@ -11,3 +12,5 @@ export {
   type TornLine,
   type UserJsonLinesOptions,
 } from "./json-lines.js";
+export { parsePyJsonLine, parsePyJsonText, readPyJsonFile } from "./py-json.js";
+export { readText } from "./read-text.js";
