@@ -1,6 +1,6 @@
 // `envace report <run dir>… [--out <file>]`: a self-contained HTML report of one or more runs.
-import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { writeFileAtomically } from "@envace/records";
 import { buildReport } from "../report/build.js";
 import { renderReportHtml } from "../report/html.js";
 import { loadRun } from "../report/load.js";
@@ -9,7 +9,8 @@ import { loadRun } from "../report/load.js";
 export function writeReport(runDirs: readonly string[], out?: string): string {
   const runs = runDirs.map(loadRun);
   const path = resolve(out ?? (runDirs.length === 1 ? join(runDirs[0]!, "report.html") : "envace-report.html"));
-  writeFileSync(path, renderReportHtml(buildReport(runs)));
+  // Whole or not at all: a report cut short by a crash would open as a broken page.
+  writeFileAtomically(path, renderReportHtml(buildReport(runs)));
   return path;
 }
 
