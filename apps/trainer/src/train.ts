@@ -22,7 +22,8 @@ import type { TrainedModel } from "./setup/trained-model.js";
 import { cosineSchedule, goldRows, mergeContinuations, supervisedWarmStart } from "./sft.js";
 import { CallCounter, rolloutLimits, rollouts } from "./rollout.js";
 import { rewards } from "./reward.js";
-import { adamParams, policyLossConfig, policyUpdate } from "./update.js";
+import { adamParams, policyLossConfig, policyUpdate, type SupervisedTerm } from "./update.js";
+import { groundRollouts, openGrounding } from "./grounding.js";
 import { stepMetrics } from "./metrics.js";
 import { sampleTasks, shuffled } from "./sample.js";
 import { KeptRollouts } from "./keep/log.js";
@@ -113,6 +114,8 @@ async function trainOn(
   // steps). The frozen simulator holds the same weights when there is one.
   const reference = config.actor.kl_coef > 0 ? (frozen ?? (await loadModel(config, run.checkpointPath("sft")))) : undefined;
   const counter = new CallCounter();
+  // Hybrid grounding: its real-call budget spans the run (a resume reads back what was spent).
+  const grounding = openGrounding(config, domain, run.metrics.all());
   const limit = new ConcurrencyLimit(config.rollout.concurrency);
   const trainedRoles: PolicyRole[] = config.mode === "grpo" ? ["act"] : ["act", "rehearse"];
   const bar = new ProgressBar("train", config.trainer.total_steps);
@@ -141,21 +144,24 @@ async function trainOn(
         ...(kept === undefined ? {} : { onMemory: (id: string, memory: string) => memories.set(id, memory) }),
       });
 
+      // Grounding: a share of the rehearsed calls also executed for real (none when it is off).
+      const grounded = await groundRollouts({ grounding, domain, tasks, trajectories, counter, seed: config.seed, step, tokenizer: rehearseModel.tokenizer, concurrency: config.rollout.concurrency, ...(signal === undefined ? {} : { signal }) });
+
       // Reward, then role-wise advantages over each task's group of rollouts.
       const verdicts = await rewards(domain, tasks, trajectories);
       const trainingRows = trajectories.flatMap((t) => rowsOf(t, { roles: trainedRoles }));
       const rehearseVerdicts = domain.rehearseReward && (await rewards({ reward: domain.rehearseReward }, tasks, trajectories));
       const batch = rehearseVerdicts
-        ? computeRoleAdvantages(trainingRows, (role) => (role === "rehearse" ? rehearseVerdicts : verdicts), advantageConfig(config))
-        : computeAdvantages(trainingRows, verdicts, advantageConfig(config));
+        ? computeRoleAdvantages(trainingRows, (role) => (role === "rehearse" ? rehearseVerdicts : verdicts), advantageConfig(config), grounded.advantages)
+        : computeAdvantages(trainingRows, verdicts, advantageConfig(config), grounded.advantages);
 
       kept?.append(keptTrainRecords({ step, trajectories, verdicts, batch, memories, groups: config.rollout.keep }));
 
       // Update: clipped policy-gradient steps per trained model (one, or one per mini-batch).
-      const update = await updatePolicies(config, policies, batch, reference);
+      const update = await updatePolicies(config, policies, batch, reference, grounded.supervised);
 
       // Log, evaluate now and then, checkpoint.
-      const record = stepMetrics({ step, batch, trajectories, verdicts, update, environmentCalls: counter.take(), elapsedSeconds: elapsed(), stepSeconds: (Date.now() - stepStarted) / 1000 });
+      const record: MetricsRecord = { ...stepMetrics({ step, batch, trajectories, verdicts, update, environmentCalls: counter.take(), elapsedSeconds: elapsed(), stepSeconds: (Date.now() - stepStarted) / 1000 }), ...grounded.record(update) };
       logRecord(record);
       bar.tick(`reward ${formatNumber((record.reward as Record<string, number>).mean)} ${((Date.now() - stepStarted) / 1000).toFixed(1)}s/step`);
       const final = step === config.trainer.total_steps;
@@ -265,6 +271,8 @@ async function updatePolicies(
   policies: Policies,
   batch: AdvantageBatch,
   reference: TrainedModel | undefined,
+  /** Grounded Rehearse targets: they train whichever model plays the Rehearse role. */
+  supervised?: SupervisedTerm,
 ): Promise<Awaited<ReturnType<typeof policyUpdate>>> {
   const loss = policyLossConfig(config.actor);
   const adam = adamParams(config.actor.lr, config.actor);
@@ -274,12 +282,12 @@ async function updatePolicies(
   // Rollouts are sampled at this temperature: the ratio's denominator is that distribution.
   const scoring = { temperature: config.rollout.temperature };
   const batching = { size: config.actor.ppo_mini_batch_size, epochs: config.actor.ppo_epochs };
-  if (act === rehearse) return policyUpdate(act.backend, batch.rows, loss, adam, ref, scoring, batching);
+  if (act === rehearse) return policyUpdate(act.backend, batch.rows, loss, adam, ref, scoring, batching, supervised);
   const [a, r] = await Promise.all([
     policyUpdate(act.backend, batch.rows.filter((s) => s.row.role === "act"), loss, adam, ref, scoring, batching),
-    policyUpdate(rehearse.backend, batch.rows.filter((s) => s.row.role === "rehearse"), loss, adam, ref, scoring, batching),
+    policyUpdate(rehearse.backend, batch.rows.filter((s) => s.row.role === "rehearse"), loss, adam, ref, scoring, batching, supervised),
   ]);
-  return { loss: a.loss + r.loss, metrics: { ...prefixed("act", a.metrics), ...prefixed("rehearse", r.metrics) }, tokens: a.tokens + r.tokens };
+  return { loss: a.loss + r.loss, metrics: { ...prefixed("act", a.metrics), ...prefixed("rehearse", r.metrics) }, tokens: a.tokens + r.tokens, ...(r.supervised === undefined ? {} : { supervised: r.supervised }) };
 }
 
 function prefixed(prefix: string, metrics: Record<string, number>): Record<string, number> {

@@ -1,7 +1,7 @@
 // Update: clipped policy-gradient steps with AdamW on the scored rows, the whole step at once or
 // in mini-batches of whole task groups (PPO-style).
 import type { PolicyLossConfig, ScoredRow } from "@envace/grpo";
-import { datumFromRow, type AdamParams, type ScoringOptions, type TrainingBackend } from "@envace/training";
+import { datumFromRow, type AdamParams, type Datum, type ScoringOptions, type TrainingBackend } from "@envace/training";
 import type { ActorConfig } from "./config/schema.js";
 
 export function adamParams(learningRate: number, actor: ActorConfig): AdamParams {
@@ -24,6 +24,18 @@ export interface UpdateResult {
   metrics: Record<string, number>;
   /** Loss tokens (output tokens of the rows trained). */
   tokens: number;
+  /** The supervised term's mean cross-entropy per target token and its target tokens, when there was one. */
+  supervised?: { loss: number; tokens: number };
+}
+
+/**
+ * A supervised term trained with the policy-gradient rows (grounded Rehearse targets): datums with
+ * mask 1 on their target tokens, each trained in the mini-batch that holds its task's group, with
+ * loss `coef ·` the mean cross-entropy over the mini-batch's target tokens.
+ */
+export interface SupervisedTerm {
+  data: readonly { taskId: string; datum: Datum }[];
+  coef: number;
 }
 
 /** How a step's rows are taken: `size` tasks' groups per optimizer step (null: all), `epochs` passes. */
@@ -65,12 +77,15 @@ export async function policyUpdate(
   /** The rollouts' sampling temperature: the learner (and the reference) score that distribution. */
   scoring: ScoringOptions = {},
   batching: MiniBatching = { size: null, epochs: 1 },
+  supervised?: SupervisedTerm,
 ): Promise<UpdateResult> {
-  const batches = miniBatches(
+  const grouped = miniBatches(
     rows.filter((s) => s.row.outputTokens.length > 0),
     batching.size,
-  ).map((batch) => batch.map((s) => datumFromRow(s.row, s.advantage)));
+  );
+  const batches = grouped.map((batch) => batch.map((s) => datumFromRow(s.row, s.advantage)));
   if (batches.length === 0) return { loss: 0, metrics: {}, tokens: 0 };
+  const targets = grouped.map((batch) => supervisedData(supervised, new Set(batch.map((s) => s.row.taskId))));
   if (loss.klCoef > 0) {
     if (reference === undefined) throw new Error("a KL term needs the reference model's log-probabilities");
     for (const data of batches) {
@@ -80,16 +95,32 @@ export async function policyUpdate(
   }
   const losses: number[] = [];
   const metrics: Record<string, number>[] = [];
+  const supervisedLosses: number[] = [];
   for (let epoch = 0; epoch < batching.epochs; epoch++) {
-    for (const data of batches) {
+    for (const [index, data] of batches.entries()) {
       const result = await backend.forwardBackward(data, { type: "grpo", config: loss }, scoring);
+      // The supervised term's gradient joins the same accumulator, before the one optimizer step.
+      const target = targets[index]!;
+      if (target.data.length > 0) supervisedLosses.push((await backend.forwardBackward(target.data, { type: "cross_entropy" })).loss / supervised!.coef);
       const optim = await backend.optimStep(adam);
       losses.push(result.loss);
       metrics.push({ ...result.metrics, ...optim });
     }
   }
   const tokens = batches.flat().reduce((s, d) => s + d.mask.reduce((a, m) => a + m, 0), 0);
-  return { loss: mean(losses), metrics: combineMetrics(metrics), tokens };
+  const targetTokens = targets.reduce((s, t) => s + t.tokens, 0);
+  return { loss: mean(losses), metrics: combineMetrics(metrics), tokens, ...(supervisedLosses.length > 0 ? { supervised: { loss: mean(supervisedLosses), tokens: targetTokens } } : {}) };
+}
+
+/**
+ * The supervised datums of one mini-batch's tasks, their masks scaled to `coef / target tokens`:
+ * a cross-entropy sum over them is `coef ·` the mean cross-entropy per target token.
+ */
+export function supervisedData(term: SupervisedTerm | undefined, tasks: ReadonlySet<string>): { data: Datum[]; tokens: number } {
+  const chosen = (term?.data ?? []).filter((d) => tasks.has(d.taskId));
+  const tokens = chosen.reduce((s, d) => s + d.datum.mask.reduce((a, m) => a + m, 0), 0);
+  if (term === undefined || tokens === 0) return { data: [], tokens: 0 };
+  return { data: chosen.map(({ datum }) => ({ ...datum, mask: datum.mask.map((m) => (m * term.coef) / tokens) })), tokens };
 }
 
 function mean(values: readonly number[]): number {
