@@ -1,8 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { HttpError } from "@envace/http";
-import { canStream, type StreamingPolicy } from "@envace/models";
-import type { Policy, Tokenizer } from "@envace/protocol";
+import { canStream, type Policy, type StreamingPolicy, type Tokenizer } from "@envace/protocol";
 import type { RehearsalMemory } from "@envace/rehearsal";
 import type { Logger } from "pino";
 import type { IncomingMessage, ServerResponse } from "node:http";

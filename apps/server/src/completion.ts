@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { trustedRequest, type GenerateRequest, type Generation, type Message, type Policy, type SamplingParams, type Tokenizer } from "@envace/protocol";
+import { canGenerateN, trustedRequest, type GenerateRequest, type Generation, type Message, type Policy, type SamplingParams, type Tokenizer } from "@envace/protocol";
 import { formatRehearsalSetting, parseRehearsalSetting, rehearseConversation, type RehearsalMemory, type RehearsalSetting } from "@envace/rehearsal";
 import { rehearsePromptOf, type ServerConfig } from "./config.js";
 import { badField } from "./errors.js";
@@ -63,8 +63,7 @@ export function rehearsalFor(request: ChatTurnRequest, config: ServerConfig): { 
  * else one each; `oneRequest` says which, for the usage.
  */
 async function generateChoices(policy: Policy, request: GenerateRequest, n: number, signal: AbortSignal): Promise<{ generations: Generation[]; oneRequest: boolean }> {
-  const many = (policy as Partial<{ generateN: (r: GenerateRequest, n: number, s?: AbortSignal) => Promise<Generation[]> }>).generateN;
-  if (n > 1 && typeof many === "function") return { generations: await many.call(policy, request, n, signal), oneRequest: true };
+  if (n > 1 && canGenerateN(policy)) return { generations: await policy.generateN(request, n, signal), oneRequest: true };
   const seeded = (i: number): SamplingParams => (request.sampling.seed === undefined ? request.sampling : { ...request.sampling, seed: request.sampling.seed + i });
   const generations = await Promise.all(Array.from({ length: n }, (_, i) => policy.generate(trustedRequest({ ...request, sampling: seeded(i) }), signal)));
   return { generations, oneRequest: n === 1 };

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { StreamingPolicy } from "@envace/models";
+import type { StreamingPolicy } from "@envace/protocol";
 import { choiceOptions, committedRequest, newCompletionId, prepareTurn, type CompletionContext } from "./completion.js";
 import { toApiError } from "./errors.js";
 import type { ChatTurnRequest } from "./request.js";

@@ -8,7 +8,7 @@ export {
   type TokenRoute,
 } from "./openai/capabilities.js";
 export { OpenAIChatPolicy, type OpenAIChatPolicyOptions } from "./openai/chat-policy.js";
-export { canStream, streamChat, type DeltaListener, type GenerationDelta, type StreamingPolicy } from "./openai/chat-stream.js";
+export { streamChat } from "./openai/chat-stream.js";
 export { TokenDataUnavailableError } from "./openai/errors.js";
 export { OnnxModelError } from "./onnx/errors.js";
 export { ServerConnection, type ServerConnectionOptions } from "./openai/client.js";

@@ -47,6 +47,46 @@ export interface Policy {
   generate(request: GenerateRequest, signal?: AbortSignal): Promise<Generation>;
 }
 
+/** A piece of a generation as the model produces it. */
+export interface GenerationDelta {
+  content?: string;
+  reasoning?: string;
+}
+
+/**
+ * What a streaming policy hands each piece to. A promise it returns asks the policy to wait
+ * before reading on (backpressure: the model server's stream is not read meanwhile); a local
+ * sampler does not wait.
+ */
+export type DeltaListener = (delta: GenerationDelta) => void | Promise<void>;
+
+/**
+ * An optional ability: a policy that can also hand over its output while it generates. `onDelta`
+ * sees the text and reasoning as they arrive; the promise settles with the whole generation (tool
+ * calls included). Aborting `signal` cancels the generation on the model server too.
+ */
+export interface StreamingPolicy extends Policy {
+  generateStream(request: GenerateRequest | GenerateRequestInput, onDelta: DeltaListener, signal?: AbortSignal): Promise<Generation>;
+}
+
+/** Whether `policy` can stream (`StreamingPolicy`). */
+export function canStream(policy: Policy): policy is StreamingPolicy {
+  return typeof (policy as Partial<StreamingPolicy>).generateStream === "function";
+}
+
+/**
+ * An optional ability: a policy that draws `n` samples of one request at once (an
+ * OpenAI-compatible server's `n`), sharing the prompt's work between them.
+ */
+export interface MultiSamplePolicy extends Policy {
+  generateN(request: GenerateRequest | GenerateRequestInput, n: number, signal?: AbortSignal): Promise<Generation[]>;
+}
+
+/** Whether `policy` can draw several samples in one request (`MultiSamplePolicy`). */
+export function canGenerateN(policy: Policy): policy is MultiSamplePolicy {
+  return typeof (policy as Partial<MultiSamplePolicy>).generateN === "function";
+}
+
 /** The output of a token-level sampler. */
 export interface SampledTokens {
   tokens: number[];

@@ -13,6 +13,14 @@ export const ActParseErrorCode = z.enum([
 ]);
 export type ActParseErrorCode = z.infer<typeof ActParseErrorCode>;
 
+/**
+ * Why a tool call was refused before any environment saw it, checked in this order: not a call
+ * of the right shape, a tool not offered, arguments that violate the tool's schema. The Rehearse
+ * validator answers such a call with a `ToolError` of this code; scoring treats the call as invalid.
+ */
+export const CallRejectionCode = z.enum(["INVALID_TOOL_CALL_FORMAT", "TOOL_NOT_AVAILABLE", "INVALID_PARAMETERS"]);
+export type CallRejectionCode = z.infer<typeof CallRejectionCode>;
+
 /** Why a rollout ended. */
 export const Termination = z.discriminatedUnion("reason", [
   /** The agent ended its turn and no further user turn followed. */

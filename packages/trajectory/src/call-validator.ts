@@ -1,13 +1,9 @@
 import { Ajv, type ValidateFunction } from "ajv";
-import { z } from "zod";
 import { LocatedError } from "@envace/errors";
-import { toolName, type ToolCall, type ToolError, type ToolSpec } from "@envace/protocol";
+import { toolName, type CallRejectionCode, type ToolCall, type ToolError, type ToolSpec } from "@envace/protocol";
 import { findNonFinite, isJsonObject, jsonTypeName } from "./json-value.js";
 
-/** Why a rehearsal environment refuses a call before asking the model, in the order checked. */
-export const CallRejectionCode = z.enum(["INVALID_TOOL_CALL_FORMAT", "TOOL_NOT_AVAILABLE", "INVALID_PARAMETERS"]);
-export type CallRejectionCode = z.infer<typeof CallRejectionCode>;
-
+/** A call checked before the model is asked: accepted, or refused with the protocol's `CallRejectionCode`. */
 export type CallCheck =
   | { ok: true; call: ToolCall }
   | { ok: false; error: ToolError & { code: CallRejectionCode }; callId: string; name: string };

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import type { Message, ToolSpec } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
-import { CallRejectionCode, ToolCallValidator } from "./call-validator.js";
+import { CallRejectionCode } from "@envace/protocol";
+import { ToolCallValidator } from "./call-validator.js";
 import { parseRehearseOutput, RehearseParseErrorCode, type RehearseOutput } from "./rehearse-parser.js";
 import { buildRehearsePrompt, DEFAULT_REHEARSE_INSTRUCTIONS, type RehearseRequest } from "./rehearse-prompt.js";
 import { adversarialText, bankTools, callingTurn, expectParseError } from "./testing/fixtures.js";

@@ -1,7 +1,6 @@
-import { readGenerateRequest, type GenerateRequest, type GenerateRequestInput, type Generation, type SampledTokens, type Sampler, type SamplingParams } from "@envace/protocol";
+import { readGenerateRequest, type GenerateRequest, type GenerateRequestInput, type Generation, type GenerationDelta, type SampledTokens, type Sampler, type SamplingParams, type StreamingPolicy } from "@envace/protocol";
 import type { TokenListener } from "@envace/training";
 import { SamplerPolicy, type SamplerPolicyOptions } from "@envace/trajectory";
-import type { GenerationDelta, StreamingPolicy } from "../openai/chat-stream.js";
 import { TokenTextStream } from "./text-stream.js";
 import { EnvaceError } from "@envace/errors";
 

@@ -1,7 +1,7 @@
 import { parseReply } from "@envace/http";
-import { readGenerateRequest, type GenerateRequest, type GenerateRequestInput, type Generation } from "@envace/protocol";
+import { readGenerateRequest, type DeltaListener, type GenerateRequest, type GenerateRequestInput, type Generation, type MultiSamplePolicy, type StreamingPolicy } from "@envace/protocol";
 import { trainingGaps, type ServerCapabilities } from "./capabilities.js";
-import { streamChat, type DeltaListener, type StreamingPolicy } from "./chat-stream.js";
+import { streamChat } from "./chat-stream.js";
 import { ServerConnection, type ServerConnectionOptions } from "./client.js";
 import { TokenDataUnavailableError } from "./errors.js";
 import { ChatResponse, chatChoiceToGeneration, chatRequestBody, missingTokenData, type TokenDataMode } from "./wire.js";
@@ -28,7 +28,7 @@ export interface OpenAIChatPolicyOptions extends ServerConnectionOptions {
  * filled in where the server returns them (vLLM); the chat route re-templates every turn, so for
  * training prefer the token route (`OpenAICompletionsSampler`).
  */
-export class OpenAIChatPolicy implements StreamingPolicy {
+export class OpenAIChatPolicy implements StreamingPolicy, MultiSamplePolicy {
   readonly id: string;
   readonly connection: ServerConnection;
   readonly #options: OpenAIChatPolicyOptions;

@@ -2,7 +2,7 @@ import { reply, startScriptedServer, tokensOf, type ScriptedServer } from "@enva
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HttpError } from "@envace/http";
 import { OpenAIChatPolicy } from "./chat-policy.js";
-import { canStream, type GenerationDelta } from "./chat-stream.js";
+import { canStream, type GenerationDelta } from "@envace/protocol";
 
 let server: ScriptedServer;
 beforeAll(async () => {

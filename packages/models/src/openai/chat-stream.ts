@@ -1,36 +1,10 @@
-import { readGenerateRequest, type GenerateRequest, type GenerateRequestInput, type Generation, type Policy, type WireToolCall } from "@envace/protocol";
+import { readGenerateRequest, type DeltaListener, type GenerateRequest, type GenerateRequestInput, type Generation, type WireToolCall } from "@envace/protocol";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { fromOpenAIError } from "@envace/http/openai";
 import { abortReason } from "@envace/concurrency";
 import { HttpError } from "@envace/http";
 import type { ServerConnection } from "./client.js";
 import { chatRequestBody, toFinishReason, usageCounts, WireUsage } from "./wire.js";
-
-/** A piece of a generation as the model produces it. */
-export interface GenerationDelta {
-  content?: string;
-  reasoning?: string;
-}
-
-/**
- * What a streaming policy hands each piece to. A promise it returns asks the policy to wait
- * before reading on (backpressure: the model server's stream is not read meanwhile); a local
- * sampler does not wait.
- */
-export type DeltaListener = (delta: GenerationDelta) => void | Promise<void>;
-
-/**
- * A policy that can also hand over its output while it generates. `onDelta` sees the text and
- * reasoning as they arrive; the promise settles with the whole generation (tool calls included).
- * Aborting `signal` cancels the generation on the model server too.
- */
-export interface StreamingPolicy extends Policy {
-  generateStream(request: GenerateRequest | GenerateRequestInput, onDelta: DeltaListener, signal?: AbortSignal): Promise<Generation>;
-}
-
-export function canStream(policy: Policy): policy is StreamingPolicy {
-  return typeof (policy as Partial<StreamingPolicy>).generateStream === "function";
-}
 
 type StreamDelta = ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null; reasoning?: string | null };
 

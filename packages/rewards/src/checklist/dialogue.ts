@@ -1,6 +1,6 @@
 import { EnvaceError } from "@envace/errors";
 import type { AssistantMessage, Message, Step, Termination, ToolMessage, ToolOutcome, UserMessage } from "@envace/protocol";
-import { toWireToolCall } from "@envace/protocol";
+import { CallRejectionCode, toWireToolCall } from "@envace/protocol";
 import { splitAssistant } from "./assistant-parts.js";
 
 /** A dialogue or CM2 record whose messages are out of order or lack the turn a call needs. */
@@ -9,11 +9,11 @@ export class DialogueError extends EnvaceError {
 }
 
 /**
- * The tool-error codes that mean a call itself was invalid (bad format, unknown tool, arguments
- * that violate the schema), as the Rehearse validator reports them. A checklist item about tool
+ * The tool-error codes that mean a call itself was invalid: the protocol's `CallRejectionCode`s
+ * (bad format, unknown tool, arguments that violate the schema). A checklist item about tool
  * calls or tool content fails at a step where one of its calls was invalid, without a judge call.
  */
-export const INVALID_CALL_CODES: readonly string[] = ["INVALID_TOOL_CALL_FORMAT", "TOOL_NOT_AVAILABLE", "INVALID_PARAMETERS"];
+export const INVALID_CALL_CODES: readonly string[] = CallRejectionCode.options;
 
 /** One assistant step of a user turn: the assistant message and the tool messages answering it. */
 export interface DialogueStep {
