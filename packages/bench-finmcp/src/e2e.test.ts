@@ -90,11 +90,11 @@ describe("FinMCP end to end: a scripted OpenAI-compatible model and the fixture 
 
     // Resuming finds nothing left to run and asks the model nothing.
     const asked = server.requests.length;
-    const resumed = await runFinMcp({ samples, policy, environment, out, resume: true });
+    const resumed = await runFinMcp({ samples, policy, environment, out, notify: () => {} });
     expect(resumed.entries).toEqual([]);
     expect(resumed.summary).toEqual(summary);
     expect(server.requests.length).toBe(asked);
-    await expect(runFinMcp({ samples, policy, environment, out })).rejects.toThrow(`${join(out, "entries.jsonl")} already holds a run: resume it (--resume) or choose another --out`);
+    await expect(runFinMcp({ samples, policy, environment, out, maxRounds: 5 })).rejects.toThrow(`${out} holds a run with other options (maxRounds: (none) → 5)`);
   });
 
   it("stops a turn after maxRounds model calls that all call tools", async () => {

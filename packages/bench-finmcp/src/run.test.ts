@@ -17,33 +17,46 @@ const inProcess = (): Environment => ({
 });
 
 describe("runFinMcp resuming a run directory", () => {
-  it("drops a line cut short by a killed run, runs that sample again, and scores only this invocation's samples", async () => {
+  it("a killed run resumes to the summary of an uninterrupted one, running only the sample whose line was cut short", async () => {
     const samples = (await loadSamples(fixture("samples.jsonl"))).slice(0, 2);
-    const out = mkdtempSync(join(tmpdir(), "finmcp-resume-"));
-    const entries = join(out, "entries.jsonl");
-    writeFileSync(entries, `${JSON.stringify({ id: "s1", predicted: ["get_stock_quote"] })}\n{"id": "s2", "predic`);
     const asked: string[] = [];
     const policy = new ScriptedPolicy("p", (request: GenerateRequest) => {
       asked.push(request.messages.findLast((m) => m.role === "user")!.content);
       return "No tools needed.";
     });
+    const whole = await runFinMcp({ samples, policy, environment: inProcess, out: mkdtempSync(join(tmpdir(), "finmcp-whole-")), concurrency: 1 });
+    // s1 wants [quote], s2 [statement, quote]; predicting nothing scores F1 0 and no exact match on both.
+    expect(whole.summary).toMatchObject({ samples: 2, exactMatch: 0, macro: { f1: 0 } });
 
-    const { entries: ran, summary } = await runFinMcp({ samples, policy, environment: inProcess, out, resume: true });
+    const out = mkdtempSync(join(tmpdir(), "finmcp-resume-"));
+    const notices: string[] = [];
+    await runFinMcp({ samples, policy, environment: inProcess, out, concurrency: 1 });
+    const entries = join(out, "entries.jsonl");
+    // Killed while writing s2's line: it is cut short, without its newline.
+    const text = readFileSync(entries, "utf8");
+    writeFileSync(entries, text.slice(0, text.indexOf("\n") + 20));
+    asked.length = 0;
+    const { entries: ran, summary } = await runFinMcp({ samples, policy, environment: inProcess, out, notify: (line) => notices.push(line) });
     expect(ran.map((e) => [e.id, e.predicted])).toEqual([["s2", []]]);
     expect(asked).toEqual(["What was MSFT's 2023 revenue, and what is its price now?"]);
-    // s1 exact (F1 1); s2 predicted nothing for two gold calls (F1 0).
-    expect(summary).toMatchObject({ samples: 2, exactMatch: 0.5, macro: { f1: 0.5 } });
+    expect(summary).toEqual(whole.summary);
+    expect(notices).toEqual([`${entries}:2: dropped a last line cut short by an interrupted write; its entry runs again`, `resuming ${out}: 1 of 2 entries already done, 1 to run`]);
     // The torn line was cut off the file; the redone entry took its place.
     const lines = readFileSync(entries, "utf8").split("\n");
     expect(lines).toHaveLength(3);
     expect(JSON.parse(lines[1]!)).toMatchObject({ id: "s2", predicted: [] });
 
-    // Resumed with fewer samples: the summary covers those alone.
-    const fewer = await runFinMcp({ samples: samples.slice(0, 1), policy, environment: inProcess, out, resume: true });
-    expect(fewer.summary).toMatchObject({ samples: 1, exactMatch: 1 });
+    // Resumed with fewer samples: nothing runs, and the summary covers those alone.
+    asked.length = 0;
+    const fewer = await runFinMcp({ samples: samples.slice(0, 1), policy, environment: inProcess, out, notify: () => {} });
+    expect(fewer.summary).toMatchObject({ samples: 1, exactMatch: 0 });
+    expect(asked).toEqual([]);
+
+    // Other options are refused, naming them.
+    await expect(runFinMcp({ samples, policy, environment: inProcess, out, maxRounds: 3 })).rejects.toThrow(`${out} holds a run with other options (maxRounds: (none) → 3); use another --out`);
 
     // A line that is JSON but not an entry is the user's to see.
     appendFileSync(entries, `${JSON.stringify({ id: "s3" })}\n`);
-    await expect(runFinMcp({ samples, policy, environment: inProcess, out, resume: true })).rejects.toThrow(`${entries}:3: predicted: needs predicted`);
+    await expect(runFinMcp({ samples, policy, environment: inProcess, out })).rejects.toThrow(`${entries}:3: predicted: needs predicted`);
   });
 });

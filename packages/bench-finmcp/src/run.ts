@@ -1,10 +1,8 @@
-import { existsSync } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { InputError, type Environment, type Policy, type SamplingParamsInput } from "@envace/protocol";
-import { JsonLinesFile, parseJsonLines, readJsonLines, writeFileAtomically } from "@envace/records";
-import type { RehearsalSettingInput } from "@envace/rehearsal";
+import { EvalRun, parseJsonLines } from "@envace/records";
+import { formatRehearsalSetting, parseRehearsalSetting, type RehearsalSettingInput } from "@envace/rehearsal";
 import { z } from "zod";
 import { inferSample, type TurnRecord } from "./inference.js";
 import { scoreSample, summarize, type FinMcpSummary, type SampleScore, type ScoredSample } from "./metrics.js";
@@ -78,10 +76,16 @@ export interface RunFinMcpOptions {
   policy: Policy;
   /** A fresh tool environment for one sample (an `McpEnvironment` allowing `sample.toolNames`). */
   environment: (sample: FinMcpSample) => Environment;
-  /** Run directory: `entries.jsonl` (one line per sample as it finishes) and `summary.json`. */
+  /**
+   * The run directory (`@envace/records`' `EvalRun`): `options.json`, `entries.jsonl` (one line
+   * per sample as it finishes) and `summary.json`. A folder made with the same options resumes:
+   * samples already there are not run again. One made with other options is refused.
+   */
   out: string;
-  /** Keep the entries already in `out` and run only the samples missing there. */
-  resume?: boolean;
+  /** What identifies the model and tool server in `options.json` (e.g. their specs); default the policy's id. */
+  describe?: Record<string, unknown>;
+  /** The run directory's one-line notices (a resumed run, a torn last line). Default: a process warning. */
+  notify?: (line: string) => void;
   concurrency?: number;
   maxRounds?: number;
   sampling?: SamplingParamsInput;
@@ -92,33 +96,43 @@ export interface RunFinMcpOptions {
   signal?: AbortSignal;
 }
 
+/** What decides a sample's entry, which a run directory must have been made with to be resumed (the samples asked for may change). */
+function runOptions(options: RunFinMcpOptions): Record<string, unknown> {
+  return {
+    benchmark: "finmcp",
+    policy: options.policy.id,
+    ...options.describe,
+    maxRounds: options.maxRounds,
+    sampling: options.sampling,
+    rehearsal: options.rehearsal === undefined ? undefined : formatRehearsalSetting(parseRehearsalSetting(options.rehearsal)),
+    memoryBudget: options.memoryBudget ?? undefined,
+  };
+}
+
 /** Run every sample through the model and its tool server, then score the run. */
 export async function runFinMcp(options: RunFinMcpOptions): Promise<{ entries: FinMcpEntry[]; summary: FinMcpSummary }> {
-  const entriesFile = join(options.out, "entries.jsonl");
-  if (existsSync(entriesFile) && options.resume !== true) throw new InputError(`${entriesFile} already holds a run: resume it (--resume) or choose another --out`);
-  await mkdir(options.out, { recursive: true });
-  // A line cut short by a killed run is dropped (with a warning), so its sample runs again.
-  const file = JsonLinesFile.open(entriesFile, FinMcpPrediction);
-  const done = new Set(file.records.map((p) => p.id));
-  const todo = options.samples.filter((s) => !done.has(s.id));
+  // Entries are read back as predictions: their lines can be scored again offline.
+  const run = EvalRun.open<typeof FinMcpPrediction, FinMcpEntry>({ out: options.out, options: runOptions(options), entry: FinMcpPrediction, key: (p) => p.id, notify: options.notify });
+  const pending = new Set(run.start(options.samples.map((s) => s.id)));
+  const todo = options.samples.filter((s) => pending.has(s.id));
   const limit = new ConcurrencyLimit(options.concurrency ?? 4);
   const entries: FinMcpEntry[] = [];
+  const already = options.samples.length - todo.length;
 
   await Promise.all(
     todo.map((sample) =>
       limit.run(async () => {
         const entry = await runOne(sample, options);
         entries.push(entry);
-        file.append(entry);
-        options.onEntry?.(entry, done.size + entries.length, options.samples.length);
+        run.append(entry);
+        options.onEntry?.(entry, already + entries.length, options.samples.length);
       }, options.signal),
     ),
   );
-  // The summary covers this invocation's samples (a resumed run may have used more).
-  const ids = new Set(options.samples.map((s) => s.id));
-  const recorded = readJsonLines(entriesFile, FinMcpPrediction, { source: "own" }).filter((p) => ids.has(p.id));
-  const { summary } = scorePredictions(options.samples, recorded, entriesFile);
-  writeFileAtomically(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  // The summary covers this invocation's samples (the run directory may hold more).
+  const recorded = [...options.samples.flatMap((s) => run.done.get(s.id) ?? []), ...entries.map((e) => FinMcpPrediction.parse(e))];
+  const { summary } = scorePredictions(options.samples, recorded, run.entriesFile);
+  run.writeSummary(summary);
   const order = new Map(options.samples.map((s, i) => [s.id, i]));
   return { entries: entries.sort((a, b) => order.get(a.id)! - order.get(b.id)!), summary };
 }
