@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { InputError, parseRecord, RecordError } from "@envace/protocol";
-import { JsonDecodeError, jsonLoads, type PyValue } from "@envace/python-text";
+import type { PyValue } from "@envace/python-text";
+import { readPyJsonFile, readText } from "@envace/records";
 import { parse as parseToml, TomlDate, TomlError } from "smol-toml";
 import { freezeDatabase, type DbRoot } from "./database.js";
 import { DOMAINS, type DomainDefinition, type DomainSide, type PolicySource } from "./domains/index.js";
@@ -35,52 +35,6 @@ export interface UserGuidelines {
   readonly plain: string;
   /** For users with tools of their own (`simulation_guidelines_tools.md`). */
   readonly tools: string;
-}
-
-/** Read a JSON file as Python reads it; syntax errors name the file and line. */
-export async function readPyJsonFile(file: string): Promise<PyValue> {
-  return parsePyJsonText(await readText(file), file);
-}
-
-/**
- * Read JSON text as Python reads it; a syntax error names the file and its line there (`line`,
- * when the text is one line of a bigger file, else the line within the text).
- */
-export function parsePyJsonText(text: string, file: string, line?: number): PyValue {
-  let syntax: JsonDecodeError;
-  try {
-    return jsonLoads(text);
-  } catch (error) {
-    if (!(error instanceof JsonDecodeError)) throw error;
-    syntax = error;
-  }
-  throw new RecordError({ file, line: line ?? syntax.line }, [{ path: "", message: `not JSON (${syntaxReason(syntax)})` }]);
-}
-
-/**
- * One line of JSON Lines as Python reads it, for `@envace/records`' `parse`: a syntax error says
- * what and at which column, and the reader names the file and line.
- */
-export function parsePyJsonLine(line: string): PyValue {
-  try {
-    return jsonLoads(line);
-  } catch (error) {
-    throw error instanceof JsonDecodeError ? new Error(syntaxReason(error)) : error;
-  }
-}
-
-function syntaxReason(error: JsonDecodeError): string {
-  return `${error.reason}, column ${error.column}`;
-}
-
-/** A text file's contents; a missing file is one `InputError` line naming it. */
-export async function readText(file: string): Promise<string> {
-  try {
-    return await readFile(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new InputError(`${file}: no such file`, { cause: error });
-    throw error;
-  }
 }
 
 /** Load a `tasks.json`: a list of upstream tasks, each validated; errors name the task's index and field. */

@@ -1,11 +1,11 @@
 import { EnvaceError } from "@envace/errors";
 import { readFile } from "node:fs/promises";
 import { InputError, parseRecord, RecordError } from "@envace/protocol";
-import { parseJsonLines } from "@envace/records";
+import { parseJsonLines, parsePyJsonLine, parsePyJsonText } from "@envace/records";
 import { z } from "zod";
 import type { Tau2Environment } from "./environment.js";
 import { Tau2Evaluator, type NlAssertionJudge } from "./evaluate.js";
-import { parsePyJsonLine, parsePyJsonText, type Tau2Domain } from "./load.js";
+import type { Tau2Domain } from "./load.js";
 import { pyModel, pyOptional } from "./python/schema.js";
 import { summarize, toEntry, type Tau2RunResult } from "./run.js";
 import { Tau2Message } from "./task.js";

@@ -1,7 +1,6 @@
 import type { JsonObject, JsonValue, ToolSpec } from "@envace/protocol";
-import { attributeError, type PyDict, type PyValue, toJson, valueError } from "@envace/python-text";
+import { attributeError, bindArguments, type PyDict, type PyParam, type PyValue, toJson, valueError } from "@envace/python-text";
 import type { Database, DbRoot } from "./database.js";
-import { bindArguments, type PyParam } from "./python/signature.js";
 
 /**
  * What a tool does, as upstream classifies it. Only `write` tools change the database, and

@@ -1,4 +1,4 @@
-import { binomial, passHatKs } from "@envace/bench-tau2";
+import { binomial, passHatKs } from "@envace/rewards";
 
 /** One scored trial of a task; `reward` is 1 or 0 (masked trials are left out before this). */
 export interface VitaTrial {

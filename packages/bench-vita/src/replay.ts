@@ -1,8 +1,7 @@
 import { join } from "node:path";
-import { parsePyJsonText, readText } from "@envace/bench-tau2";
 import { JsonObject, RecordError } from "@envace/protocol";
 import type { PyValue } from "@envace/python-text";
-import { JsonLinesFile, parseJsonLines } from "@envace/records";
+import { JsonLinesFile, parseJsonLines, parsePyJsonText, readText } from "@envace/records";
 import { z } from "zod";
 import type { VitaDomain } from "./db.js";
 import { replayCalls } from "./environment.js";

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parsePyJsonText, readText } from "@envace/bench-tau2";
 import { InputError, parseRecord, RecordError } from "@envace/protocol";
 import type { PyValue } from "@envace/python-text";
+import { parsePyJsonText, readText } from "@envace/records";
 import { z } from "zod";
 import { buildDb, VITA_DOMAINS, type VitaDb, type VitaDomain } from "./db.js";
 import { FieldError } from "./fields.js";

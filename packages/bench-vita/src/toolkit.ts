@@ -1,6 +1,17 @@
-import { bindArguments, type PyParam } from "@envace/bench-tau2";
 import type { JsonObject } from "@envace/protocol";
-import { floatRepr, jsonStringUnicode, type PyDict, pyEquals, PyException, pyStr, type PyValue, roundFloat, valueError } from "@envace/python-text";
+import {
+  bindArguments,
+  floatRepr,
+  jsonStringUnicode,
+  type PyDict,
+  pyEquals,
+  PyException,
+  type PyParam,
+  pyStr,
+  type PyValue,
+  roundFloat,
+  valueError,
+} from "@envace/python-text";
 import type { VitaDb } from "./db.js";
 import { partialRatio, ratio, rerank, roundScore, defaultProcess } from "./fuzz.js";
 import { chinaHoliday, HOLIDAY_DATES } from "./holidays.js";

@@ -18,6 +18,7 @@ export { attributeError, DepthLimitError, errorCode, exceptionText, PyException,
 export { abs, add, asDict, count, dictKey, getKey, greaterThan, hasKey, iterate, len, lessThan, max, mul, sorted, sub } from "./ops.js";
 export * as operator from "./operator.js";
 export { pyFloat, pyInt } from "./convert.js";
+export { bindArguments, type PyParam } from "./signature.js";
 export { hashKey, PyHashDict, PyOpaque, PySet, PyTuple, type HashKey } from "./objects.js";
 export {
   fromJson,

@@ -1,3 +1,4 @@
+export * from "./pass-hat-k.js";
 export * from "./reward.js";
 
 export * from "./checklist/aggregate.js";

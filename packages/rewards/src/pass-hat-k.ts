@@ -1,4 +1,5 @@
 import { EnvaceError } from "@envace/errors";
+
 /** Trial counts a metric cannot be computed from. */
 export class MetricsInputError extends EnvaceError {
   override readonly code = "metrics-input";

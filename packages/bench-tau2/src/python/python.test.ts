@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { exceptionText, type PyValue } from "@envace/python-text";
 import { calculate } from "./arithmetic.js";
 import { construct, int, list, literal, model, optional, str, type ModelSpec } from "./pydantic.js";
-import { bindArguments } from "./signature.js";
 
 describe("Python semantics the tools rely on", () => {
   it("evaluates the calculator's arithmetic and errors like eval()", () => {
@@ -39,19 +38,6 @@ describe("Python semantics the tools rely on", () => {
       ["1)", "SyntaxError: unmatched ')' (<string>, line 1)"],
     ];
     for (const [expression, error] of errors) expect(exceptionText(() => calculate(expression))).toBe(error);
-  });
-
-  it("binds keyword arguments with Python's own messages", () => {
-    const params = [{ name: "order_id" }, { name: "reason" }, { name: "note", default: null }];
-    expect(exceptionText(() => bindArguments("RetailTools.cancel", params, new Map<string, PyValue>([["order_id", "#1"], ["x", 1n]])))).toBe(
-      "TypeError: RetailTools.cancel() got an unexpected keyword argument 'x'",
-    );
-    expect(exceptionText(() => bindArguments("RetailTools.cancel", params, new Map()))).toBe(
-      "TypeError: RetailTools.cancel() missing 2 required positional arguments: 'order_id' and 'reason'",
-    );
-    const three = [{ name: "a" }, { name: "b" }, { name: "c" }];
-    expect(exceptionText(() => bindArguments("f", three, new Map()))).toBe("TypeError: f() missing 3 required positional arguments: 'a', 'b', and 'c'");
-    expect(bindArguments("f", params, new Map([["reason", "x"], ["order_id", "#1"]]))).toEqual(new Map<string, PyValue>([["order_id", "#1"], ["reason", "x"], ["note", null]]));
   });
 
   it("raises pydantic's validation messages, line for line", () => {
