@@ -27,7 +27,7 @@ function memory(): Promise<Memory> {
 
 function post(body: Uint8Array, encoding: string): Promise<{ status: number; detail: string; ms: number }> {
   const started = performance.now();
-  return fetch(`${url}/api/v1/create_session`, { method: "POST", headers: { "Content-Type": "application/json", "Content-Encoding": encoding }, body }).then(async (r) => ({
+  return fetch(`${url}/api/v1/create_session`, { method: "POST", headers: { "Content-Type": "application/json", "Content-Encoding": encoding }, body: new Uint8Array(body) }).then(async (r) => ({
     status: r.status,
     detail: ((await r.json()) as { detail: string }).detail,
     ms: performance.now() - started,
