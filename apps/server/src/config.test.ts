@@ -8,13 +8,14 @@ import { BUILTIN_REHEARSE_PROMPT, WRITE_TOOLS } from "@envace/bench-builtin";
 import { isLoopback, loadServerConfig, parseServerConfig, rehearsePromptOf, ServerConfigError } from "./config.js";
 
 describe("server config", () => {
-  it("the README's server.yaml loads, and every key it shows is its default except model", () => {
+  it("the README's server.yaml loads, and every key it shows is its default except model and token_file", () => {
     const readme = readFileSync(fileURLToPath(new URL("../README.md", import.meta.url)), "utf8");
     const block = /```yml\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(block).toBeDefined();
     const shown = parseServerConfig(parse(block!), "README.md");
-    expect({ ...shown, model: undefined }).toEqual({ ...parseServerConfig({}, "defaults"), model: undefined });
+    expect({ ...shown, model: undefined, token_file: undefined }).toEqual({ ...parseServerConfig({}, "defaults"), model: undefined, token_file: undefined });
     expect(shown.model).toBe("shop-agent");
+    expect(shown.token_file).toBe("/run/secrets/envace-server-tokens");
   });
 
   it("the README's config for the built-in domain rehearses as envace eval builtin does", () => {

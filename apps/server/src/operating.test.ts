@@ -73,7 +73,7 @@ describe("operating the server", () => {
     expect(metrics).toContain('envace_server_upstream_errors_total{kind="timeout"} 1');
   });
 
-  it("shuts down gracefully: idle and silent connections close, requests in flight finish with connection: close, new connections are refused", async () => {
+  it("shuts down gracefully: idle and silent connections close, requests in flight finish with connection: close, a pipelined one is not answered, new connections are refused", async () => {
     harness = await startHarness({ script: () => reply.delay(300, reply.text("finished")) });
     const port = harness.server.port;
     const open = (): { socket: Socket; received: () => string; closed: Promise<string> } => {
@@ -96,6 +96,9 @@ describe("operating the server", () => {
     await waitFor(() => harness!.server.app.slots.active === 1);
     const answered = idle.received();
     const closed = harness.server.close();
+    // A request pipelined behind the one in flight, once the shutdown has begun.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    busy.socket.write("GET /health HTTP/1.1\r\nhost: x\r\n\r\n");
     // The idle and the silent connection close at once, with nothing more sent on them.
     const started = Date.now();
     expect(await idle.closed).toBe(answered);
@@ -106,6 +109,8 @@ describe("operating the server", () => {
     expect(finished).toMatch(/^HTTP\/1\.1 200 /);
     expect(finished.toLowerCase()).toContain("\r\nconnection: close\r\n");
     expect(finished).toContain('"content":"finished"');
+    // The pipelined one is not answered: the connection closed after the first.
+    expect(finished.match(/HTTP\/1\.1 /g)).toHaveLength(1);
     await closed;
     // Once closed, nothing is accepted.
     await expect(fetch(`${harness.server.url}/health`)).rejects.toThrow();
