@@ -38,7 +38,8 @@ export class Database<T extends DbRoot> {
    * user toolkit at the agent's database after initialisation data is applied).
    */
   table(name: string): Map<string, unknown> {
-    const table = (this.tablesValue as DbRoot)[name];
+    // Own tables only: `constructor` or `toString` is no table, whatever the object's prototype.
+    const table = Object.hasOwn(this.tablesValue, name) ? (this.tablesValue as DbRoot)[name] : undefined;
     if (table === undefined) throw attributeError(`'${this.className}' object has no attribute '${name}'`);
     return table;
   }
@@ -160,7 +161,8 @@ export function freezeDatabase<T extends DbRoot>(root: T): T {
 }
 
 function shallowTables<T extends DbRoot>(root: T): T {
-  const tables: Record<string, unknown> = {};
+  // No prototype: a table named `__proto__` is a table, and no inherited name reads as one.
+  const tables = Object.create(null) as Record<string, unknown>;
   for (const [name, table] of Object.entries(root)) tables[name] = table instanceof Map ? new Map(table) : pyDeepCopy(table as PyValue);
   return tables as T;
 }

@@ -30,11 +30,19 @@ describe("parseModelSpec", () => {
     { spec: "onnx:", problem: "the folder is missing" },
     { spec: "onnx:./m,engine=onnx", problem: 'onnx takes no option "engine" (allowed: file, threads, thinking)' },
     { spec: "tiny:./c,fast", problem: 'option "fast" is not key=value' },
+    { spec: "tiny:./c,__proto__=x", problem: 'tiny takes no option "__proto__" (allowed: engine, threads, thinking)' },
+    { spec: "onnx:./m,constructor=x", problem: 'onnx takes no option "constructor" (allowed: file, threads, thinking)' },
   ])("refuses $spec: $problem, and shows the grammar", ({ spec, problem }) => {
     const parse = (): unknown => parseModelSpec(spec);
     expect(parse).toThrow(ModelSpecError);
     // The spec as given, what is wrong with it, then the grammar.
     expect(parse).toThrow(`model spec ${JSON.stringify(spec)}: ${problem}. Expected openai:<base-url>#<model>`);
+  });
+
+  it("gives options with no inherited names: an option not written is absent", () => {
+    const { options } = parseModelSpec("tiny:./c,threads=2");
+    expect(Object.keys(options)).toEqual(["threads"]);
+    for (const name of ["toString", "constructor", "hasOwnProperty", "__proto__"]) expect(options[name]).toBeUndefined();
   });
 });
 

@@ -56,7 +56,8 @@ export function parseModelSpec(spec: string): ModelSpec {
   const kind = colon < 0 ? "" : spec.slice(0, colon);
   if (kind !== "openai" && kind !== "onnx" && kind !== "tiny") throw new ModelSpecError(spec, `unknown kind ${JSON.stringify(kind || spec)}`);
   const [target = "", ...rawOptions] = spec.slice(colon + 1).split(",");
-  const options: Record<string, string> = {};
+  // No prototype: only the options written are present (`options.toString` is not one).
+  const options = Object.create(null) as Record<string, string>;
   for (const raw of rawOptions) {
     const eq = raw.indexOf("=");
     if (eq <= 0) throw new ModelSpecError(spec, `option ${JSON.stringify(raw)} is not key=value`);

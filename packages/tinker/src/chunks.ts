@@ -25,10 +25,11 @@ export function chunkRanges(data: readonly Datum[], maxDatums: number, maxBytes:
 /**
  * Merge the metrics of several chunks by each key's `name:reduction` suffix: `sum` adds, `mean`
  * weighs by datums, `min`/`max` keep the extreme. Other suffixes are dropped, as the SDK does.
+ * Names come from the server: the result has no prototype, so every name is data and no other is present.
  */
 export function mergeMetrics(parts: readonly { metrics: Record<string, number>; datums: number }[]): Record<string, number> {
-  if (parts.length === 1) return { ...parts[0]!.metrics };
-  const merged: Record<string, number> = {};
+  const merged = Object.create(null) as Record<string, number>;
+  if (parts.length === 1) return Object.assign(merged, parts[0]!.metrics);
   const totalDatums = parts.reduce((s, p) => s + p.datums, 0);
   for (const { metrics, datums } of parts) {
     for (const [key, value] of Object.entries(metrics)) {

@@ -145,6 +145,27 @@ describe("ByteLevelBpeTokenizer", () => {
     expect(copy.encode(texts[0]!)).toEqual(isolated.encode(texts[0]!));
   });
 
+  it("writes a token that is literally `__proto__` or `constructor` into its vocabulary", () => {
+    // A tokenizer file's merges may build any string; these build the two words piece by piece.
+    const merges: [string, string][] = [
+      ["_", "_"], ["__", "p"], ["__p", "r"], ["__pr", "o"], ["__pro", "t"], ["__prot", "o"], ["__proto", "__"],
+      ...Array.from("onstructor", (ch, i): [string, string] => ["constructor".slice(0, i + 1), ch]),
+    ];
+    const odd = new ByteLevelBpeTokenizer(merges, ["<|end|>"], ["<|end|>"]);
+    // 256 byte tokens, then one per merge: `__proto__` is merge 6's (262), `constructor` merge 16's (272).
+    expect(odd.tokenToId("__proto__")).toBe(262);
+    expect(odd.encode("constructor")).toEqual([272]);
+    const { tokenizerJson, tokenizerConfig } = odd.toHuggingFace();
+    expect("toString" in tokenizerJson.model.vocab).toBe(false);
+    const written = JSON.parse(JSON.stringify(tokenizerJson)) as typeof tokenizerJson;
+    expect(Object.keys(written.model.vocab)).toHaveLength(273);
+    expect([written.model.vocab.__proto__, written.model.vocab.constructor]).toEqual([262, 272]);
+    const copy = ByteLevelBpeTokenizer.fromHuggingFace(written, tokenizerConfig, "model");
+    expect(copy.tokenToId("__proto__")).toBe(262);
+    expect(copy.encode("constructor __proto__")).toEqual(odd.encode("constructor __proto__"));
+    expect(new HfTokenizer(written, tokenizerConfig).encode("constructor __proto__").ids).toEqual(odd.encode("constructor __proto__"));
+  });
+
   it("reads back the Hugging Face files it writes", () => {
     const { tokenizerJson, tokenizerConfig } = tokenizer.toHuggingFace();
     const copy = ByteLevelBpeTokenizer.fromHuggingFace(JSON.parse(JSON.stringify(tokenizerJson)), tokenizerConfig, "model");

@@ -260,7 +260,8 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
       normalized: false,
       special: true,
     }));
-    const vocab: Record<string, number> = {};
+    // No prototype: a learned token may be `__proto__` itself, and must be written like any other.
+    const vocab = Object.create(null) as Record<string, number>;
     this.tokens.slice(0, this.vocabSize - this.specialTokens.length).forEach((t, i) => (vocab[t] = i));
     const byteLevelStep = { type: "ByteLevel" as const, add_prefix_space: false as const, trim_offsets: true, use_regex: true };
     const tokenizerJson: HfTokenizerJson = {

@@ -60,7 +60,8 @@ export class ChatTemplate {
 }
 
 function templateMessage(message: Message): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // No prototype: a `__proto__` field of a client's message stays a field the template can see.
+  const out = Object.create(null) as Record<string, unknown>;
   for (const [key, value] of Object.entries(message) as [string, unknown][]) {
     if (value !== undefined) out[key] = value;
   }

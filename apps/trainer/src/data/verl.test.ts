@@ -213,6 +213,20 @@ describe("verl Parquet rows", () => {
     expect((await readVerlRecords(await writeParquet(join(dir, "text-ok.parquet"), rows))).map((r) => r.record)).toEqual(records);
   });
 
+  it("keep a `__proto__` key of the file as a key: a message's role under it is no role", async () => {
+    // JSON text, as a file holds it: `__proto__` is an own key there, whose object must not become the message's prototype.
+    const rows = rowsOf().map((row) => ({ ...row, extra_info: JSON.stringify(row.extra_info) }));
+    rows[0]!.extra_info = rows[0]!.extra_info.replace('{"role":"user",', '{"__proto__":{"role":"user"},"constructor":"c",');
+    const path = await writeParquet(join(dir, "proto.parquet"), rows);
+    const error = (await loadVerlSplit(path).catch((e: unknown) => e)) as DataError;
+    expect(error).toBeInstanceOf(DataError);
+    // The role is missing, and the first user message is a later one, so the prompt no longer matches.
+    expect(error.errors.map((e) => e.message)).toEqual([
+      `${path} row 0 (record weather-001): extra_info.messages[1].role: Invalid discriminator value. Expected 'system' | 'user' | 'assistant' | 'tool'; ` +
+        "prompt: is not extra_info.messages up to the first user message (2 messages, expected the first 6)",
+    ]);
+  });
+
   it("refuse a file without extra_info, a file that is not Parquet, and a missing file", async () => {
     const noExtra = await writeParquet(join(dir, "no-extra.parquet"), [{ prompt: "hello", data_source: "x" }]);
     await expect(loadVerlSplit(noExtra)).rejects.toThrow(`${noExtra}: extra_info: no such column; the file has prompt, data_source`);

@@ -238,7 +238,8 @@ function tryJson(text: string): unknown {
 function withoutNulls(value: unknown, keepContent: boolean): unknown {
   if (Array.isArray(value)) return value.map((item) => withoutNulls(item, keepContent));
   if (!isObject(value)) return value;
-  const out: Record<string, unknown> = {};
+  // No prototype: a `__proto__` key of the file is a key, never the prototype that later reads see through.
+  const out = Object.create(null) as Record<string, unknown>;
   for (const [key, item] of Object.entries(value)) {
     if (item === null && !(keepContent && key === "content")) continue;
     out[key] = withoutNulls(item, keepContent);

@@ -96,10 +96,17 @@ function chargeChange(db: Db, reservationId: PyValue, userId: string, paymentId:
 /**
  * A change the user pays for (baggage, flights): charge `totalPrice` to the `payment_id` argument,
  * then set the changed fields in order. Upstream assigns the arguments (bags, cabin) without validation.
+ * The field names are the reservation's own, fixed here; only the values come from the agent.
  */
-function paidChange(db: Db, args: ReadonlyMap<string, PyValue>, reservation: Reservation, totalPrice: PyValue, changes: Record<string, PyValue>): PyModel {
+function paidChange(
+  db: Db,
+  args: ReadonlyMap<string, PyValue>,
+  reservation: Reservation,
+  totalPrice: PyValue,
+  changes: readonly (readonly [field: keyof Reservation, value: PyValue])[],
+): PyModel {
   const writable: PyModel = chargeChange(db, args.get("reservation_id")!, reservation.user_id, args.get("payment_id")!, totalPrice);
-  for (const [field, value] of Object.entries(changes)) writable[field] = value;
+  for (const [field, value] of changes) writable[field] = value;
   return writable;
 }
 
@@ -299,7 +306,10 @@ const tools: ToolDefinition<FlightDb>[] = [
       const reservation = getReservation(db, reservationId);
       getUser(db, reservation.user_id);
       const totalPrice = mul(50n, max(0n, sub(nonfreeBaggages, reservation.nonfree_baggages)));
-      return paidChange(db, args, reservation, totalPrice, { total_baggages: totalBaggages, nonfree_baggages: nonfreeBaggages });
+      return paidChange(db, args, reservation, totalPrice, [
+        ["total_baggages", totalBaggages],
+        ["nonfree_baggages", nonfreeBaggages],
+      ]);
     },
   },
   {
@@ -339,7 +349,10 @@ const tools: ToolDefinition<FlightDb>[] = [
       }
       const alreadyPaid = reservation.flights.reduce((sum, flight) => sum + flight.price, 0n) * passengerCount;
       totalPrice = sub(totalPrice, alreadyPaid, "-=");
-      return paidChange(db, args, reservation, totalPrice, { flights: newFlights, cabin });
+      return paidChange(db, args, reservation, totalPrice, [
+        ["flights", newFlights],
+        ["cabin", cabin],
+      ]);
     },
   },
   {
