@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toJson } from "@envace/python-text";
@@ -98,7 +98,7 @@ describe.skipIf(data === undefined)("an end-to-end retail run against an OpenAI-
     expect(entries.map((entry) => `${entry.id}/${entry.trial}`).sort()).toEqual(["0/0", "0/1", "1/0", "1/1", "6/0", "6/1"]);
     expect(entries[0]).toMatchObject({ calls: expect.arrayContaining([expect.objectContaining({ name: "find_user_id_by_name_zip", content: "yusuf_rossi_9620", error: false })]) as unknown });
     expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8"))).toEqual(run.summary);
-    expect(existsSync(join(out, "config.json"))).toBe(true);
+    expect(JSON.parse(readFileSync(join(out, "options.json"), "utf8"))).toMatchObject({ benchmark: "tau2", domain: "retail", judge: false });
 
     // Saved conversations score the same when read back.
     const again = await rescore(domain, await loadSimulations(join(out, "simulations.jsonl")));
@@ -108,9 +108,13 @@ describe.skipIf(data === undefined)("an end-to-end retail run against an OpenAI-
 
     // A second run on the same directory has nothing left to do.
     const before = server.scripted.length;
-    const resumed = await runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ids, trials: 2, out });
+    const notices: string[] = [];
+    const resumed = await runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ids, trials: 2, seed: 100, out, notify: (line) => notices.push(line) });
     expect(server.scripted.length).toBe(before);
     expect(resumed.summary).toEqual(run.summary);
+    expect(notices).toEqual([`${out} holds every one of the 6 entries asked for: nothing left to run, the summary is made again from them`]);
+    // Another seed would mix trials of two samplings: refused, naming it.
+    await expect(runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ids, trials: 2, seed: 7, out })).rejects.toThrow(`${out} holds a run with other options (seed: 100 → 7)`);
   });
 });
 

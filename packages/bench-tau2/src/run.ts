@@ -1,8 +1,6 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { InputError, RecordError, type Policy, type SamplingParamsInput } from "@envace/protocol";
+import { InputError, type Policy, type SamplingParamsInput } from "@envace/protocol";
 import { jsonLoads, pyDumps } from "@envace/python-text";
-import { JsonLinesFile, readJsonLines, writeFileAtomically } from "@envace/records";
+import { EvalRun, readJsonLines, sha256Hex, type JsonLinesFile } from "@envace/records";
 import { passHatKs } from "@envace/rewards";
 import { z } from "zod";
 import { Tau2Environment } from "./environment.js";
@@ -88,11 +86,14 @@ export interface RunTau2Options {
   readonly maxErrors?: number;
   readonly agentInstruction?: string;
   /**
-   * The run directory: `config.json`, `entries.jsonl` and `simulations.jsonl` (one line per
-   * trial as it finishes), `summary.json` at the end. Trials already in `entries.jsonl` are
-   * not run again, so a killed run resumes where it stopped.
+   * The run directory (`@envace/records`' `EvalRun`): `options.json`, `entries.jsonl` and
+   * `simulations.jsonl` (one line per trial as it finishes), `summary.json` at the end. A folder
+   * made with the same options resumes: trials already in `entries.jsonl` are not run again.
+   * One made with other options is refused (`RunDirectoryError`).
    */
   readonly out?: string;
+  /** The run directory's one-line notices (a resumed run, a torn last line). Default: a process warning. */
+  readonly notify?: (line: string) => void;
   readonly onProgress?: (progress: { done: number; total: number; entry: Tau2Entry }) => void;
   readonly signal?: AbortSignal;
 }
@@ -111,11 +112,15 @@ export async function runTau2(options: RunTau2Options): Promise<Tau2RunResult> {
   const agentId = options.participants === "oracle" ? "oracle" : options.participants.agent.id;
   const name = domainLabel(domain);
 
-  const files = options.out === undefined ? undefined : prepareRunDir(options.out, { domain: name, agent: agentId, trials, tasks: tasks.map((t) => t.id) });
-  const entries: Tau2Entry[] = files === undefined ? [] : [...files.entries.records];
-  const done = new Set(entries.map((entry) => `${entry.id}\u0000${entry.trial}`));
-  const queue = tasks.flatMap((task) => Array.from({ length: trials }, (_, trial) => ({ task, trial }))).filter(({ task, trial }) => !done.has(`${task.id}\u0000${trial}`));
-  const total = tasks.length * trials;
+  const files = options.out === undefined ? undefined : openRunDir(options.out, runOptions(options, name, agentId), options.notify);
+  const keyOf = (id: string, trial: number): string => JSON.stringify([id, trial]);
+  const asked = tasks.flatMap((task) => Array.from({ length: trials }, (_, trial) => ({ task, trial })));
+  const keys = asked.map(({ task, trial }) => keyOf(task.id, trial));
+  const pending = new Set(files === undefined ? keys : files.run.start(keys));
+  const entries: Tau2Entry[] = files === undefined ? [] : [...files.run.done.values()];
+  const queue = asked.filter(({ task, trial }) => pending.has(keyOf(task.id, trial)));
+  const total = asked.length;
+  let finished = 0;
 
   const worker = async (): Promise<void> => {
     for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
@@ -139,17 +144,19 @@ export async function runTau2(options: RunTau2Options): Promise<Tau2RunResult> {
       const reward = simulation.termination_reason === "infrastructure_error" ? undefined : await evaluator.evaluate(task, simulation.messages, simulation.termination_reason, options.signal);
       const entry = toEntry(task, simulation, reward);
       entries.push(entry);
-      files?.entries.append(entry);
+      files?.run.append(entry);
       files?.simulations.append(saveSimulation(simulation, reward));
-      options.onProgress?.({ done: entries.length, total, entry });
+      finished++;
+      options.onProgress?.({ done: total - pending.size + finished, total, entry });
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => worker()));
 
-  const taskIds = new Set(tasks.map((task) => task.id));
-  const ordered = entries.filter((entry) => taskIds.has(entry.id)).sort((a, b) => order(tasks, a) - order(tasks, b) || a.trial - b.trial);
+  // The summary covers the trials asked for; the run directory may hold more.
+  const wanted = new Set(keys);
+  const ordered = entries.filter((entry) => wanted.has(keyOf(entry.id, entry.trial))).sort((a, b) => order(tasks, a) - order(tasks, b) || a.trial - b.trial);
   const summary = summarize(ordered, { domain: name, agent: agentId, tasks: tasks.length, trials });
-  if (options.out !== undefined) writeFileAtomically(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  files?.run.writeSummary(summary);
   return { entries: ordered, summary };
 }
 
@@ -176,36 +183,36 @@ export function domainLabel(domain: Pick<Tau2Domain, "definition" | "solo" | "va
   return `${domain.definition.name}${variant}${domain.solo ? " solo" : ""}`;
 }
 
-/** The files a run appends to as trials finish. */
+/** The run directory and the conversations file it appends to as trials finish. */
 interface RunFiles {
-  readonly entries: JsonLinesFile<Tau2Entry>;
+  readonly run: EvalRun<Tau2Entry>;
   /** Lines of upstream's Python JSON, already serialized. */
   readonly simulations: JsonLinesFile<unknown, string>;
 }
 
 /**
- * Create the run directory, or reopen what an earlier run of the same setup wrote: a line a
- * killed run cut short is dropped (with a warning), so its trial runs again.
+ * What decides a trial's result, which a run directory must have been made with to be resumed
+ * (the tasks and trials asked for may change).
  */
-function prepareRunDir(out: string, config: { domain: string; agent: string; trials: number; tasks: string[] }): RunFiles {
-  mkdirSync(out, { recursive: true });
-  const configFile = join(out, "config.json");
-  if (existsSync(configFile)) {
-    let previous: { domain?: string; agent?: string };
-    try {
-      previous = JSON.parse(readFileSync(configFile, "utf8")) as typeof previous;
-    } catch (error) {
-      throw new RecordError({ file: configFile }, [{ path: "", message: `not JSON (${(error as Error).message})` }]);
-    }
-    if (previous.domain !== config.domain || previous.agent !== config.agent) {
-      throw new InputError(`${out} holds a run of ${String(previous.agent)} on ${String(previous.domain)}; choose another --out to run ${config.agent} on ${config.domain}`);
-    }
-  }
-  writeFileAtomically(configFile, `${JSON.stringify({ ...config, started: new Date().toISOString() }, null, 2)}\n`);
+function runOptions(options: RunTau2Options, domain: string, agent: string): Record<string, unknown> {
   return {
-    entries: JsonLinesFile.open(join(out, "entries.jsonl"), Tau2Entry),
-    simulations: JsonLinesFile.open(join(out, "simulations.jsonl"), z.unknown(), { parse: jsonLoads, serialize: (line: string) => line }),
+    benchmark: "tau2",
+    domain,
+    agent,
+    user: options.participants === "oracle" ? "oracle" : options.participants.user.id,
+    judge: options.judge !== undefined,
+    sampling: options.sampling ?? {},
+    seed: options.seed,
+    maxSteps: options.maxSteps,
+    maxErrors: options.maxErrors,
+    agentInstruction: options.agentInstruction === undefined ? undefined : sha256Hex(options.agentInstruction),
   };
+}
+
+/** Open the run directory under `@envace/records`' rule for an evaluation's run directory. */
+function openRunDir(out: string, runOptions: Record<string, unknown>, notify: ((line: string) => void) | undefined): RunFiles {
+  const run = EvalRun.open({ out, options: runOptions, entry: Tau2Entry, key: (entry) => JSON.stringify([entry.id, entry.trial]), notify });
+  return { run, simulations: run.open("simulations.jsonl", z.unknown(), { parse: jsonLoads, serialize: (line: string) => line }) };
 }
 
 /** Read a run's `entries.jsonl`; a last line cut short by a crash is dropped with a warning. */

@@ -1,8 +1,7 @@
-import { join } from "node:path";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { SamplingParams, type Environment, type Message, type Policy, type Task, type ToolCall, type ToolResult, type Trajectory } from "@envace/protocol";
 import { fromJson, pyRepr } from "@envace/python-text";
-import { JsonLinesFile, writeFileAtomically } from "@envace/records";
+import { EvalRun } from "@envace/records";
 import { rehearseThenCommit } from "@envace/rehearsal";
 import { simulateUser, type UserTurnSource } from "@envace/trajectory";
 import OpenAI from "openai";
@@ -76,6 +75,8 @@ export interface RunVitaOptions {
   readonly maxErrors?: number;
   readonly judgeAttempts?: number;
   readonly onEntry?: (entry: VitaRunEntry) => void;
+  /** The run directory's one-line notices (a resumed run, a torn last line). Default: a process warning. */
+  readonly notify?: (line: string) => void;
 }
 
 export interface VitaSummary extends VitaMetrics {
@@ -186,36 +187,45 @@ async function runTrial(options: RunVitaOptions, task: VitaTask, trial: number):
   });
 }
 
+/** What decides a trial's result, which a run directory must have been made with to be resumed (tasks and trials may change). */
+function runOptions(options: RunVitaOptions): Record<string, unknown> {
+  return {
+    benchmark: "vita",
+    policy: options.policy.id,
+    user: options.user.id,
+    rehearsal: options.rehearsal ?? "none",
+    maxTurns: options.maxTurns ?? 50,
+    maxErrors: options.maxErrors ?? 10,
+    judgeAttempts: options.judgeAttempts,
+  };
+}
+
 /**
  * Run every task `trials` times: the simulated user opens after upstream's greeting, the agent
  * (after a private rehearsal, if asked) works against the real environment until someone stops
- * or a limit is hit, and the judge scores the conversation. Entries are appended to
- * `<out>/entries.jsonl` as trials finish, so a rerun resumes; `summary.json` holds the metrics.
+ * or a limit is hit, and the judge scores the conversation. `out` is an evaluation's run
+ * directory (`@envace/records`' `EvalRun`): entries are appended to `entries.jsonl` as trials
+ * finish, a rerun with the same options resumes, and `summary.json` holds the metrics.
  */
 export async function runVita(options: RunVitaOptions): Promise<VitaSummary> {
-  const entriesFile = join(options.out, "entries.jsonl");
-  const file = JsonLinesFile.open(entriesFile, VitaRunEntry);
-  const done = file.records;
-  const have = new Set(done.map((e) => `${e.id}#${e.trial}`));
+  const run = EvalRun.open({ out: options.out, options: runOptions(options), entry: VitaRunEntry, key: (e) => JSON.stringify([e.id, e.trial]), notify: options.notify });
+  const asked = options.tasks.flatMap((task) => Array.from({ length: options.trials }, (_, trial) => ({ task, trial, key: JSON.stringify([task.id, trial]) })));
+  const pending = new Set(run.start(asked.map((job) => job.key)));
   const limit = new ConcurrencyLimit(options.concurrency ?? 4);
   const fresh: VitaRunEntry[] = [];
-  const jobs: Promise<void>[] = [];
-  for (const task of options.tasks) {
-    for (let trial = 0; trial < options.trials; trial++) {
-      if (have.has(`${task.id}#${trial}`)) continue;
-      jobs.push(
+  await Promise.all(
+    asked
+      .filter((job) => pending.has(job.key))
+      .map(({ task, trial }) =>
         limit.run(async () => {
           const entry = await runTrial(options, task, trial);
-          file.append(entry);
+          run.append(entry);
           fresh.push(entry);
           options.onEntry?.(entry);
         }),
-      );
-    }
-  }
-  await Promise.all(jobs);
-  const wanted = new Set(options.tasks.map((t) => t.id));
-  const all = [...done, ...fresh].filter((e) => wanted.has(e.id) && e.trial < options.trials);
+      ),
+  );
+  const all = [...asked.flatMap((job) => run.done.get(job.key) ?? []), ...fresh];
   const scored = all.filter((e) => e.reward !== null);
   const summary: VitaSummary = {
     tasks: options.tasks.length,
@@ -226,6 +236,6 @@ export async function runVita(options: RunVitaOptions): Promise<VitaSummary> {
     realCallsDuringRehearsal: all.reduce((sum, e) => sum + e.real_calls_during_rehearsal, 0),
     ...vitaMetrics(scored.map((e) => ({ taskId: e.id, reward: e.reward! })), options.trials),
   };
-  writeFileAtomically(join(options.out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  run.writeSummary(summary);
   return summary;
 }
