@@ -86,7 +86,9 @@ beforeAll(async () => {
   const resolved = await policyFromSpec(`openai:${upstream.baseURL}#${MODEL},retries=0,timeout=10`);
   // Configured as if bound to every interface (so /metrics is protected too), listening on loopback only.
   const config = parseServerConfig({ host: "0.0.0.0", port: 0, log_level: "silent" }, "test");
-  app = buildApp({ policy: resolved.policy, model: MODEL, config, tokens: [TOKEN] });
+  app = buildApp({ policy: resolved.policy, model: MODEL, config, tokens: [TOKEN, `${TOKEN}-second`] });
+  // A route the embedding program adds under /v1 is protected like the server's own.
+  app.fastify.get("/v1/caller-route", () => ({ ok: true }));
   await app.fastify.listen({ host: "127.0.0.1", port: 0 });
   const address = app.fastify.server.address();
   port = typeof address === "object" && address !== null ? address.port : 0;
@@ -107,7 +109,7 @@ const isProtected = (url: string): boolean => url === "/v1" || url.startsWith("/
 describe("authorization on the matched route", () => {
   it("the route table has the protected routes and nothing else open but health and readiness", () => {
     const routes = routeTable();
-    expect(routes).toEqual(expect.arrayContaining([{ method: "POST", url: "/v1/chat/completions" }, { method: "GET", url: "/v1/models" }, { method: "HEAD", url: "/v1/models" }, { method: "GET", url: "/metrics" }]));
+    expect(routes).toEqual(expect.arrayContaining([{ method: "POST", url: "/v1/chat/completions" }, { method: "GET", url: "/v1/models" }, { method: "HEAD", url: "/v1/models" }, { method: "GET", url: "/metrics" }, { method: "GET", url: "/v1/caller-route" }]));
     expect([...new Set(routes.filter((r) => !isProtected(r.url)).map((r) => r.url))].sort()).toEqual(["/health", "/ready"]);
   });
 
@@ -144,6 +146,12 @@ describe("authorization on the matched route", () => {
     expect(sent).toBeGreaterThan(600);
     // Nothing reached the model.
     expect(upstream.scripted).toHaveLength(1);
+  });
+
+  it("takes any of the tokens, with the scheme in any case and spaces around the token, and nothing else", async () => {
+    const status = async (authorization: string): Promise<number> => (await rawRequest(port, "GET", "/v1/models", { authorization })).status;
+    expect(await Promise.all([`Bearer ${TOKEN}`, `bearer ${TOKEN}`, `BEARER   ${TOKEN}  `, `Bearer ${TOKEN}-second`].map(status))).toEqual([200, 200, 200, 200]);
+    expect(await Promise.all([`Bearer ${TOKEN}-third`, `Bearer ${TOKEN.slice(0, -1)}`, `Bearer ${TOKEN} ${TOKEN}`, `Bearer\t${TOKEN}`, `Token ${TOKEN}`, TOKEN].map(status))).toEqual([401, 401, 401, 401, 401, 401]);
   });
 
   it("the openai client with a base URL that spells /v1 as /%761 gets an authentication error", async () => {
