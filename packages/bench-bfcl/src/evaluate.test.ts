@@ -88,18 +88,30 @@ describe.skipIf(!data)("evaluateBfcl", () => {
     await expect(evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "results", file: outputs }, outDir: runDir() })).rejects.toThrow(`${outputs}:2: id: expected a non-empty string`);
   });
 
-  it("resumes an interrupted run: verdicts already written are kept, the rest are scored", async () => {
+  it("resumes an interrupted run to the summary of an uninterrupted one: verdicts already written are kept, the rest are scored", async () => {
+    const whole = await evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "oracle" }, outDir: runDir(), limit: 8 });
     const outDir = runDir();
     await evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "oracle" }, outDir, limit: 5 });
     const file = join(outDir, "entries.jsonl");
     // Cut the last line short, as a kill mid-write would.
     const text = readFileSync(file, "utf8");
     writeFileSync(file, text.slice(0, text.length - 10));
-    const report = await evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "oracle" }, outDir, limit: 8, resume: true });
+    const notices: string[] = [];
+    const scored: string[] = [];
+    const report = await evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "oracle" }, outDir, limit: 8, notify: (line) => notices.push(line), onEntry: (verdict) => scored.push(verdict.id) });
+    expect(report.summary).toEqual(whole.summary);
     expect(report.scores[0]).toMatchObject({ correct: 8, total: 8 });
-    const written = readFileSync(file, "utf8").split("\n").filter((l) => l.trim());
-    const parsed = written.flatMap((l) => { try { return [JSON.parse(l) as { id: string }]; } catch { return []; } });
-    expect(parsed.map((e) => e.id)).toEqual(["simple_python_0", "simple_python_1", "simple_python_2", "simple_python_3", "simple_python_4", "simple_python_5", "simple_python_6", "simple_python_7"]);
+    expect(scored).toEqual(["simple_python_4", "simple_python_5", "simple_python_6", "simple_python_7"]);
+    expect(notices).toEqual([`${file}:5: dropped a last line cut short by an interrupted write; its entry runs again`, `resuming ${outDir}: 4 of 8 entries already done, 4 to run`]);
+    expect(readFileSync(report.summaryFile, "utf8")).toBe(readFileSync(whole.summaryFile, "utf8"));
+    const written = readFileSync(file, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as { id: string });
+    expect(written.map((e) => e.id)).toEqual(["simple_python_0", "simple_python_1", "simple_python_2", "simple_python_3", "simple_python_4", "simple_python_5", "simple_python_6", "simple_python_7"]);
+    // Saved results in the same folder would mix two sources: refused, naming them.
+    const results = join(runDir(), "results.jsonl");
+    writeFileSync(results, '{"id": "simple_python_0", "result": "[calculate_triangle_area(base=10, height=5)]"}\n');
+    await expect(evaluateBfcl({ dataDir: bfcl, categories: ["simple_python"], source: { kind: "results", file: results }, outDir })).rejects.toThrow(
+      `${outDir} holds a run with other options (source: {"kind":"oracle"} → {"kind":"results","file":"${results}"})`,
+    );
   });
 });
 

@@ -1,11 +1,9 @@
 import { pyDumps, PyHashDict, type PyObject } from "@envace/python-text";
 import { BfclDataError } from "./errors.js";
 import { existsSync, statSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
 import * as z from "zod";
 import { InputError, RecordError } from "@envace/protocol";
-import { JsonLinesFile, writeFileAtomically, type JsonLinesFileOptions } from "@envace/records";
+import { EvalRun, type JsonLinesFile } from "@envace/records";
 import type { Policy, SamplingParamsInput } from "@envace/protocol";
 import { categoryOfId, isAgentic, questionFileName } from "./categories.js";
 import type { AstCheckOptions } from "./checker/ast.js";
@@ -40,18 +38,21 @@ export interface BfclEvalOptions {
   /** Categories to run (see `resolveCategories`). */
   readonly categories: readonly string[];
   readonly source: OutputSource;
-  /** The run directory: `entries.jsonl`, `summary.json`, `summary.md` (and `results.jsonl` for policies). */
+  /**
+   * The run directory (`@envace/records`' `EvalRun`): `options.json`, `entries.jsonl`,
+   * `summary.json`, `summary.md` (and `results.jsonl` for policies). A folder made with the same
+   * options resumes: verdicts already in `entries.jsonl` (and a policy's outputs in
+   * `results.jsonl`) are kept and only the entries missing there are scored. One made with other
+   * options is refused (`RunDirectoryError`).
+   */
   readonly outDir: string;
   /** Upstream's `long_context.py`, for `multi_turn_long_context`. Default: found next to the data folder. */
   readonly longContextSource?: string;
   readonly astOptions?: AstCheckOptions;
   /** Only the first `limit` entries of each category (a quick look, not a score). */
   readonly limit?: number;
-  /**
-   * Keep the verdicts already in the run directory's `entries.jsonl` (and a policy's outputs in
-   * `results.jsonl`) and score only the entries missing there, to finish an interrupted run.
-   */
-  readonly resume?: boolean;
+  /** The run directory's one-line notices (a resumed run, a torn last line). Default: a process warning. */
+  readonly notify?: (line: string) => void;
   readonly signal?: AbortSignal;
   /** Called after each entry is scored. */
   readonly onEntry?: (verdict: EntryVerdict, category: string, done: number, total: number) => void;
@@ -75,26 +76,32 @@ export interface BfclEvalReport {
 export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalReport> {
   const saved = options.source.kind === "results" ? await readResults(options.source.file) : undefined;
   checkRunnable(options, saved);
-  await mkdir(options.outDir, { recursive: true });
-  const entriesFile = join(options.outDir, "entries.jsonl");
-  const resultsFile = join(options.outDir, "results.jsonl");
-  const resume = options.resume === true;
-  const entriesOut = openOutput(entriesFile, SavedVerdict, resume, { serialize: entryLine });
-  const done = new Map(entriesOut.records.map((r) => [r.id, { id: r.id, category: "", valid: r.valid, error: r.error ?? null }]));
-  // results.jsonl holds Python's json.dumps text, which may carry NaN.
-  const resultsOut = options.source.kind === "policy" ? openOutput(resultsFile, z.unknown(), resume, { parse: parsePyJson, serialize: (result: PyObject) => pyDumps(result) }) : undefined;
-  const { scores, skipped } = await runCategories(options, saved, done, entriesOut, resultsOut);
+  const { runnable, skipped } = await selectEntries(options, saved);
   // Saved results can still miss every entry `limit` keeps: no score, so no summary.
-  if (scores.length === 0) throw new InputError(`nothing scored: ${skipped.map((s) => `${s.category} (${s.reason})`).join(", ")}`);
+  if (runnable.length === 0) throw new InputError(`nothing scored: ${skipped.map((s) => `${s.category} (${s.reason})`).join(", ")}`);
+  const run = EvalRun.open({ out: options.outDir, options: runOptions(options), entry: SavedVerdict, key: (r) => r.id, serialize: entryLine, notify: options.notify });
+  run.start(runnable.flatMap(({ entries }) => entries.map((entry) => entry.id)));
+  // results.jsonl holds Python's json.dumps text, which may carry NaN.
+  const resultsOut = options.source.kind === "policy" ? run.open("results.jsonl", z.unknown(), { parse: parsePyJson, serialize: (result: PyObject) => pyDumps(result) }) : undefined;
+  const scores = await scoreCategories(options, saved, runnable, run, resultsOut);
   const sizes: Record<string, number> = {};
   for (const category of ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]) {
     if (!scores.some((s) => s.category === category) && hasCategory(options.dataDir, category)) sizes[category] = await countEntries(options.dataDir, category);
   }
   const summary = summarize(scores, sizes);
-  const summaryFile = join(options.outDir, "summary.json");
-  writeFileAtomically(summaryFile, `${JSON.stringify({ ...summary, skipped }, null, 2)}\n`);
-  writeFileAtomically(join(options.outDir, "summary.md"), `${summaryTable(summary)}\n`);
-  return { summary, scores, skipped, entriesFile, summaryFile };
+  run.writeSummary({ ...summary, skipped });
+  run.writeFile("summary.md", `${summaryTable(summary)}\n`);
+  return { summary, scores, skipped, entriesFile: run.entriesFile, summaryFile: run.summaryFile };
+}
+
+/** What decides an entry's verdict, which a run directory must have been made with to be resumed (categories and `limit` may change). */
+function runOptions(options: BfclEvalOptions): Record<string, unknown> {
+  const { source } = options;
+  return {
+    benchmark: "bfcl",
+    source: source.kind === "policy" ? { kind: "policy", policy: source.policy.id, mode: source.mode, sampling: source.sampling } : source.kind === "results" ? { kind: "results", file: source.file } : { kind: "oracle" },
+    astOptions: options.astOptions,
+  };
 }
 
 /**
@@ -121,22 +128,16 @@ function checkRunnable(options: BfclEvalOptions, saved: ReadonlyMap<string, PyOb
   }
 }
 
-/** Open an output file: resuming keeps its records (a line torn by an interruption is cut off), else it starts empty. */
-function openOutput<S extends z.ZodType, W>(file: string, schema: S, resume: boolean, options: JsonLinesFileOptions<W>): JsonLinesFile<z.output<S>, W> {
-  if (!resume) writeFileAtomically(file, "");
-  return JsonLinesFile.open(file, schema, options);
+/** A category to score, with its entries (`limit` applied). */
+interface Runnable {
+  readonly category: string;
+  readonly entries: readonly Entry[];
 }
 
-async function runCategories(
-  options: BfclEvalOptions,
-  saved: ReadonlyMap<string, PyObject> | undefined,
-  done: ReadonlyMap<string, EntryVerdict>,
-  entriesOut: JsonLinesFile<SavedVerdictLine, EntryVerdict>,
-  resultsOut: JsonLinesFile<unknown, PyObject> | undefined,
-): Promise<{ scores: CategoryScore[]; skipped: { category: string; reason: string }[] }> {
+/** The categories that can be scored, with their entries, and those skipped with the reason. */
+async function selectEntries(options: BfclEvalOptions, saved: ReadonlyMap<string, PyObject> | undefined): Promise<{ runnable: Runnable[]; skipped: { category: string; reason: string }[] }> {
   const skipped: { category: string; reason: string }[] = [];
-  const scores: CategoryScore[] = [];
-  let filler: LongContextFiller | undefined;
+  const runnable: Runnable[] = [];
   for (const category of options.categories) {
     if (isAgentic(category)) {
       skipped.push({ category, reason: "agentic categories (web search, memory) need live backends and are not run" });
@@ -152,17 +153,35 @@ async function runCategories(
       skipped.push({ category, reason: "no results for this category" });
       continue;
     }
+    runnable.push({ category, entries });
+  }
+  return { runnable, skipped };
+}
+
+async function scoreCategories(
+  options: BfclEvalOptions,
+  saved: ReadonlyMap<string, PyObject> | undefined,
+  runnable: readonly Runnable[],
+  run: EvalRun<SavedVerdictLine, EntryVerdict>,
+  resultsOut: JsonLinesFile<unknown, PyObject> | undefined,
+): Promise<CategoryScore[]> {
+  const scores: CategoryScore[] = [];
+  let filler: LongContextFiller | undefined;
+  for (const { category, entries } of runnable) {
     if (entries.some((e) => e.kind === "multi_turn" && e.longContext) && filler === undefined) filler = await longContextFiller(options);
-    const previous = entries.map((entry) => done.get(entry.id)).filter((v): v is EntryVerdict => v !== undefined);
-    const pending = entries.filter((entry) => !done.has(entry.id));
+    const previous = entries.flatMap((entry): EntryVerdict[] => {
+      const line = run.done.get(entry.id);
+      return line === undefined ? [] : [{ id: line.id, category, valid: line.valid, error: line.error ?? null }];
+    });
+    const pending = entries.filter((entry) => !run.done.has(entry.id));
     const verdicts = await scoreAll(pending, options, saved, filler, (scored, count) => {
-      entriesOut.append(scored.verdict);
+      run.append(scored.verdict);
       resultsOut?.append(PyHashDict.of({ id: scored.verdict.id, result: scored.raw ?? null }));
       options.onEntry?.(scored.verdict, category, previous.length + count, entries.length);
     });
     scores.push(categoryScore(category, [...previous, ...verdicts.map((v) => v.verdict)]));
   }
-  return { scores, skipped };
+  return scores;
 }
 
 async function longContextFiller(options: BfclEvalOptions): Promise<LongContextFiller> {
