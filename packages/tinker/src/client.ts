@@ -1,11 +1,11 @@
 import { parseReply, requestJson } from "@envace/http";
 import { resolveReduction, type ReductionCalibration } from "./calibration.js";
-import { TinkerHttpError, TinkerReductionError } from "./errors.js";
+import { TinkerHttpError } from "./errors.js";
 import { retrieveFuture } from "./futures.js";
 import { defaultRetryPolicy, TinkerHttp, type RetryPolicy } from "./http.js";
-import type { DroppableTerm, LossStrategy, RemoteReduction } from "./loss-mapping.js";
 import { TinkerSampler } from "./sampler.js";
 import { TinkerTrainingClient } from "./training-client.js";
+import { noReductionError, type ForwardBackwardWire, type TrainingClientOptions, type TrainingService } from "./training-service.js";
 import {
   AuthTokenResponse,
   ClientConfig,
@@ -25,9 +25,6 @@ export const HOSTED_TINKER_URL = "https://tinker.thinkingmachines.dev/services/t
  * refuse protobuf.
  */
 export const SDK_WIRE_VERSION = "0.25.0";
-
-/** How `forward_backward` travels: protobuf until the server refuses it, then JSON for the session. */
-export type ForwardBackwardWire = "protobuf" | "json";
 
 const API = "/api/v1";
 
@@ -61,50 +58,8 @@ export function tinkerEnv(env: Record<string, string | undefined> = process.env)
   return { baseUrl: env.TINKER_BASE_URL ?? HOSTED_TINKER_URL, ...(apiKey ? { apiKey } : {}) };
 }
 
-export interface TrainingClientOptions {
-  /** e.g. `Qwen/Qwen3-8B` on hosted Tinker, the `--base-model` of a SkyRL tx server. */
-  baseModel: string;
-  /** LoRA rank (default 32; SkyRL tx treats 0 as full fine-tuning). */
-  loraRank?: number;
-  seed?: number;
-  trainMlp?: boolean;
-  trainAttn?: boolean;
-  trainUnembed?: boolean;
-  userMetadata?: Record<string, unknown>;
-  /**
-   * How the server reduces losses: `sum` (hosted Tinker; SkyRL tx with the skyrl_train backend) or
-   * `datum-token-mean` (SkyRL tx with the JAX backend). Needed to train on a server that does not
-   * declare it (only this project's server does); the client refuses to train without it.
-   */
-  reduction?: RemoteReduction;
-  /** How our objective is expressed with the server's losses (default `native`). */
-  lossStrategy?: LossStrategy;
-  /** GRPO terms to drop with a warning instead of refusing the loss. Default: none. */
-  dropUnsupportedTerms?: DroppableTerm[];
-  /** Use losses the server advertises beyond Tinker's (this project's server implements GRPO). Default true. */
-  useServerExtensions?: boolean;
-  /** Stop token ids for samplers of this model, used when a request gives no stop strings. */
-  stopTokenIds?: number[];
-  /**
-   * Measure the server's reduction before creating the model (default true): a probe on a scratch
-   * model (see `calibration.ts`) whose result must agree with `reduction` and with what the
-   * server declares, or the model is not created.
-   */
-  calibrateReduction?: boolean;
-  /** Refuse (`TinkerReductionError`) before creating the model when no reduction is measured, configured or declared. */
-  requireReduction?: boolean;
-}
-
-/** The one line a client without a reduction refuses with. */
-export function noReductionError(server: string, calibration?: ReductionCalibration): TinkerReductionError {
-  return new TinkerReductionError(
-    `${server} does not say how it reduces losses${calibration ? ` and the probe could not tell (${calibration.evidence})` : ""}, so gradients would be scaled blindly: ` +
-      `set the training client's reduction to "sum" (hosted Tinker; SkyRL tx with the skyrl_train backend) or "datum-token-mean" (SkyRL tx with the JAX backend)`,
-  );
-}
-
 /** A connection to a Tinker server: one session, kept alive by heartbeats. */
-export class TinkerService {
+export class TinkerService implements TrainingService {
   private modelSeq = 0;
   private samplingSeq = 0;
   private heartbeat: NodeJS.Timeout | undefined;

@@ -14,4 +14,5 @@ export * from "./server/server.js";
 export * from "./proto/codec.js";
 export * from "./proto/schema.js";
 export * from "./training-client.js";
+export * from "./training-service.js";
 export * from "./wire.js";

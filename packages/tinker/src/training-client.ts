@@ -12,7 +12,7 @@ import {
   STILL_ADAM,
   type ReductionCalibration,
 } from "./calibration.js";
-import { noReductionError, type TinkerService, type TrainingClientOptions } from "./client.js";
+import { noReductionError, type TrainingClientOptions, type TrainingService } from "./training-service.js";
 import { checkDatum, toWireDatum } from "./datum.js";
 import { TinkerHttpError, TinkerLossError, TinkerRequestFailedError, TinkerUsageError } from "./errors.js";
 import { retrieveFuture } from "./futures.js";
@@ -71,7 +71,7 @@ export class TinkerTrainingClient implements TrainingBackend {
   private readonly serverLosses: readonly string[];
 
   constructor(
-    readonly service: TinkerService,
+    readonly service: TrainingService,
     readonly modelId: string,
     readonly options: TrainingClientOptions,
     private readonly warn: (message: string) => void,

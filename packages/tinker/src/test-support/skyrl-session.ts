@@ -1,7 +1,8 @@
 import { defaultPolicyLossConfig } from "@envace/grpo";
 import { SamplingParams } from "@envace/protocol";
 import { defaultAdamParams, type Datum } from "@envace/training";
-import { TinkerService, type TrainingClientOptions } from "../client.js";
+import { TinkerService } from "../client.js";
+import type { TrainingClientOptions } from "../training-service.js";
 
 /**
  * The session recorded against SkyRL tx (`fixtures/skyrl/`) and replayed in the tests: every call
