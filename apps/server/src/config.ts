@@ -1,22 +1,11 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { formatPath, InputError } from "@envace/protocol";
-import { parseRehearsalSetting } from "@envace/rehearsal";
+import { RehearsalSettingText } from "@envace/rehearsal";
 import type { RehearsePromptOptions } from "@envace/trajectory";
 import { parseDocument } from "yaml";
 import { z } from "zod";
 
-const RehearsalText = z.string().refine(
-  (text) => {
-    try {
-      parseRehearsalSetting(text);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { error: "expected none, parallel:N or sequential:N" },
-);
 
 /** The sections of the Rehearse-role prompt (`RehearseSections` of `@envace/trajectory`); each left out is shown. */
 const RehearsePrompt = z.strictObject({
@@ -76,7 +65,7 @@ export const ServerConfig = z.strictObject({
   rehearsal: z
     .strictObject({
       /** What a request with tools gets unless it asks otherwise (`envace.rehearsal`). */
-      setting: RehearsalText.default("none"),
+      setting: RehearsalSettingText.default("none"),
       memory_budget: z.number().int().positive().nullable().default(null),
       /** The most attempts one request may ask for. */
       max_attempts: z.number().int().positive().default(4),

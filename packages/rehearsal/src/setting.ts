@@ -25,12 +25,20 @@ export type RehearsalSetting = z.infer<typeof RehearsalSetting>;
 export type RehearsalSettingInput = RehearsalSetting | string;
 
 const TEXT_FORM = /^(?:none|(parallel|sequential):([1-9]\d*))$/;
+const GRAMMAR = "expected none, parallel:N or sequential:N with N ≥ 1";
+
+/**
+ * A setting in its text form, as configs and command lines give it: `none`, `parallel:N` or
+ * `sequential:N` (N ≥ 1), surrounding spaces dropped. The text it yields is the canonical form
+ * (`formatRehearsalSetting` of its parse), so it can label results and key run folders as it is.
+ */
+export const RehearsalSettingText = z.string().trim().regex(TEXT_FORM, GRAMMAR);
 
 /** Parse `none`, `parallel:N` or `sequential:N` (N ≥ 1); a bad value throws naming the grammar. */
 export function parseRehearsalSetting(input: RehearsalSettingInput): RehearsalSetting {
   if (typeof input !== "string") return RehearsalSetting.parse(input);
   const match = TEXT_FORM.exec(input.trim());
-  if (match === null) throw new RehearsalSettingError(`rehearsal setting ${JSON.stringify(input)}: expected none, parallel:N or sequential:N with N ≥ 1`);
+  if (match === null) throw new RehearsalSettingError(`rehearsal setting ${JSON.stringify(input)}: ${GRAMMAR}`);
   const [, mode, attempts] = match;
   return mode === undefined ? { mode: "none" } : { mode: mode as "parallel" | "sequential", attempts: Number(attempts) };
 }

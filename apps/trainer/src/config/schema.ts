@@ -1,3 +1,5 @@
+import { BaselineMode, defaultPolicyLossConfig, LossAggregation } from "@envace/grpo";
+import { RehearsalSettingText } from "@envace/rehearsal";
 import { z } from "zod";
 
 /**
@@ -182,7 +184,7 @@ export type RolloutConfig = z.infer<typeof RolloutConfig>;
 
 export const AlgorithmConfig = z.strictObject({
   /** `row`: mean over rows of the role (reference); `trajectory`: mean over rollouts containing it. */
-  baseline: z.enum(["row", "trajectory"]).default("row"),
+  baseline: BaselineMode.default("row"),
   /** Role-wise baselines (EnvACE); false gives plain GRPO with one baseline for all roles. */
   role_wise: z.boolean().default(true),
   norm_adv_by_std: z.boolean().default(false),
@@ -195,13 +197,14 @@ export const ActorConfig = z.strictObject({
   lr: z.number().positive().default(1e-4),
   weight_decay: z.number().min(0).default(0),
   grad_clip: z.number().min(0).default(1),
-  clip_ratio_low: z.number().min(0).lt(1).default(0.2),
-  clip_ratio_high: z.number().min(0).default(0.2),
+  // The loss's defaults are `@envace/grpo`'s (the paper's), under verl's names.
+  clip_ratio_low: z.number().min(0).lt(1).default(defaultPolicyLossConfig.epsLow),
+  clip_ratio_high: z.number().min(0).default(defaultPolicyLossConfig.epsHigh),
   /** Dual-clip constant c; null turns dual clip off. */
-  clip_ratio_c: z.number().gt(1).nullable().default(3),
-  kl_coef: z.number().min(0).default(0),
-  entropy_coeff: z.number().min(0).default(0),
-  loss_agg_mode: z.enum(["token-mean", "seq-mean-token-mean", "seq-sum"]).default("seq-mean-token-mean"),
+  clip_ratio_c: z.number().gt(1).nullable().default(defaultPolicyLossConfig.dualClip),
+  kl_coef: z.number().min(0).default(defaultPolicyLossConfig.klCoef),
+  entropy_coeff: z.number().min(0).default(defaultPolicyLossConfig.entropyCoef),
+  loss_agg_mode: LossAggregation.default(defaultPolicyLossConfig.aggregation),
   /**
    * Tasks per optimizer step: a step's rollouts are split into mini-batches of this many tasks'
    * groups, each its own clipped update (PPO-style); null takes the whole step at once.
@@ -239,14 +242,12 @@ export const RewardConfig = z.strictObject({
 });
 export type RewardConfig = z.infer<typeof RewardConfig>;
 
-export const RehearsalSetting = z.string().regex(/^(none|(parallel|sequential):[1-9]\d*)$/, "expected none, parallel:N or sequential:N");
-
 export const EvalConfig = z.strictObject({
   every_steps: z.number().int().min(0).default(24),
   temperature: z.number().min(0).default(0.6),
   top_p: z.number().gt(0).max(1).default(0.95),
   /** Rehearsal settings to evaluate, e.g. `[none, "parallel:2"]`. */
-  rehearsal: z.array(RehearsalSetting).min(1).default(["none", "parallel:2"]),
+  rehearsal: z.array(RehearsalSettingText).min(1).default(["none", "parallel:2"]),
 });
 export type EvalConfig = z.infer<typeof EvalConfig>;
 
