@@ -1,7 +1,6 @@
-import { join } from "node:path";
 import { JsonObject, RecordError } from "@envace/protocol";
 import type { PyValue } from "@envace/python-text";
-import { JsonLinesFile, parseJsonLines, parsePyJsonText, readText } from "@envace/records";
+import { EvalRun, parseJsonLines, parsePyJsonText, readText } from "@envace/records";
 import { z } from "zod";
 import type { VitaDomain } from "./db.js";
 import { replayCalls } from "./environment.js";
@@ -51,8 +50,10 @@ export interface ReplayOptions {
   readonly data: string;
   /** The calls file. */
   readonly replay: string;
-  /** The run directory; `entries.jsonl` there is appended to, so a rerun resumes. */
+  /** The run directory (`@envace/records`' `EvalRun`): `entries.jsonl` there is appended to, so a rerun resumes. */
   readonly out: string;
+  /** The run directory's one-line notices (a resumed run, a torn last line). Default: a process warning. */
+  readonly notify?: (line: string) => void;
 }
 
 export interface ReplaySummary {
@@ -76,18 +77,19 @@ export async function replayFile(options: ReplayOptions): Promise<ReplaySummary>
   for (const request of requests) {
     if (!byId.has(request.id)) throw new RecordError({ file: options.replay, line: request.line }, [{ path: "id", message: `no task "${request.id}" in ${tasksFile}` }]);
   }
-  const entriesFile = join(options.out, "entries.jsonl");
-  const file = JsonLinesFile.open(entriesFile, ReplayEntry);
-  const done = new Set(file.records.map((entry) => entry.id));
-  const kept = requests.filter((request) => done.has(request.id)).length;
+  // What is replayed decides the answers: the domain's tasks and the calls, both read above.
+  const run = EvalRun.open({ out: options.out, options: { benchmark: "vita-replay", domain: options.domain }, entry: ReplayEntry, key: (entry) => entry.id, notify: options.notify });
+  const pending = new Set(run.start(requests.map((request) => request.id)));
+  const done = new Set<string>();
+  const kept = requests.filter((request) => !pending.has(request.id)).length;
   let calls = 0;
   let errors = 0;
   for (const request of requests) {
-    if (done.has(request.id)) continue;
+    if (!pending.has(request.id) || done.has(request.id)) continue;
     const result = replayCalls(byId.get(request.id)!, request.calls);
     calls += result.calls.length;
     errors += result.calls.filter((call) => call.error).length;
-    file.append({
+    run.append({
       id: request.id,
       calls: result.calls.map(({ content, error }) => ({ content, error })),
       initial_db_hash: result.initialHash,
@@ -95,5 +97,5 @@ export async function replayFile(options: ReplayOptions): Promise<ReplaySummary>
     } satisfies ReplayEntry);
     done.add(request.id);
   }
-  return { tasks: requests.length, calls, errors, kept, entries: entriesFile };
+  return { tasks: requests.length, calls, errors, kept, entries: run.entriesFile };
 }
