@@ -1,3 +1,4 @@
+import { InvariantError } from "@envace/errors";
 import type { Environment, JsonValue, Task, ToolCall, ToolResult, ToolSpec } from "@envace/protocol";
 import { fromJson, type PyDict, type PyValue } from "@envace/python-text";
 import type { VitaDb, VitaDomain } from "./db.js";
@@ -47,7 +48,7 @@ export class VitaEnvironment implements Environment {
   }
 
   get db(): VitaDb {
-    if (this.current === undefined) throw new Error("reset() first");
+    if (this.current === undefined) throw new InvariantError("reset() first");
     return this.current;
   }
 

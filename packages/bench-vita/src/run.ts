@@ -3,6 +3,7 @@ import { SamplingParams, type Environment, type Message, type Policy, type Task,
 import { fromJson, pyRepr } from "@envace/python-text";
 import { EvalRun } from "@envace/records";
 import { rehearseThenCommit } from "@envace/rehearsal";
+import { VerdictParseError } from "@envace/rewards";
 import { simulateUser, type UserTurnSource } from "@envace/trajectory";
 import OpenAI from "openai";
 import { z } from "zod";
@@ -36,7 +37,7 @@ export function openAiJudge(baseURL: string, model: string, options: { apiKey?: 
       response_format: WINDOW_RESPONSE_FORMAT,
     });
     const content = response.choices[0]?.message.content;
-    if (typeof content !== "string") throw new Error("the judge answered without content");
+    if (typeof content !== "string") throw new VerdictParseError("the judge answered without content");
     return content;
   };
 }

@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EnvaceError } from "@envace/errors";
+import { EnvaceError, InvariantError } from "@envace/errors";
 import { RecordError, type Task } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { VitaEnvironment } from "./environment.js";
@@ -60,6 +60,12 @@ describe("loadVitaTasks", () => {
 });
 
 describe("VitaEnvironment", () => {
+  it("refuses to be used before reset() with an InvariantError", () => {
+    const environment = new VitaEnvironment(new Map());
+    expect(() => environment.tools()).toThrow(InvariantError);
+    expect(() => environment.tools()).toThrow("reset() first");
+  });
+
   it("answers protocol tool calls as upstream: text for checks that fail, typed errors for exceptions", async () => {
     const tasks = await loadVitaTasks(await tasksFile([deliveryTask()]), "delivery");
     const environment = new VitaEnvironment(new Map(tasks.map((t) => [t.id, t])));

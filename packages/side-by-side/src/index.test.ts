@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { median, pythonHelpers, warmAndSteady, type SideFigures } from "./index.js";
+import { compareSideBySide, median, pythonHelpers, warmAndSteady, type SideFigures } from "./index.js";
 import { reportPasses } from "./worker.js";
 
 describe("the pass figures", () => {
@@ -61,5 +61,19 @@ describe.skipIf(python === undefined)("upstream's side (side_by_side.py)", () =>
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("compareSideBySide", () => {
+  it("refuses fewer than 6 passes, or a fraction of one, with a RangeError before bundling anything", async () => {
+    const comparison = {
+      title: "t",
+      worker: join(tmpdir(), "no-such-worker.bench.ts"),
+      upstream: { driver: "driver.py", checkoutVariable: "X", pythonVariable: "Y", what: "x" },
+      workloads: [],
+      runs: 1,
+    };
+    await expect(compareSideBySide({ ...comparison, passes: 5 })).rejects.toThrow(new RangeError("passes: 5 is not a whole number of passes ≥ 6"));
+    await expect(compareSideBySide({ ...comparison, passes: 6.5 })).rejects.toBeInstanceOf(RangeError);
   });
 });

@@ -84,6 +84,9 @@ type Side = "ours" | "upstream";
 
 /** Run every workload on both sides and print the table, with how many items each side agreed on. */
 export async function compareSideBySide(comparison: Comparison): Promise<void> {
+  // Refused before the worker is bundled: warm is passes 2–6, so fewer passes cannot be read.
+  const { passes } = comparison;
+  if (!Number.isInteger(passes) || passes < 6) throw new RangeError(`passes: ${passes} is not a whole number of passes ≥ 6`);
   const scratch = mkdtempSync(join(tmpdir(), "envace-side-by-side-"));
   try {
     const worker = join(scratch, "worker.mjs");
@@ -97,7 +100,6 @@ export async function compareSideBySide(comparison: Comparison): Promise<void> {
 
 function compareBundled(comparison: Comparison, worker: string, scratch: string): void {
   const { passes, warmProcesses = 3 } = comparison;
-  if (!Number.isInteger(passes) || passes < 6) throw new Error(`passes: ${passes} is not a whole number of passes ≥ 6`);
   const checkout = process.env[comparison.upstream.checkoutVariable];
   const python = checkout ? realInterpreter(process.env[comparison.upstream.pythonVariable] ?? "python3") : undefined;
   // A minimal environment for both: variables a machine sets for every process (an extra CA

@@ -1,5 +1,5 @@
-import { EnvaceError } from "@envace/errors";
-import type { SampledTokens, Sampler, Task, Tokenizer, ToolSpec } from "@envace/protocol";
+import { EnvaceError, InvariantError } from "@envace/errors";
+import { GenerateRequest, type SampledTokens, type Sampler, type Task, type Tokenizer, type ToolSpec } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { ChatTemplate, ChatTemplateError } from "./chat-template.js";
 import { canContinue, IncrementalRenderer } from "./incremental.js";
@@ -117,5 +117,25 @@ describe("IncrementalRenderer", () => {
     })();
     expect(error).toBeInstanceOf(EnvaceError);
     expect(error).toMatchObject({ code: "chat-template", name: "ChatTemplateError", isRetryable: false });
+  });
+});
+
+describe("policies whose own parts disagree", () => {
+  const request = GenerateRequest.parse({ role: "act", messages: task.messages, sampling: {} });
+
+  it("a sampler answering a logprob count unlike its token count is an InvariantError naming both", async () => {
+    const sampler: Sampler = { sample: () => Promise.resolve({ tokens: [104, 105, END], logprobs: [-1, -1], finishReason: "stop" }) };
+    const policy = new SamplerPolicy({ id: "toy", sampler, tokenizer, template: new ChatTemplate(CHATML) });
+    const failure = policy.generate(request);
+    await expect(failure).rejects.toBeInstanceOf(InvariantError);
+    await expect(failure).rejects.toThrow("sampler of toy returned 2 logprobs for 3 tokens");
+  });
+
+  it("a script shorter than the conversation is an InvariantError naming the role", async () => {
+    const policy = ScriptedPolicy.queues("scripted", { act: ["Hi."] });
+    await expect(policy.generate(request)).resolves.toMatchObject({ text: "Hi." });
+    const failure = policy.generate(request);
+    await expect(failure).rejects.toBeInstanceOf(InvariantError);
+    await expect(failure).rejects.toThrow('scripted: no scripted reply left for role "act"');
   });
 });

@@ -1,3 +1,4 @@
+import { InvariantError } from "@envace/errors";
 import type {
   Generation,
   GenerateRequest,
@@ -46,7 +47,8 @@ export class SamplerPolicy implements Policy, TokenContinuation {
     const promptTokens = request.promptTokens ?? this.renderer.prompt(request.messages, request.tools);
     const sampled = await this.sampler.sample(promptTokens, request.sampling, signal);
     if (sampled.logprobs.length !== sampled.tokens.length) {
-      throw new Error(
+      // A sampler answers one logprob per token; anything else is a bug in that sampler.
+      throw new InvariantError(
         `sampler of ${this.id} returned ${sampled.logprobs.length} logprobs for ${sampled.tokens.length} tokens`,
       );
     }

@@ -1,3 +1,4 @@
+import { InvariantError } from "@envace/errors";
 import type { FinishReason, GenerateRequest, Generation, Policy, Tokenizer, WireToolCall } from "@envace/protocol";
 import { flattenConversation } from "./messages.js";
 
@@ -27,14 +28,14 @@ export class ScriptedPolicy implements Policy {
     this.#tokenizer = options.tokenizer;
   }
 
-  /** Answer each role from its own queue, in order; an exhausted queue throws. */
+  /** Answer each role from its own queue, in order; an exhausted queue throws `InvariantError` (the script is shorter than the conversation). */
   static queues(id: string, queues: Partial<Record<GenerateRequest["role"], (string | ScriptedReply)[]>>, options: { tokenizer?: Tokenizer } = {}): ScriptedPolicy {
     const remaining = Object.fromEntries(Object.entries(queues).map(([role, replies]) => [role, [...replies]]));
     return new ScriptedPolicy(
       id,
       (request) => {
         const next = remaining[request.role]?.shift();
-        if (next === undefined) throw new Error(`${id}: no scripted reply left for role "${request.role}"`);
+        if (next === undefined) throw new InvariantError(`${id}: no scripted reply left for role "${request.role}"`);
         return next;
       },
       options,

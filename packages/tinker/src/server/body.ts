@@ -4,7 +4,7 @@ import { brotliDecompress, gunzip, inflate, type ZlibOptions } from "node:zlib";
 import { Decompress } from "fzstd";
 import { decodeForwardBackwardRequest } from "../proto/codec.js";
 import { PROTOBUF } from "../proto/schema.js";
-import { HttpError } from "./options.js";
+import { TinkerApiError } from "./options.js";
 import { ZstdLayoutError, zstdLayout } from "./zstd-frames.js";
 
 /** Routes whose body may come as protobuf (what the SDK ≥ 0.25 sends so). */
@@ -39,8 +39,8 @@ async function readRaw(req: IncomingMessage, route: string, limit: number): Prom
   return Buffer.concat(chunks);
 }
 
-function tooLarge(route: string, limit: number, how: string): HttpError {
-  return new HttpError(413, "too_large", `${route}: body is larger than ${limit} bytes${how}`);
+function tooLarge(route: string, limit: number, how: string): TinkerApiError {
+  return new TinkerApiError(413, "too_large", `${route}: body is larger than ${limit} bytes${how}`);
 }
 
 const zlibDecoders = { gzip: promisify(gunzip), "x-gzip": promisify(gunzip), deflate: promisify(inflate), br: promisify(brotliDecompress) } as Record<
@@ -62,14 +62,14 @@ export async function decodeContent(raw: Buffer, header: string | undefined, rou
   if (encoding === "zstd") return inflateZstd(raw, route, limit);
   const decode = Object.hasOwn(zlibDecoders, encoding) ? zlibDecoders[encoding] : undefined;
   if (!decode) {
-    throw new HttpError(415, "unsupported_media_type", `${route}: Content-Encoding ${JSON.stringify(encoding.slice(0, 64))} is not supported (one of ${ENCODINGS.join(", ")})`);
+    throw new TinkerApiError(415, "unsupported_media_type", `${route}: Content-Encoding ${JSON.stringify(encoding.slice(0, 64))} is not supported (one of ${ENCODINGS.join(", ")})`);
   }
   try {
     // zlib stops and fails once its output passes maxOutputLength.
     return await decode(raw, { maxOutputLength: limit });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") throw tooLarge(route, limit, " once decompressed");
-    throw new HttpError(400, "invalid_body", `${route}: body is not valid ${encoding} (${(error as Error).message})`);
+    throw new TinkerApiError(400, "invalid_body", `${route}: body is not valid ${encoding} (${(error as Error).message})`);
   }
 }
 
@@ -79,11 +79,11 @@ async function inflateZstd(raw: Buffer, route: string, limit: number): Promise<U
     layout = zstdLayout(raw);
   } catch (error) {
     if (!(error instanceof ZstdLayoutError)) throw error;
-    throw new HttpError(400, "invalid_body", `${route}: body is not valid zstd (${error.message})`);
+    throw new TinkerApiError(400, "invalid_body", `${route}: body is not valid zstd (${error.message})`);
   }
   if (layout.declaredSize > limit || layout.knownSize > limit) throw tooLarge(route, limit, " once decompressed");
   if (layout.maxWindow > MAX_ZSTD_WINDOW) {
-    throw new HttpError(413, "too_large", `${route}: zstd window of ${layout.maxWindow} bytes is over the ${MAX_ZSTD_WINDOW} accepted; compress with a smaller window`);
+    throw new TinkerApiError(413, "too_large", `${route}: zstd window of ${layout.maxWindow} bytes is over the ${MAX_ZSTD_WINDOW} accepted; compress with a smaller window`);
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -96,8 +96,8 @@ async function inflateZstd(raw: Buffer, route: string, limit: number): Promise<U
     try {
       decoder.push(raw.subarray(at, at + ZSTD_SLICE), at + ZSTD_SLICE >= raw.length);
     } catch (error) {
-      if (error instanceof HttpError) throw error;
-      throw new HttpError(400, "invalid_body", `${route}: body is not valid zstd (${(error as Error).message})`);
+      if (error instanceof TinkerApiError) throw error;
+      throw new TinkerApiError(400, "invalid_body", `${route}: body is not valid zstd (${(error as Error).message})`);
     }
     // Let other requests run between slices.
     if (at + ZSTD_SLICE < raw.length) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -134,26 +134,26 @@ export async function readBody(req: IncomingMessage, route: string, limit: numbe
   const type = (req.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
   const protobuf = type === PROTOBUF;
   if (!protobuf && !type.includes("json")) {
-    throw new HttpError(415, "unsupported_media_type", `${route}: Content-Type ${JSON.stringify(type.slice(0, 64))} is not supported; send application/json`);
+    throw new TinkerApiError(415, "unsupported_media_type", `${route}: Content-Type ${JSON.stringify(type.slice(0, 64))} is not supported; send application/json`);
   }
   if (protobuf && !PROTOBUF_ROUTES.has(route)) {
-    throw new HttpError(415, "unsupported_media_type", `${route}: takes application/json (protobuf only on ${[...PROTOBUF_ROUTES].join(", ")})`);
+    throw new TinkerApiError(415, "unsupported_media_type", `${route}: takes application/json (protobuf only on ${[...PROTOBUF_ROUTES].join(", ")})`);
   }
   const bytes = await decodeContent(await readRaw(req, route, limit), req.headers["content-encoding"], route, limit);
   if (protobuf) {
     try {
       return decodeForwardBackwardRequest(bytes);
     } catch (error) {
-      throw new HttpError(400, "invalid_body", `${route}: body is not a ForwardBackwardRequest message (${(error as Error).message})`);
+      throw new TinkerApiError(400, "invalid_body", `${route}: body is not a ForwardBackwardRequest message (${(error as Error).message})`);
     }
   }
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   if (text.trim() === "") return { body: {}, forwardOnly: false };
-  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) throw new HttpError(400, "too_deep", `${route}: body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) throw new TinkerApiError(400, "too_deep", `${route}: body nests deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return { body: JSON.parse(text) as unknown, forwardOnly: false };
   } catch (error) {
-    throw new HttpError(400, "invalid_json", `${route}: body is not JSON (${(error as Error).message})`);
+    throw new TinkerApiError(400, "invalid_json", `${route}: body is not JSON (${(error as Error).message})`);
   }
 }
 

@@ -1,7 +1,7 @@
 import type { TrainingBackend } from "@envace/training";
 import { LoadWeightsRequest, SaveWeightsRequest } from "../wire.js";
 import { CHECKPOINT_NAME, checkpointPath, parseCheckpointPath } from "./checkpoints.js";
-import { HttpError, type CheckpointStore, type WeightsInfo } from "./options.js";
+import { TinkerApiError, type CheckpointStore, type WeightsInfo } from "./options.js";
 import { parseBody } from "./requests.js";
 
 /** What a checkpoint route needs of the model it addresses. */
@@ -15,13 +15,13 @@ export interface CheckpointModel {
 }
 
 function storeOf(store: CheckpointStore | undefined, route: string): CheckpointStore {
-  if (!store) throw new HttpError(400, "unsupported", `${route}: this server has no checkpoint store (start it with the checkpoints option)`);
+  if (!store) throw new TinkerApiError(400, "unsupported", `${route}: this server has no checkpoint store (start it with the checkpoints option)`);
   return store;
 }
 
 /** The not-found refusal for a checkpoint: the same whether it is missing or another caller's, and naming only its tinker:// path. */
-function missing(route: string, path: string): HttpError {
-  return new HttpError(404, "not_found", `${route}: no checkpoint ${path} on this server`);
+function missing(route: string, path: string): TinkerApiError {
+  return new TinkerApiError(404, "not_found", `${route}: no checkpoint ${path} on this server`);
 }
 
 /** `save_weights`: validated now, run in `seq_id` order. */
@@ -30,7 +30,7 @@ export function saveWeightsTask(store: CheckpointStore | undefined, model: Check
   const request = parseBody(SaveWeightsRequest, body, route);
   const checkpoints = storeOf(store, route);
   const name = request.path ?? `checkpoint-${seq}`;
-  if (!CHECKPOINT_NAME.test(name)) throw new HttpError(400, "invalid_request", `${route}: path: ${JSON.stringify(name.slice(0, 300))} is not a checkpoint name (letters, digits, "_" and "-", at most 255)`);
+  if (!CHECKPOINT_NAME.test(name)) throw new TinkerApiError(400, "invalid_request", `${route}: path: ${JSON.stringify(name.slice(0, 300))} is not a checkpoint name (letters, digits, "_" and "-", at most 255)`);
   const key = { modelId: model.id, name };
   const path = checkpointPath(key);
   return async () => {
@@ -51,7 +51,7 @@ export function loadWeightsTask(
 ): () => Promise<unknown> {
   const route = "load_weights";
   const request = parseBody(LoadWeightsRequest, body, route);
-  if (seq !== 1) throw new HttpError(400, "seq_out_of_range", `${route}: load_weights is allowed only as a model's first request (seq_id 1), got seq_id ${seq}`);
+  if (seq !== 1) throw new TinkerApiError(400, "seq_out_of_range", `${route}: load_weights is allowed only as a model's first request (seq_id 1), got seq_id ${seq}`);
   const checkpoints = storeOf(store, route);
   const key = parseCheckpointPath(request.path, "path");
   const path = checkpointPath(key);

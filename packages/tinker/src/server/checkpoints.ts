@@ -3,7 +3,7 @@ import { join, resolve, sep } from "node:path";
 import { readableDirectory, replaceDirectory, writeFileAtomically } from "@envace/records";
 import type { TrainingBackend } from "@envace/training";
 import { z } from "zod";
-import { HttpError, type CheckpointKey, type CheckpointStore } from "./options.js";
+import { TinkerApiError, type CheckpointKey, type CheckpointStore } from "./options.js";
 
 /** A model id as it may appear in a `tinker://` path: this server's ids and SkyRL tx's, never `.`, `..`, `/` or `%`. */
 const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
@@ -24,12 +24,12 @@ export function checkpointPath(key: CheckpointKey): string {
  */
 export function parseCheckpointPath(path: string, field: string): CheckpointKey {
   const shape = `${field}: ${JSON.stringify(path.slice(0, 300))} is not a tinker://<model>/weights/<name> path`;
-  if (!path.startsWith("tinker://")) throw new HttpError(400, "invalid_request", shape);
+  if (!path.startsWith("tinker://")) throw new TinkerApiError(400, "invalid_request", shape);
   const parts = path.slice("tinker://".length).split("/");
-  if (parts.length !== 3 || parts[1] !== "weights") throw new HttpError(400, "invalid_request", shape);
+  if (parts.length !== 3 || parts[1] !== "weights") throw new TinkerApiError(400, "invalid_request", shape);
   const [modelId, , name] = parts as [string, string, string];
-  if (!MODEL_ID.test(modelId)) throw new HttpError(400, "invalid_request", `${shape} (the model id may hold letters, digits, ".", "_", ":" and "-", starting with a letter or digit)`);
-  if (!CHECKPOINT_NAME.test(name)) throw new HttpError(400, "invalid_request", `${shape} (the name may hold letters, digits, "_" and "-")`);
+  if (!MODEL_ID.test(modelId)) throw new TinkerApiError(400, "invalid_request", `${shape} (the model id may hold letters, digits, ".", "_", ":" and "-", starting with a letter or digit)`);
+  if (!CHECKPOINT_NAME.test(name)) throw new TinkerApiError(400, "invalid_request", `${shape} (the name may hold letters, digits, "_" and "-")`);
   return { modelId, name };
 }
 
@@ -63,7 +63,7 @@ function safe(part: string): string {
 /** `path` if it lies strictly inside `root`, else a refusal that names neither. */
 function inside(root: string, path: string, key: CheckpointKey): string {
   if (!path.startsWith(root.endsWith(sep) ? root : root + sep)) {
-    throw new HttpError(400, "invalid_request", `${checkpointPath(key)} does not name a checkpoint of this server`);
+    throw new TinkerApiError(400, "invalid_request", `${checkpointPath(key)} does not name a checkpoint of this server`);
   }
   return path;
 }
@@ -131,7 +131,7 @@ export function folderCheckpoints(root: string, io: FolderCheckpointIo): Checkpo
     },
     async load(backend, key, options) {
       const dir = await existing(key);
-      if (dir === undefined) throw new HttpError(404, "not_found", `no checkpoint ${checkpointPath(key)}`);
+      if (dir === undefined) throw new TinkerApiError(404, "not_found", `no checkpoint ${checkpointPath(key)}`);
       return io.load(dir, { ...options, previous: backend });
     },
   };

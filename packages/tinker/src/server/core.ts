@@ -25,7 +25,7 @@ import { acceptsProtobuf, readBody, reply } from "./body.js";
 import { loadWeightsTask, saveWeightsTask, weightsInfo, type CheckpointModel } from "./checkpoint-tasks.js";
 import { failureOf } from "./failures.js";
 import { FutureStore } from "./future-store.js";
-import { HttpError, type TinkerServerOptions } from "./options.js";
+import { TinkerApiError, type TinkerServerOptions } from "./options.js";
 import { datumsOf, fingerprint, lossOf, parseBody, tinkerMetrics } from "./requests.js";
 import { matchRoute } from "./routes.js";
 import { Samplers } from "./sampling.js";
@@ -105,7 +105,7 @@ export class TinkerServerCore {
   /** The node:http request listener. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     void this.dispatch(req, res).catch((error: unknown) => {
-      if (error instanceof HttpError) {
+      if (error instanceof TinkerApiError) {
         reply(res, error.status, { detail: error.message, code: error.code }, error.status === 429 ? { "Retry-After": "10" } : {});
         return;
       }
@@ -119,7 +119,7 @@ export class TinkerServerCore {
     const method = req.method ?? "GET";
     const matched = matchRoute(method, req.url ?? "/");
     const caller = this.keys.check(req.headers["x-api-key"]);
-    if (matched.spec.protected && caller === undefined) throw new HttpError(401, "unauthorized", "missing or wrong X-API-Key");
+    if (matched.spec.protected && caller === undefined) throw new TinkerApiError(401, "unauthorized", "missing or wrong X-API-Key");
     const route = matched.spec.path;
     if (route === "samplers/{id}") {
       reply(res, 200, this.samplers.describe(matched.param!, caller!));
@@ -197,7 +197,7 @@ export class TinkerServerCore {
       case "telemetry":
         return [200, { status: "accepted" }];
       default:
-        throw new HttpError(404, "not_found", `no route /api/v1/${route}`);
+        throw new TinkerApiError(404, "not_found", `no route /api/v1/${route}`);
     }
   }
 
@@ -208,10 +208,10 @@ export class TinkerServerCore {
     if (this.sessions.size >= cap) {
       const timeout = this.options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
       const expiry = timeout > 0 ? `; a session without a heartbeat for ${Math.ceil(timeout / 1000)} s expires` : "";
-      throw new HttpError(429, "too_many_sessions", `create_session: this server holds at most ${cap} sessions at once${expiry}`);
+      throw new TinkerApiError(429, "too_many_sessions", `create_session: this server holds at most ${cap} sessions at once${expiry}`);
     }
     const id = this.options.sessionIds?.() ?? `session-${randomUUID().slice(0, 8)}`;
-    if (this.sessions.has(id)) throw new HttpError(409, "conflict", `create_session: session ${id} exists`);
+    if (this.sessions.has(id)) throw new TinkerApiError(409, "conflict", `create_session: session ${id} exists`);
     this.sessions.set(id, { id, owner: caller, lastSeen: Date.now(), models: new Set() });
     return { type: "create_session", session_id: id };
   }
@@ -219,14 +219,14 @@ export class TinkerServerCore {
   /** A session of the caller's (another caller's is as unknown as none), marked alive. */
   private session(id: string, caller: Caller): Session {
     const session = this.sessions.get(id);
-    if (session?.owner !== caller) throw new HttpError(404, "not_found", `unknown session_id "${id}"`);
+    if (session?.owner !== caller) throw new TinkerApiError(404, "not_found", `unknown session_id "${id}"`);
     session.lastSeen = Date.now();
     return session;
   }
 
   private model(id: string, caller: Caller): Model {
     const model = this.models.get(id);
-    if (model?.owner !== caller) throw new HttpError(404, "not_found", `unknown model_id "${id}"`);
+    if (model?.owner !== caller) throw new TinkerApiError(404, "not_found", `unknown model_id "${id}"`);
     model.session.lastSeen = Date.now();
     return model;
   }
@@ -236,16 +236,16 @@ export class TinkerServerCore {
     const session = this.session(request.session_id, caller);
     const allowed = this.options.baseModels;
     if (allowed && !allowed.includes(request.base_model)) {
-      throw new HttpError(400, "invalid_request", `create_model: base_model "${request.base_model}" is not served here (served: ${allowed.join(", ")})`);
+      throw new TinkerApiError(400, "invalid_request", `create_model: base_model "${request.base_model}" is not served here (served: ${allowed.join(", ")})`);
     }
     const id = `${session.id}:train:${request.model_seq_id}`;
-    if (this.models.has(id)) throw new HttpError(409, "conflict", `create_model: model_seq_id ${request.model_seq_id} of ${session.id} is already used`);
+    if (this.models.has(id)) throw new TinkerApiError(409, "conflict", `create_model: model_seq_id ${request.model_seq_id} of ${session.id} is already used`);
     if (this.options.backend && this.models.size > 0) {
       const live = [...this.models.values()].filter((m) => m.owner === caller).map((m) => m.id);
-      throw new HttpError(409, "conflict", `create_model: this server serves one model at a time; ${live.length > 0 ? `unload ${live.join(", ")} first` : "another caller's model is loaded"}`);
+      throw new TinkerApiError(409, "conflict", `create_model: this server serves one model at a time; ${live.length > 0 ? `unload ${live.join(", ")} first` : "another caller's model is loaded"}`);
     }
     const cap = this.options.maxModels ?? 64;
-    if (this.models.size >= cap) throw new HttpError(429, "too_many_models", `create_model: this server holds at most ${cap} models at once; unload one first`);
+    if (this.models.size >= cap) throw new TinkerApiError(429, "too_many_models", `create_model: this server holds at most ${cap} models at once; unload one first`);
     const futureId = this.futures.create(caller);
     const loraRank = request.lora_config?.rank ?? null;
     const lora = {
@@ -326,15 +326,15 @@ export class TinkerServerCore {
     const print = fingerprint({ route, body, forwardOnly });
     const verdict = model.queue.check(seq_id, print);
     if (verdict.kind === "repeat") return [200, verdict.reply.body];
-    if (verdict.kind === "conflict") throw new HttpError(409, "seq_conflict", `${route}: ${verdict.message}`);
-    if (verdict.kind === "too-far") throw new HttpError(400, "seq_out_of_range", `${route}: ${verdict.message}`);
+    if (verdict.kind === "conflict") throw new TinkerApiError(409, "seq_conflict", `${route}: ${verdict.message}`);
+    if (verdict.kind === "too-far") throw new TinkerApiError(400, "seq_out_of_range", `${route}: ${verdict.message}`);
 
     let task: () => Promise<unknown>;
     let refusal: string | undefined;
     try {
       task = this.task(route, body, model, seq_id, forwardOnly);
     } catch (error) {
-      if (!(error instanceof HttpError)) throw error;
+      if (!(error instanceof TinkerApiError)) throw error;
       refusal = error.message.startsWith(`${route}: `) ? error.message : `${route}: ${error.message}`;
       task = () => Promise.resolve();
     }
@@ -395,7 +395,7 @@ export class TinkerServerCore {
       case "save_weights_for_sampler": {
         const request = parseBody(SaveWeightsForSamplerRequest, body, route);
         if (request.path === undefined && request.sampling_session_seq_id === undefined) {
-          throw new HttpError(400, "invalid_request", `${route}: give a path (a name) or a sampling_session_seq_id`);
+          throw new TinkerApiError(400, "invalid_request", `${route}: give a path (a name) or a sampling_session_seq_id`);
         }
         return async () => {
           const sampler = await (await backend()).saveWeightsForSampler(request.path ?? this.samplers.ephemeralName());
@@ -410,7 +410,7 @@ export class TinkerServerCore {
           model.backend = Promise.resolve(restored);
         });
       default:
-        throw new HttpError(404, "not_found", `no route /api/v1/${route}`);
+        throw new TinkerApiError(404, "not_found", `no route /api/v1/${route}`);
     }
   }
 
@@ -425,9 +425,9 @@ export class TinkerServerCore {
 
   private async retrieve(body: unknown, signal: AbortSignal, protobuf: boolean, caller: Caller): Promise<[number, unknown]> {
     const { request_id } = parseBody(RetrieveFutureRequest, body, "retrieve_future");
-    if (!this.futures.has(request_id, caller)) throw new HttpError(404, "not_found", `retrieve_future: unknown request_id "${request_id}"`);
+    if (!this.futures.has(request_id, caller)) throw new TinkerApiError(404, "not_found", `retrieve_future: unknown request_id "${request_id}"`);
     const state = await this.futures.wait(request_id, this.options.longPollMs ?? 20_000, signal);
-    if (!state) throw new HttpError(404, "not_found", `retrieve_future: unknown request_id "${request_id}"`);
+    if (!state) throw new TinkerApiError(404, "not_found", `retrieve_future: unknown request_id "${request_id}"`);
     switch (state.status) {
       case "pending":
         return [200, { type: "try_again", request_id, queue_state: "active" }];

@@ -1,11 +1,11 @@
 import { ContextLengthError, InputError } from "@envace/protocol";
 import { TrainingInputError } from "@envace/training";
 import type { FailureCategory } from "../errors.js";
-import { HttpError } from "./options.js";
+import { TinkerApiError } from "./options.js";
 
 /** Whether a failure is the request's fault (a token outside the vocabulary, stop strings the sampler cannot apply, a missing checkpoint). */
 export function isUserFault(error: unknown): boolean {
-  if (error instanceof HttpError) return error.status < 500;
+  if (error instanceof TinkerApiError) return error.status < 500;
   return error instanceof InputError || error instanceof TrainingInputError || error instanceof ContextLengthError;
 }
 

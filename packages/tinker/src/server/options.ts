@@ -111,8 +111,13 @@ export interface TinkerServer {
   close(): Promise<void>;
 }
 
-/** A request refused before it was accepted: an HTTP status, a short code and a message naming the problem. */
-export class HttpError extends EnvaceError {
+/**
+ * The server's answer to a request it refuses before accepting it: the HTTP status, a short code
+ * (`not_found`, `invalid_request`, …) and a message naming the problem, sent as `{detail, code}`.
+ * A client sees such a reply as `TinkerHttpError`; `@envace/http`'s `HttpError` is a failed call
+ * made by this project.
+ */
+export class TinkerApiError extends EnvaceError {
   override readonly isRetryable: boolean;
   constructor(
     readonly status: number,

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { fromWireDatum, WireDatumError } from "../datum.js";
 import { ENVACE_GRPO } from "../loss-mapping.js";
 import type { ForwardBackwardInput, ModelInput, SampleRequest } from "../wire.js";
-import { HttpError } from "./options.js";
+import { TinkerApiError } from "./options.js";
 
 /** Tinker's losses plus this project's GRPO extension. */
 export const SERVER_LOSS_FNS = ["cross_entropy", "importance_sampling", "ppo", ENVACE_GRPO] as const;
@@ -15,7 +15,7 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown, route: 
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => `${formatPath(issue.path) || "body"}: ${issue.message}`);
-  throw new HttpError(400, "invalid_request", `${route}: ${problems.join("; ")}`);
+  throw new TinkerApiError(400, "invalid_request", `${route}: ${problems.join("; ")}`);
 }
 
 export function fingerprint(body: unknown): string {
@@ -26,11 +26,11 @@ export function tokensOf(input: ModelInput, path: string): number[] {
   const tokens: number[] = [];
   input.chunks.forEach((chunk, c) => {
     if (chunk.type !== "encoded_text") {
-      throw new HttpError(400, "unsupported", `${path}.chunks[${c}]: chunk type "${chunk.type}" is not supported (text only)`);
+      throw new TinkerApiError(400, "unsupported", `${path}.chunks[${c}]: chunk type "${chunk.type}" is not supported (text only)`);
     }
     tokens.push(...chunk.tokens);
   });
-  if (tokens.length === 0) throw new HttpError(400, "invalid_request", `${path}: has no tokens`);
+  if (tokens.length === 0) throw new TinkerApiError(400, "invalid_request", `${path}: has no tokens`);
   return tokens;
 }
 
@@ -60,7 +60,7 @@ export function lossOf(input: ForwardBackwardInput, path: string): LossFn {
     case "cross_entropy":
     case "importance_sampling": {
       const keys = Object.keys(config);
-      if (keys.length > 0) throw new HttpError(400, "invalid_request", `${configPath}: ${input.loss_fn} takes no config keys, got ${keys.join(", ")}`);
+      if (keys.length > 0) throw new TinkerApiError(400, "invalid_request", `${configPath}: ${input.loss_fn} takes no config keys, got ${keys.join(", ")}`);
       return { type: input.loss_fn };
     }
     case "ppo": {
@@ -84,7 +84,7 @@ export function lossOf(input: ForwardBackwardInput, path: string): LossFn {
       return { type: "grpo", config: parsed };
     }
     default:
-      throw new HttpError(
+      throw new TinkerApiError(
         400,
         "unsupported",
         `${path}.loss_fn: "${input.loss_fn}" is not supported by this server (supported: ${SERVER_LOSS_FNS.join(", ")})`,
@@ -98,13 +98,13 @@ export function datumsOf(input: ForwardBackwardInput, loss: LossFn, path: string
     try {
       datum = fromWireDatum(wire, i, input.loss_fn);
     } catch (error) {
-      if (error instanceof WireDatumError) throw new HttpError(400, "invalid_request", `${path}.${error.message}`);
+      if (error instanceof WireDatumError) throw new TinkerApiError(400, "invalid_request", `${path}.${error.message}`);
       throw error;
     }
     if (loss.type === "grpo") {
-      if (!wire.loss_fn_inputs.mask) throw new HttpError(400, "invalid_request", `${path}.data[${i}].loss_fn_inputs: ${ENVACE_GRPO} requires mask`);
+      if (!wire.loss_fn_inputs.mask) throw new TinkerApiError(400, "invalid_request", `${path}.data[${i}].loss_fn_inputs: ${ENVACE_GRPO} requires mask`);
       if (loss.config.klCoef > 0 && !datum.refLogprobs) {
-        throw new HttpError(400, "invalid_request", `${path}.data[${i}].loss_fn_inputs: kl_coef > 0 requires ref_logprobs`);
+        throw new TinkerApiError(400, "invalid_request", `${path}.data[${i}].loss_fn_inputs: kl_coef > 0 requires ref_logprobs`);
       }
     }
     return datum;

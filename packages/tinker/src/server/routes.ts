@@ -1,4 +1,4 @@
-import { HttpError } from "./options.js";
+import { TinkerApiError } from "./options.js";
 
 /** One route of the server: its method, its path under `/api/v1` (`{id}` is a parameter), and whether it needs a key. */
 export interface RouteSpec {
@@ -51,14 +51,14 @@ export interface MatchedRoute {
  */
 export function targetSegments(target: string): string[] {
   if (!target.startsWith("/") && !/^https?:\/\//i.test(target)) {
-    throw new HttpError(400, "invalid_target", "the request target is neither a path nor an absolute URL");
+    throw new TinkerApiError(400, "invalid_target", "the request target is neither a path nor an absolute URL");
   }
   let pathname: string;
   try {
     // An origin-form target is appended to a fixed origin, so `//x/…` stays a path, not a host.
     pathname = new URL(target.startsWith("/") ? `http://localhost${target}` : target).pathname;
   } catch {
-    throw new HttpError(400, "invalid_target", "the request target is not a valid URL");
+    throw new TinkerApiError(400, "invalid_target", "the request target is not a valid URL");
   }
   const segments: string[] = [];
   for (const raw of pathname.split("/")) {
@@ -67,7 +67,7 @@ export function targetSegments(target: string): string[] {
     try {
       segment = decodeURIComponent(raw);
     } catch {
-      throw new HttpError(400, "invalid_target", "the request path holds a malformed percent-encoding");
+      throw new TinkerApiError(400, "invalid_target", "the request path holds a malformed percent-encoding");
     }
     segments.push(segment);
   }
@@ -84,11 +84,11 @@ export function matchRoute(method: string, target: string): MatchedRoute {
   const rest = segments.slice(API_PREFIX.length);
   const underApi = API_PREFIX.every((part, i) => segments[i] === part);
   const candidates = underApi ? ROUTES.flatMap((spec) => (matches(spec, rest) ? [{ spec, param: paramOf(spec, rest) }] : [])) : [];
-  if (candidates.length === 0) throw new HttpError(404, "not_found", `no route ${method} ${printable(pathname)}`);
+  if (candidates.length === 0) throw new TinkerApiError(404, "not_found", `no route ${method} ${printable(pathname)}`);
   const asked = method === "HEAD" ? "GET" : method;
   const found = candidates.find((c) => c.spec.method === asked);
   if (!found) {
-    throw new HttpError(405, "method_not_allowed", `${printable(pathname)} takes ${candidates.map((c) => c.spec.method).join(", ")}, not ${printable(method)}`);
+    throw new TinkerApiError(405, "method_not_allowed", `${printable(pathname)} takes ${candidates.map((c) => c.spec.method).join(", ")}, not ${printable(method)}`);
   }
   return { spec: found.spec, param: found.param, pathname };
 }

@@ -3,7 +3,7 @@ import type { TrainingBackend } from "@envace/training";
 import { CreateSamplingSessionRequest, SampleRequest } from "../wire.js";
 import { failureOf } from "./failures.js";
 import type { FutureStore } from "./future-store.js";
-import { HttpError, scoresPrompts, type BackendRequest } from "./options.js";
+import { TinkerApiError, scoresPrompts, type BackendRequest } from "./options.js";
 import { parseBody, samplingParamsOf, tokensOf } from "./requests.js";
 
 export interface SamplingSession {
@@ -80,13 +80,13 @@ export class Samplers {
     if (request.model_path !== undefined) {
       const saved = this.use(this.paths, request.model_path, owner.owner);
       if (!saved) {
-        throw new HttpError(404, "not_found", `create_sampling_session: model_path: no sampler weights "${request.model_path}" on this server`);
+        throw new TinkerApiError(404, "not_found", `create_sampling_session: model_path: no sampler weights "${request.model_path}" on this server`);
       }
       target = { ...saved, sessionId: owner.id };
     } else {
       const baseModel = request.base_model!;
       if (!this.createBackend) {
-        throw new HttpError(400, "unsupported", "create_sampling_session: base_model: this server serves one backend and cannot sample a base model; save sampler weights instead");
+        throw new TinkerApiError(400, "unsupported", "create_sampling_session: base_model: this server serves one backend and cannot sample a base model; save sampler weights instead");
       }
       const backend = await this.createBackend({ baseModel, loraRank: null });
       target = { sampler: await backend.saveWeightsForSampler(`base-${++this.counter}`), baseModel, modelPath: null, owner: owner.owner, sessionId: owner.id };
@@ -98,28 +98,28 @@ export class Samplers {
 
   describe(id: string, owner: string): unknown {
     const session = this.use(this.sessions, id, owner);
-    if (!session) throw new HttpError(404, "not_found", `unknown sampler "${id}"`);
+    if (!session) throw new TinkerApiError(404, "not_found", `unknown sampler "${id}"`);
     return { sampler_id: id, base_model: session.baseModel, ...(session.modelPath ? { model_path: session.modelPath } : {}) };
   }
 
   sample(body: unknown, owner: string): unknown {
     const request = parseBody(SampleRequest, body, "asample");
     if (request.topk_prompt_logprobs > 0) {
-      throw new HttpError(400, "unsupported", "asample: topk_prompt_logprobs is not supported by this server (prompt_logprobs is)");
+      throw new TinkerApiError(400, "unsupported", "asample: topk_prompt_logprobs is not supported by this server (prompt_logprobs is)");
     }
     let session: SamplingSession | undefined;
     if (request.sampling_session_id !== undefined) {
       session = this.use(this.sessions, request.sampling_session_id, owner);
-      if (!session) throw new HttpError(404, "not_found", `asample: unknown sampling_session_id "${request.sampling_session_id}"`);
+      if (!session) throw new TinkerApiError(404, "not_found", `asample: unknown sampling_session_id "${request.sampling_session_id}"`);
     } else if (request.model_path !== undefined) {
       session = this.use(this.paths, request.model_path, owner);
-      if (!session) throw new HttpError(404, "not_found", `asample: model_path: no sampler weights "${request.model_path}" on this server`);
+      if (!session) throw new TinkerApiError(404, "not_found", `asample: model_path: no sampler weights "${request.model_path}" on this server`);
     } else {
-      throw new HttpError(400, "invalid_request", "asample: give a sampling_session_id or a model_path");
+      throw new TinkerApiError(400, "invalid_request", "asample: give a sampling_session_id or a model_path");
     }
     const sampler = session.sampler;
     if (request.prompt_logprobs && !scoresPrompts(sampler)) {
-      throw new HttpError(400, "unsupported", "asample: prompt_logprobs: this server's sampler cannot score prompts");
+      throw new TinkerApiError(400, "unsupported", "asample: prompt_logprobs: this server's sampler cannot score prompts");
     }
     const prompt = tokensOf(request.prompt, "prompt");
     const { params, stopTokenIds } = samplingParamsOf(request);
