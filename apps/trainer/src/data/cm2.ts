@@ -57,7 +57,7 @@ const UUID_KEY = /"uuid"\s*:\s*("(?:[^"\\]|\\.)*")/g;
  * The line of each occurrence of each `"uuid": "…"` key in the file, in order, so an error found
  * after parsing (in a JSON array or JSON Lines alike) still points at its record's line.
  */
-function uuidLines(text: string): Map<string, number[]> {
+export function uuidLines(text: string): Map<string, number[]> {
   const lines = new Map<string, number[]>();
   let line = 1;
   let scanned = 0;
