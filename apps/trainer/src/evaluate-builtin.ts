@@ -1,6 +1,7 @@
 /**
- * The built-in shop's evaluation as a resumable run directory, for any number of rehearsal
- * settings: `eval-config.json` (what must not change between a run and its resumption),
+ * The built-in shop's evaluation as a resumable run directory (`@envace/records`' `EvalRun`), for
+ * any number of rehearsal settings: `options.json` (what must not change between a run and its
+ * resumption; a folder of an older version's `eval-config.json` holding the same is adopted),
  * `entries.jsonl` (one line per episode as it finishes), `summary.json` (rewritten atomically
  * after each setting) and, when asked, `trajectories.jsonl`.
  *
@@ -10,15 +11,12 @@
  * console.log(formatBuiltinTable(summaries, false));
  * ```
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { BUILTIN_REFLECT_INSTRUCTIONS, BUILTIN_REHEARSE_PROMPT, BuiltinEnvironment, DOMAIN_VERSION, generateTasks, outcomeReward, SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT, WRITE_TOOLS } from "@envace/bench-builtin";
-import { RecordError, type Policy, type Tokenizer } from "@envace/protocol";
-import { JsonLinesFile, writeFileAtomically, type TornLine } from "@envace/records";
+import type { Policy, Tokenizer } from "@envace/protocol";
+import { EvalRun } from "@envace/records";
 import type { Episode } from "@envace/rehearsal";
 import { z } from "zod";
 import { evaluate, EvaluationEntry, summarizeEntries, type EvaluationSummary } from "./evaluate.js";
-import { UsageError } from "./faults.js";
 
 /** What must not change between a run and its resumption (settings may be added). */
 export interface BuiltinEvalConfig {
@@ -62,59 +60,56 @@ export interface BuiltinEvaluateOptions {
   settings: readonly BuiltinSetting[];
   concurrency: number;
   saveTrajectories?: boolean;
-  /** Once, before the first episode: how many remain and how many were done by an earlier run. */
+  /** Once, before the first episode: how many remain and how many were done by an earlier run (which the run directory's notices also say). */
   onStart?: (progress: { remaining: number; done: number; total: number }) => void;
   onEntry?: (setting: BuiltinSetting, entry: EvaluationEntry, tally: { solved: number; done: number }) => void;
 }
 
 const TrajectoryLine = z.object({ setting: z.string(), taskId: z.string(), episode: z.unknown() });
 
+/** An episode's key in the run directory: its setting and task. */
+function episodeKey(setting: BuiltinSetting, taskId: string): string {
+  return JSON.stringify([settingKey(setting), taskId]);
+}
+
 export class BuiltinEvalRun {
   private constructor(
     readonly out: string,
     readonly config: BuiltinEvalConfig,
-    private readonly entries: JsonLinesFile<EvaluationEntry>,
-    private readonly onTornLine: ((torn: TornLine) => void) | undefined,
+    private readonly run: EvalRun<EvaluationEntry>,
   ) {}
 
   get entriesFile(): string {
-    return this.entries.path;
+    return this.run.entriesFile;
   }
 
   get summaryFile(): string {
-    return join(this.out, "summary.json");
+    return this.run.summaryFile;
   }
 
   /**
-   * Open `out` for `config`: a folder made with other options is refused, naming what changed.
-   * Entries already written are read back (a last line cut short by a crash is dropped and
-   * reported to `onTornLine`); nothing else is written until `evaluate`.
+   * Open `out` for `config`: a folder made with other options is refused, naming what changed
+   * (`RunDirectoryError`). Entries already written are read back (a last line cut short by a
+   * crash is dropped and told to `notify`); nothing else is written until `evaluate`.
    */
-  static open(out: string, config: BuiltinEvalConfig, onTornLine?: (torn: TornLine) => void): BuiltinEvalRun {
-    const configFile = join(out, "eval-config.json");
-    if (existsSync(configFile)) checkSameConfig(out, readJsonObject(configFile), config);
-    const entries = JsonLinesFile.open(join(out, "entries.jsonl"), EvaluationEntry, { onTornLine });
-    return new BuiltinEvalRun(out, config, entries, onTornLine);
+  static open(out: string, config: BuiltinEvalConfig, notify?: (line: string) => void): BuiltinEvalRun {
+    const key = (entry: EvaluationEntry): string => episodeKey({ rehearsal: entry.setting, memoryBudget: entry.memoryBudget, safeWrites: entry.safeWrites }, entry.taskId);
+    return new BuiltinEvalRun(out, config, EvalRun.open({ out, options: config, entry: EvaluationEntry, key, notify, legacyOptionsFile: "eval-config.json" }));
   }
 
   /** Evaluate every setting's missing episodes, appending each as it finishes; the summaries in setting order. */
   async evaluate(options: BuiltinEvaluateOptions): Promise<EvaluationSummary[]> {
-    const { config } = this;
-    const configFile = join(this.out, "eval-config.json");
-    if (!existsSync(configFile)) writeFileAtomically(configFile, `${JSON.stringify(config, null, 2)}\n`);
+    const { config, run } = this;
     const tasks = generateTasks({ seed: config.seed, count: config.tasks, split: config.split, systemPrompt: config.systemPrompt === "short" ? SYSTEM_PROMPT_SHORT : SYSTEM_PROMPT });
-    const done = doneBySetting(this.entries.records, new Set(tasks.map((t) => t.id)));
-    const doneOf = (s: BuiltinSetting): EvaluationEntry[] => done.get(settingKey(s)) ?? [];
+    const pending = new Set(run.start(options.settings.flatMap((s) => tasks.map((t) => episodeKey(s, t.id)))));
     const total = options.settings.length * tasks.length;
-    const remaining = options.settings.reduce((n, s) => n + tasks.length - new Set(doneOf(s).map((e) => e.taskId)).size, 0);
-    options.onStart?.({ remaining, done: total - remaining, total });
-    const trajectories = options.saveTrajectories === true ? JsonLinesFile.open(join(this.out, "trajectories.jsonl"), TrajectoryLine, { onTornLine: this.onTornLine }) : undefined;
+    options.onStart?.({ remaining: pending.size, done: total - pending.size, total });
+    const trajectories = options.saveTrajectories === true ? run.open("trajectories.jsonl", TrajectoryLine) : undefined;
 
     const summaries: EvaluationSummary[] = [];
     for (const setting of options.settings) {
-      const previous = doneOf(setting);
-      const previousIds = new Set(previous.map((e) => e.taskId));
-      const todo = tasks.filter((t) => !previousIds.has(t.id));
+      const previous = tasks.flatMap((t) => run.done.get(episodeKey(setting, t.id)) ?? []);
+      const todo = tasks.filter((t) => pending.has(episodeKey(setting, t.id)));
       const fresh: EvaluationEntry[] = [];
       let solved = 0;
       if (todo.length > 0) {
@@ -138,7 +133,7 @@ export class BuiltinEvalRun {
           onProgress: ({ entry }) => {
             fresh.push(entry);
             if (entry.success) solved += 1;
-            this.entries.append(entry);
+            run.append(entry);
             options.onEntry?.(setting, entry, { solved, done: fresh.length });
           },
           ...(trajectories === undefined
@@ -151,38 +146,10 @@ export class BuiltinEvalRun {
         });
       }
       summaries.push(summarizeEntries([...previous, ...fresh], { setting: setting.rehearsal, memoryBudget: setting.memoryBudget, safeWrites: setting.safeWrites }));
-      writeFileAtomically(this.summaryFile, `${JSON.stringify({ config, settings: summaries }, null, 2)}\n`);
+      run.writeSummary({ config, settings: summaries });
     }
     return summaries;
   }
-}
-
-function doneBySetting(entries: readonly EvaluationEntry[], taskIds: ReadonlySet<string>): Map<string, EvaluationEntry[]> {
-  const done = new Map<string, EvaluationEntry[]>();
-  for (const entry of entries.filter((e) => taskIds.has(e.taskId))) {
-    const key = settingKey({ rehearsal: entry.setting, memoryBudget: entry.memoryBudget, safeWrites: entry.safeWrites });
-    done.set(key, [...(done.get(key) ?? []), entry]);
-  }
-  return done;
-}
-
-function checkSameConfig(out: string, previous: Record<string, unknown>, config: BuiltinEvalConfig): void {
-  const changed = Object.keys(config).filter((key) => JSON.stringify(previous[key]) !== JSON.stringify(config[key as keyof BuiltinEvalConfig]));
-  if (changed.length === 0) return;
-  const what = changed.map((key) => `${key}: ${JSON.stringify(previous[key])} → ${JSON.stringify(config[key as keyof BuiltinEvalConfig])}`).join(", ");
-  throw new UsageError(`${out} holds a run with other options (${what}); use another --out, or the same options to resume it`);
-}
-
-/** A JSON object file of an earlier run; a torn or hand-edited one is an error naming it. */
-function readJsonObject(file: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(readFileSync(file, "utf8"));
-  } catch (error) {
-    throw new RecordError({ file }, [{ path: "", message: `not JSON (${(error as Error).message})` }]);
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new RecordError({ file }, [{ path: "", message: "expected a JSON object" }]);
-  return value as Record<string, unknown>;
 }
 
 /** The results as a plain-text table, then fidelity per tool. */

@@ -1,9 +1,8 @@
 // `envace eval builtin`: held-out tasks of the built-in shop against its real environment, for
 // any number of rehearsal settings in one run (see ../evaluate-builtin.ts). A killed run resumes
-// where it stopped when started again with the same options and --out.
+// where it stopped when started again with the same options and --out (`@envace/records`' rule).
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { describeTornLine } from "@envace/records";
 import { formatRehearsalSetting, parseRehearsalSetting } from "@envace/rehearsal";
 import { BuiltinEvalRun, builtinEvalConfig, formatBuiltinTable, settingKey, type BuiltinSetting } from "../evaluate-builtin.js";
 import { UsageError } from "../faults.js";
@@ -54,7 +53,7 @@ export async function run(options: EvalBuiltinOptions): Promise<void> {
     topP: options.topP,
     fidelity: options.fidelity,
   });
-  const evalRun = BuiltinEvalRun.open(options.out, config, (torn) => console.error(describeTornLine(torn)));
+  const evalRun = BuiltinEvalRun.open(options.out, config, (line) => console.error(line));
   // The model loads (and its server must answer) before anything is written.
   const model = await loadModel(options.policy);
 
@@ -65,15 +64,14 @@ export async function run(options: EvalBuiltinOptions): Promise<void> {
     settings,
     concurrency: options.concurrency,
     ...(options.saveTrajectories === true ? { saveTrajectories: true } : {}),
-    onStart: ({ remaining, done, total }) => {
-      if (done > 0) console.error(`resuming ${options.out}: ${done} of ${total} episodes already done`);
+    onStart: ({ remaining }) => {
       bar = new ProgressBar("eval builtin", remaining);
     },
     onEntry: (setting, _entry, { solved, done }) => bar?.tick(`${settingKey(setting)} solved ${solved}/${done}`),
   });
 
   console.log(formatBuiltinTable(summaries, model.tokenizer !== undefined));
-  console.log(`\nentries: ${evalRun.entriesFile}\nsummary: ${join(options.out, "summary.json")}`);
+  console.log(`\nentries: ${evalRun.entriesFile}\nsummary: ${evalRun.summaryFile}`);
 }
 
 /**
