@@ -193,7 +193,7 @@ function declare(state: RunState): Command {
     .description("Score a policy, saved outputs, or the oracle on BFCL v4 categories with the upstream AST checker and multi-turn environments.")
     .usage("--data <dir> --out <run dir> (--policy <spec|oracle> | --results <file>) [options]")
     .requiredOption("--data <dir>", "an upstream BFCL data folder (bfcl_eval/data): BFCL_v4_*.json, possible_answer/, multi_turn_func_doc/")
-    .requiredOption("--out <dir>", "run directory: entries.jsonl, summary.json, summary.md (and results.jsonl for a model)")
+    .requiredOption("--out <dir>", "run directory: options.json, entries.jsonl, summary.json, summary.md (and results.jsonl for a model); running again with the same options resumes it")
     .option("--category <names>", "categories or collections, comma-separated or repeated (default: all)", list)
     .option("--policy <spec>", "oracle (replay the reference answers), or a model: openai:<url>#<model>, onnx:<dir>, tiny:<dir>")
     .addOption(new Option("--results <file>", 'score saved outputs: JSON Lines {"id", "result"}, upstream\'s raw form or [{"name": {"arg": value}}]').conflicts("policy"))
@@ -203,7 +203,8 @@ function declare(state: RunState): Command {
     .option("--temperature <t>", "sampling temperature for a model", nonNegative, 0.6)
     .option("--top-p <p>", "nucleus sampling for a model", probability, 0.95)
     .option("--limit <n>", "only the first n entries of each category (a quick look, not a score)", wholeNumber(1))
-    .option("--resume", "keep the verdicts already in --out and score only the entries missing there")
+    // Kept so that scripts written for it still run: a run directory with the same options resumes by itself.
+    .addOption(new Option("--resume", "deprecated: a run directory with the same options resumes by itself").hideHelp())
     .option("--underscore-to-dot", 'expect "_" where function names have "." (for saved outputs of such models)')
     .addHelpText("after", example("envace eval bfcl --data bfcl_eval/data --category simple_python,multi_turn_base --policy oracle --out runs/bfcl-oracle --limit 5"))
     .action(runs(() => import("./commands/eval-bfcl.js"), exactlyOne("policy", "results", "give exactly one of --policy and --results")));
@@ -213,11 +214,11 @@ function declare(state: RunState): Command {
     .description(
       "Evaluate a policy on held-out tasks of the built-in shop against its real environment, with and without test-time private rehearsal. " +
         "Every combination of --rehearsal, --memory-budget and --safe-writes values is one setting; all of them run in one invocation. " +
-        "Running again with the same options and --out resumes the run; settings may be added.",
+        "Running again with the same options and --out resumes the run; settings may be added, other options are refused.",
     )
     .usage("--policy <spec> --out <run dir> [options]")
     .requiredOption("--policy <spec>", "openai:<base-url>#<model>, onnx:<folder> or tiny:<checkpoint folder> (see @envace/models)")
-    .requiredOption("--out <dir>", "run directory: eval-config.json, entries.jsonl, summary.json")
+    .requiredOption("--out <dir>", "run directory: options.json, entries.jsonl, summary.json")
     .option("--tasks <n>", "held-out tasks", wholeNumber(1), 50)
     .option("--seed <s>", "seed of the held-out tasks and of all sampling", wholeNumber(0), 0)
     .addOption(new Option("--split <split>", "which tasks").choices(["test", "train"] as const).default("test" as const))
@@ -252,7 +253,7 @@ function declare(state: RunState): Command {
     .summary("FinMCP-Bench: tools on an MCP server, upstream tool-name precision, recall, F1 and exact match")
     .description(
       "Run a policy on FinMCP-Bench samples (each user turn from the reference prefix, tools executed on an MCP server, at most --max-rounds model calls a turn) " +
-        "and score tool names as upstream, or score recorded predictions offline. Running again with --resume and the same --out runs only the samples missing there.",
+        "and score tool names as upstream, or score recorded predictions offline. Running again with the same options and --out runs only the samples missing there.",
     )
     .usage("--data <samples> (--policy <spec> --mcp <command|url> --out <run dir> | --predictions <file> [--out <dir>]) [options]")
     .requiredOption("--data <file>", "the samples: JSON Lines (one sample a line) or a JSON array")
@@ -261,7 +262,7 @@ function declare(state: RunState): Command {
     .option("--mcp <command|url>", "the tool server: a command line started over stdio, or a streamable-HTTP URL")
     .option("--mcp-env <KEY=VALUE>", "an environment variable for a stdio server, repeatable", list)
     .option("--allow-remote-mcp", "allow an HTTP server that is not on this machine's loopback")
-    .option("--out <dir>", "run directory: entries.jsonl (a line per sample as it finishes), summary.json")
+    .option("--out <dir>", "run directory: options.json, entries.jsonl (a line per sample as it finishes), summary.json; running again with the same options resumes it")
     .option("--call-timeout <ms>", "longest wait for one tool call (and to connect)", wholeNumber(1), 30_000)
     .option("--max-rounds <n>", "model calls per user turn (upstream: 20)", wholeNumber(1), 20)
     .option("--concurrency <n>", "samples in flight at once", wholeNumber(1), 4)
@@ -270,7 +271,8 @@ function declare(state: RunState): Command {
     .option("--rehearsal <setting>", "private rehearsal before each user turn: none, parallel:N or sequential:N", "none")
     .option("--memory-budget <tokens>", "token budget of the rehearsal memory (default: none)", wholeNumber(1))
     .option("--limit <n>", "only the first n samples (a quick look, not a score)", wholeNumber(1))
-    .option("--resume", "keep the entries already in --out and run only the samples missing there")
+    // Kept so that scripts written for it still run: a run directory with the same options resumes by itself.
+    .addOption(new Option("--resume", "deprecated: a run directory with the same options resumes by itself").hideHelp())
     .addHelpText(
       "after",
       example(
@@ -294,7 +296,7 @@ function declare(state: RunState): Command {
     .requiredOption("--domain <name>", "retail, airline, mock or telecom (dual control: the user acts on their phone)")
     .requiredOption("--data <dir>", "the τ² data folder (holding <domain>/ and user_simulator/), or the domain folder itself")
     .option("--policy <spec>", "oracle (plays the gold actions: a self-test), or the agent's model: openai:<url>#<model>, onnx:<dir>, tiny:<dir>")
-    .option("--out <dir>", "run directory: config.json, entries.jsonl, simulations.jsonl, summary.json; an interrupted run resumes from what is there")
+    .option("--out <dir>", "run directory: options.json, entries.jsonl, simulations.jsonl, summary.json; running again with the same options resumes it")
     .option("--rescore <file>", "score saved conversations (simulations.jsonl, or upstream's results.json) instead of running")
     .option("--user <spec>", "the user simulator's model (default: the --policy model)")
     .option("--judge <spec>", "openai:<url>#<model> judging NL_ASSERTION (tasks that need it are masked without one)")
@@ -332,12 +334,12 @@ function declare(state: RunState): Command {
     .description(
       "Run a policy on VitaBench delivery or instore tasks against a simulated user, scored by an LLM judge over sliding windows as upstream (pass^k, pass@k, avg@k), " +
         "or replay recorded tool calls on environments built fresh from each task (entries.jsonl: every call's content and error flag, and the DB hash). " +
-        "Running again with the same --out resumes.",
+        "Running again with the same options and --out resumes.",
     )
     .usage("--domain <delivery|instore> --data <dir> --out <run dir> (--replay <calls.jsonl> | --policy <spec> --judge <spec> [options])")
     .addOption(new Option("--domain <name>", "delivery or instore").choices(["delivery", "instore"] as const).makeOptionMandatory())
     .requiredOption("--data <dir>", "the VitaBench data folder (holding <domain>/tasks_en.json), or the domain folder itself")
-    .requiredOption("--out <dir>", "run directory: entries.jsonl (and summary.json for a policy)")
+    .requiredOption("--out <dir>", "run directory: options.json, entries.jsonl (and summary.json for a policy)")
     .option("--replay <file>", 'replay JSON Lines of {"id", "calls": [{"name", "arguments"}]}, the conformance labels\' own format')
     .addOption(new Option("--policy <spec>", "the agent's model: openai:<url>#<model>, onnx:<dir>, tiny:<dir>").conflicts("replay"))
     .option("--user <spec>", "the user simulator's model (default: the --policy model)")

@@ -4,7 +4,11 @@
 import { inspect } from "node:util";
 import { EnvaceError, InvariantError } from "@envace/errors";
 
-/** A command line that cannot run, found once the command has started (a model spec, a category, a run directory made with other options): exit 2, like a parsing error. */
+/**
+ * A command line that cannot run, found once the command has started (a model spec, a category):
+ * exit 2, like a parsing error. So is a `RunDirectoryError` of `@envace/records` (code
+ * `run-directory`: an --out made with other options, or by an older version).
+ */
 export class UsageError extends EnvaceError {
   override readonly code = "usage";
 }
@@ -51,7 +55,7 @@ function isNetworkError(error: unknown): boolean {
 }
 
 export function faultKind(error: unknown): FaultKind {
-  if (error instanceof UsageError) return "usage";
+  if (error instanceof UsageError || (error instanceof EnvaceError && error.code === "run-directory")) return "usage";
   // Every EnvaceError but a failed internal check is a kind of failure with a message written
   // for the person running the command (a bad input, a server's answer, a diverged run).
   if (error instanceof EnvaceError) return error instanceof InvariantError ? "bug" : "input";

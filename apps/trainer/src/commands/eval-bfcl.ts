@@ -20,6 +20,7 @@ export interface EvalBfclOptions {
   temperature: number;
   topP: number;
   limit?: number;
+  /** Deprecated, and without effect: a run directory with the same options resumes by itself. */
   resume?: boolean;
   underscoreToDot?: boolean;
 }
@@ -41,6 +42,7 @@ export async function run(options: EvalBfclOptions, log: Logger): Promise<void> 
     source = { kind: "policy", policy, mode: options.mode, sampling: { temperature: options.temperature, topP: options.topP }, concurrency: options.concurrency };
   }
 
+  if (options.resume === true) log.warn("--resume is deprecated and does nothing: a run directory with the same options resumes by itself");
   const started = Date.now();
   const report = await evaluateBfcl({
     dataDir: resolve(options.data),
@@ -50,7 +52,7 @@ export async function run(options: EvalBfclOptions, log: Logger): Promise<void> 
     ...(options.longContext !== undefined ? { longContextSource: resolve(options.longContext) } : {}),
     ...(options.underscoreToDot ? { astOptions: { underscoreToDot: true } } : {}),
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
-    ...(options.resume ? { resume: true } : {}),
+    notify: (line) => log.info(line),
     onEntry: (_verdict, category, done, total) => {
       if (done === total || (source.kind === "policy" && done % 10 === 0)) log.info({ category, done, total }, "entries scored");
     },

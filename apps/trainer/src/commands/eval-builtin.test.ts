@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateTasks, goldTrajectory } from "@envace/bench-builtin";
@@ -91,20 +91,26 @@ describe("envace eval builtin", () => {
     expect(table).toContain("* estimated where the policy returned no token ids");
   });
 
-  it("resumes: a second run with the same options makes no model call; a cut-off last entry is redone", async () => {
+  it("resumes: a second run with the same options makes no model call; a killed run resumes to the same summary", async () => {
     expect(await run(args("--rehearsal", "parallel:1"))).toBe(0);
+    const whole = JSON.parse(await readFile(join(out, "summary.json"), "utf8")) as { settings: unknown[] };
     const before = server.scripted.length;
     expect(await run(args("--rehearsal", "parallel:1"))).toBe(0);
     expect(server.scripted.length).toBe(before);
-    expect(stderr.join("\n")).toContain("2 of 2 episodes already done");
+    expect(stderr).toContain(`${out} holds every one of the 2 entries asked for: nothing left to run, the summary is made again from them`);
 
+    // Killed while writing the second episode's line, and before the summary.
     const text = await readFile(join(out, "entries.jsonl"), "utf8");
     await writeFile(join(out, "entries.jsonl"), text.slice(0, text.length - 20));
+    await rm(join(out, "summary.json"));
     expect(await run(args("--rehearsal", "parallel:1"))).toBe(0);
-    expect(stderr).toContain(`${join(out, "entries.jsonl")}:2: dropped a last line cut short by an interrupted write`);
+    expect(stderr).toContain(`${join(out, "entries.jsonl")}:2: dropped a last line cut short by an interrupted write; its entry runs again`);
+    expect(stderr).toContain(`resuming ${out}: 1 of 2 entries already done, 1 to run`);
     expect(server.scripted.length).toBeGreaterThan(before);
     const entries = (await lines("entries.jsonl")).map((line) => JSON.parse(line) as { taskId: string });
     expect(entries.map((e) => e.taskId).sort()).toEqual(TASKS.map((t) => t.id).sort());
+    const resumed = JSON.parse(await readFile(join(out, "summary.json"), "utf8")) as { settings: unknown[] };
+    expect(resumed).toEqual(whole);
 
     // Adding a setting to a finished run evaluates only the new one.
     expect(await run(args("--rehearsal", "parallel:1", "--safe-writes"))).toBe(0);
@@ -114,7 +120,20 @@ describe("envace eval builtin", () => {
   it("refuses to mix runs with different options, naming what changed", async () => {
     expect(await run(args())).toBe(0);
     expect(await run(["--policy", policy(), "--tasks", "2", "--seed", "6", "--out", out])).toBe(2);
-    expect(stderr.join("\n")).toContain("(seed: 5 → 6)");
+    expect(stderr.slice(-2)).toEqual([`envace eval builtin: ${out} holds a run with other options (seed: 5 → 6); use another --out, or the same options to resume it`, "(see envace eval builtin --help)"]);
+  });
+
+  it("adopts the eval-config.json of an older version holding the same options, and refuses an older folder without one", async () => {
+    expect(await run(args())).toBe(0);
+    const before = server.scripted.length;
+    await rename(join(out, "options.json"), join(out, "eval-config.json"));
+    expect(await run(args())).toBe(0);
+    expect(server.scripted.length).toBe(before);
+    expect(existsSync(join(out, "options.json"))).toBe(true);
+    await rm(join(out, "options.json"));
+    await rm(join(out, "eval-config.json"));
+    expect(await run(args())).toBe(2);
+    expect(stderr).toContain(`envace eval builtin: ${out} holds entries.jsonl and summary.json but no options.json (an older version made it, and its options cannot be checked); use another --out`);
   });
 
   it("names a bad line of entries.jsonl in one line, and keeps the file as it was", async () => {
@@ -129,11 +148,11 @@ describe("envace eval builtin", () => {
     expect(await readFile(join(out, "entries.jsonl"), "utf8")).toBe(rows.join("\n"));
   });
 
-  it("names a torn eval-config.json in one line", async () => {
-    await writeFile(join(out, "eval-config.json"), '{"benchmark": "builtin", ');
+  it("names a torn options.json in one line", async () => {
+    await writeFile(join(out, "options.json"), '{"benchmark": "builtin", ');
     const before = server.requests.length;
     expect(await run(args())).toBe(1);
-    expect(stderr).toEqual([expect.stringMatching(new RegExp(`^envace eval builtin: ${join(out, "eval-config.json")}: not JSON \\(`))]);
+    expect(stderr).toEqual([expect.stringMatching(new RegExp(`^envace eval builtin: ${join(out, "options.json")}: not JSON \\(`))]);
     expect(server.requests).toHaveLength(before);
   });
 

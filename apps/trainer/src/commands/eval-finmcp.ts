@@ -29,6 +29,7 @@ export interface EvalFinMcpOptions {
   rehearsal: string;
   memoryBudget?: number;
   limit?: number;
+  /** Deprecated, and without effect: a run directory with the same options resumes by itself. */
   resume?: boolean;
 }
 
@@ -82,6 +83,7 @@ export async function run(options: EvalFinMcpOptions, log: Logger): Promise<void
   const { policy } = await loadModel(options.policy!);
 
   const out = resolve(options.out!);
+  if (options.resume === true) log.warn("--resume is deprecated and does nothing: a run directory with the same options resumes by itself");
   const started = Date.now();
   const { summary } = await runFinMcp({
     samples,
@@ -93,7 +95,9 @@ export async function run(options: EvalFinMcpOptions, log: Logger): Promise<void
     sampling: { temperature: options.temperature, topP: options.topP },
     rehearsal,
     ...(options.memoryBudget === undefined ? {} : { memoryBudget: options.memoryBudget }),
-    ...(options.resume === true ? { resume: true } : {}),
+    // The specs, not the policy's id: they name the server and the model.
+    describe: { policy: options.policy!, mcp: options.mcp! },
+    notify: (line) => log.info(line),
     onEntry: (entry, done, total) => {
       if (entry.error !== undefined) log.warn({ id: entry.id, error: entry.error, done, total }, "sample failed");
       else if (done === total || done % 10 === 0) log.info({ done, total }, "samples run");

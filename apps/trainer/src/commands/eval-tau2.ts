@@ -112,6 +112,7 @@ export async function run(options: EvalTau2Options, log: Logger): Promise<void> 
     ...(options.maxErrors === undefined ? {} : { maxErrors: options.maxErrors }),
     ...(options.seed === undefined ? {} : { seed: options.seed }),
     ...(agentInstruction === undefined ? {} : { agentInstruction }),
+    notify: (line) => log.info(line),
     onProgress: ({ done, entry }) => {
       if (entry.success) successes++;
       log.debug({ id: entry.id, trial: entry.trial, success: entry.success }, "conversation scored");

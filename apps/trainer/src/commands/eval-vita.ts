@@ -33,7 +33,7 @@ function rehearsalSetting(text: string): string {
 export async function run(options: EvalVitaOptions, log: Logger): Promise<void> {
   const started = Date.now();
   if (options.replay !== undefined) {
-    const summary = await replayFile({ domain: options.domain, data: resolve(options.data), replay: resolve(options.replay), out: resolve(options.out) });
+    const summary = await replayFile({ domain: options.domain, data: resolve(options.data), replay: resolve(options.replay), out: resolve(options.out), notify: (line) => log.info(line) });
     const kept = summary.kept > 0 ? ` (${summary.kept} already in the run directory, kept)` : "";
     console.log(`VitaBench ${options.domain} · replayed ${summary.tasks - summary.kept} of ${summary.tasks} tasks${kept}: ${summary.calls} calls, ${summary.errors} answered with an error`);
     console.log(`${((Date.now() - started) / 1000).toFixed(1)} s · entries: ${summary.entries}`);
@@ -61,6 +61,7 @@ export async function run(options: EvalVitaOptions, log: Logger): Promise<void> 
     out: resolve(options.out),
     rehearsal,
     concurrency: options.concurrency,
+    notify: (line) => log.info(line),
     onEntry: (entry) => log.info({ id: entry.id, trial: entry.trial, reward: entry.reward, ...(entry.masked === undefined ? {} : { masked: entry.masked }) }, "trial scored"),
   });
   const pct = (x: number | undefined): string => (x === undefined ? "-" : `${(100 * x).toFixed(1)}%`);
