@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { envace } from "../cli.js";
 import { captureConsole, itRefuses } from "../testing/console.js";
 
@@ -75,6 +75,26 @@ describe("envace eval tau2", () => {
     const again = readFileSync(join(rescored, "rescored-entries.jsonl"), "utf8").trim().split("\n");
     const rewards = (lines: string[]) => lines.map((line) => JSON.parse(line) as { id: string; trial: number; reward: number | null }).map((e) => `${e.id}/${e.trial}:${e.reward}`).sort();
     expect(rewards(again)).toEqual(rewards(entries));
+  });
+
+  it.skipIf(!haveData)("a killed run resumes to the summary of an uninterrupted one; other options are refused", async () => {
+    const io = captureConsole();
+    const argv = ["--domain", "mock", "--data", dataDir, "--policy", "oracle", "--trials", "2", "--seed", "3"];
+    const whole = mkdtempSync(join(tmpdir(), "tau2-cli-"));
+    expect(await run([...argv, "--out", whole])).toBe(0);
+    const out = mkdtempSync(join(tmpdir(), "tau2-cli-"));
+    expect(await run([...argv, "--out", out])).toBe(0);
+    // Killed while writing the 20th trial's line, before the summary.
+    const text = readFileSync(join(out, "entries.jsonl"), "utf8");
+    writeFileSync(join(out, "entries.jsonl"), text.slice(0, text.length - 30));
+    rmSync(join(out, "summary.json"));
+    const logged = (): string => vi.mocked(process.stderr.write).mock.calls.map(([chunk]) => String(chunk)).join("");
+    expect(await run([...argv, "--out", out])).toBe(0);
+    expect(readFileSync(join(out, "summary.json"), "utf8")).toBe(readFileSync(join(whole, "summary.json"), "utf8"));
+    expect(readFileSync(join(out, "entries.jsonl"), "utf8").trim().split("\n")).toHaveLength(20);
+    expect(logged()).toContain(`resuming ${out}: 19 of 20 entries already done, 1 to run`);
+    expect(await run([...argv.slice(0, -1), "4", "--out", out])).toBe(2);
+    expect(io.err()).toContain(`envace eval tau2: ${out} holds a run with other options (seed: 3 → 4); use another --out, or the same options to resume it`);
   });
 
   it.skipIf(!haveData)("says where the airline database is missing", async () => {
