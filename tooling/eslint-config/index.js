@@ -19,6 +19,27 @@ export function envaceConfig(rootDir) {
       },
     },
     {
+      // A string-keyed record that starts as `{}` is filled from keys, and keys often come from data
+      // (a model, a file, a server): on `{}` a `__proto__` key sets the prototype instead of being
+      // stored, and a missing key reads Object's members. Start from `Object.create(null)` or use a Map.
+      // A warning, as some records have keys fixed in code; each site says which it is.
+      rules: {
+        "no-restricted-syntax": [
+          "warn",
+          ...[
+            "VariableDeclarator[init.type='ObjectExpression'][init.properties.length=0] > Identifier.id",
+            "PropertyDefinition[value.type='ObjectExpression'][value.properties.length=0]",
+          ].flatMap((site) => [
+            `${site} TSTypeReference[typeName.name='Record'] > TSTypeParameterInstantiation > TSStringKeyword:first-child`,
+            `${site} TSTypeLiteral > TSIndexSignature`,
+          ]).map((selector) => ({
+            selector,
+            message: "A record filled from string keys: start it from Object.create(null) or use a Map, so a `__proto__` key stays data and a missing key reads nothing.",
+          })),
+        ],
+      },
+    },
+    {
       languageOptions: {
         parserOptions: {
           project: [`${rootDir}/tsconfig.json`],
@@ -43,6 +64,8 @@ export function envaceConfig(rootDir) {
         // A test's patterns read this project's own output, never text from outside.
         "regexp/no-super-linear-backtracking": "off",
         "regexp/no-super-linear-move": "off",
+        // A test's records hold the keys it chose.
+        "no-restricted-syntax": "off",
       },
     },
   );

