@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { reply, startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { deliveryTask } from "../../../../packages/bench-vita/src/testing/fixture.js";
 import { envace } from "../cli.js";
 import { captureConsole, itRefuses } from "../testing/console.js";
 
@@ -130,4 +131,39 @@ describe.skipIf(!haveData)("envace eval vita with a policy, a simulated user and
       await server.close();
     }
   }, 120_000);
+});
+
+describe("envace eval vita resuming a run directory", () => {
+  it("a killed run resumes to the summary of an uninterrupted one, running only the trial whose line was cut short", async () => {
+    const io = captureConsole();
+    const dir = mkdtempSync(join(tmpdir(), "vita-resume-"));
+    const data = join(dir, "data");
+    mkdirSync(join(data, "delivery"), { recursive: true });
+    writeFileSync(join(data, "delivery", "tasks_en.json"), JSON.stringify([deliveryTask("T1"), deliveryTask("T2")]));
+    const server = await startScriptedServer({ dialect: "openai", script: (request) => play(request, "S1") });
+    try {
+      const spec = `openai:${server.baseURL}#scripted-model`;
+      const argv = ["--domain", "delivery", "--data", data, "--policy", spec, "--judge", spec, "--trials", "2", "--concurrency", "1"];
+      expect(await run([...argv, "--out", join(dir, "whole")])).toBe(0);
+      const out = join(dir, "killed");
+      expect(await run([...argv, "--out", out])).toBe(0);
+      const text = readFileSync(join(out, "entries.jsonl"), "utf8");
+      writeFileSync(join(out, "entries.jsonl"), text.slice(0, text.length - 25));
+      rmSync(join(out, "summary.json"));
+      const chats = (): number => server.requests.filter((r) => r.path === "/v1/chat/completions").length;
+      const before = chats();
+      expect(await run([...argv, "--out", out])).toBe(0);
+      // One trial again: two user turns, two agent turns, one judge window.
+      expect(chats() - before).toBe(5);
+      expect(readFileSync(join(out, "summary.json"), "utf8")).toBe(readFileSync(join(dir, "whole", "summary.json"), "utf8"));
+      expect(readFileSync(join(out, "entries.jsonl"), "utf8").trim().split("\n")).toHaveLength(4);
+      const logged = vi.mocked(process.stderr.write).mock.calls.map(([chunk]) => String(chunk)).join("");
+      expect(logged).toContain(`resuming ${out}: 3 of 4 entries already done, 1 to run`);
+      // Another rehearsal setting would mix two evaluations: refused, naming it.
+      expect(await run([...argv, "--rehearsal", "parallel:2", "--out", out])).toBe(2);
+      expect(io.err()).toContain(`${out} holds a run with other options (rehearsal: "none" → "parallel:2")`);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
 });
