@@ -29,15 +29,15 @@ describe("server config", () => {
     expect(rehearsePromptOf(parseServerConfig({}, "defaults"))).toBeUndefined();
   });
 
-  it("names the file and the key of a bad value or an unknown key", () => {
+  it("names the file, the line and the key of a bad value or an unknown key", () => {
     const dir = mkdtempSync(join(tmpdir(), "envace-server-"));
     const file = join(dir, "server.yaml");
     writeFileSync(file, "port: 99999\n");
-    expect(() => loadServerConfig(file)).toThrow(new ServerConfigError(`${file}: port: Too big: expected number to be <=65535`));
+    expect(() => loadServerConfig(file)).toThrow(new ServerConfigError(`${file}:1: port: Too big: expected number to be <=65535`));
     writeFileSync(file, "concurrency:\n  request: 2\n");
-    expect(() => loadServerConfig(file)).toThrow(`${file}: concurrency.request: unknown key`);
+    expect(() => loadServerConfig(file)).toThrow(`${file}:2: concurrency.request: unknown key`);
     writeFileSync(file, "rehearsal:\n  setting: twice\n");
-    expect(() => loadServerConfig(file)).toThrow(`${file}: rehearsal.setting: expected none, parallel:N or sequential:N`);
+    expect(() => loadServerConfig(file)).toThrow(`${file}:2: rehearsal.setting: expected none, parallel:N or sequential:N with N ≥ 1`);
     expect(() => loadServerConfig(join(dir, "missing.yaml"))).toThrow(/missing\.yaml: cannot read the server config \(ENOENT\)/);
   });
 

@@ -1,9 +1,8 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { formatPath, InputError } from "@envace/protocol";
+import { ConfigError, parseConfigValue, parseYamlConfig } from "@envace/config";
 import { RehearsalSettingText } from "@envace/rehearsal";
 import type { RehearsePromptOptions } from "@envace/trajectory";
-import { parseDocument } from "yaml";
 import { z } from "zod";
 
 
@@ -100,22 +99,16 @@ export function rehearsePromptOf(config: ServerConfig): RehearsePromptOptions | 
   return { sections: { ...rest, ...(latestAct === undefined ? {} : { latestAct }) } };
 }
 
-/** A bad server config: names the file and the key. */
-export class ServerConfigError extends InputError {
+/** A bad server config: names the file, the line and the key. */
+export class ServerConfigError extends ConfigError {
   override readonly code: string = "server-config";
-  override readonly name = "ServerConfigError";
 }
+
+const serverConfigError = (message: string, options?: ErrorOptions): ServerConfigError => new ServerConfigError(message, options);
 
 /** Validate a config value; `file` names it in errors. */
 export function parseServerConfig(value: unknown, file: string): ServerConfig {
-  const result = ServerConfig.safeParse(value ?? {});
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    const path = issue.path.filter((k): k is string | number => typeof k !== "symbol");
-    if (issue.code === "unrecognized_keys") return `${file}: ${formatPath([...path, issue.keys[0]!])}: unknown key`;
-    return `${file}: ${formatPath(path) || "(top level)"}: ${issue.message}`;
-  });
-  throw new ServerConfigError(problems.join("\n"));
+  return parseConfigValue(value, file, ServerConfig, serverConfigError);
 }
 
 /** Read `server.yaml` (YAML or JSON). */
@@ -126,9 +119,7 @@ export function loadServerConfig(path: string): ServerConfig {
   } catch (error) {
     throw new ServerConfigError(`${path}: cannot read the server config (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error });
   }
-  const document = parseDocument(text, { prettyErrors: false });
-  if (document.errors.length > 0) throw new ServerConfigError(`${path}: ${document.errors[0]!.message.split("\n")[0]}`);
-  const config = parseServerConfig(document.toJS() as unknown, path);
+  const config = parseYamlConfig(text, path, ServerConfig, serverConfigError);
   // A token file named in the config is found beside it.
   return config.token_file === undefined ? config : { ...config, token_file: resolve(dirname(path), config.token_file) };
 }

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { InvariantError } from "@envace/errors";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ConfigError } from "./config/load.js";
+import { ConfigError } from "@envace/config";
 import { UsageError } from "./faults.js";
 import { closedPort, workspace } from "./testing/workspace.js";
 import { commandTree, envace } from "./cli.js";

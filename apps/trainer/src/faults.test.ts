@@ -5,7 +5,7 @@ import { RecordError } from "@envace/protocol";
 import { TinkerTimeoutError } from "@envace/tinker";
 import { CheckpointError } from "@envace/training";
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "./config/load.js";
+import { ConfigError } from "@envace/config";
 import { DataError } from "./data/errors.js";
 import { describeFault, UsageError } from "./faults.js";
 

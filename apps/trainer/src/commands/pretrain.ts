@@ -1,6 +1,7 @@
 // `envace pretrain [--config <file>] --out <run dir>`: the warm start alone, exported as a base checkpoint.
 import { join } from "node:path";
-import { ConfigError, loadConfig } from "../config/load.js";
+import { ConfigError } from "@envace/config";
+import { loadConfig } from "../config/load.js";
 import type { Logger } from "../log.js";
 import { exportBase } from "../setup/base-checkpoint.js";
 import { presetPath } from "./train.js";

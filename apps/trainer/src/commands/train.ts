@@ -2,7 +2,8 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ConfigError, loadConfig } from "../config/load.js";
+import { ConfigError } from "@envace/config";
+import { loadConfig } from "../config/load.js";
 import type { Logger } from "../log.js";
 import { headlineTable } from "../report/headline.js";
 import { readMetrics } from "../run/metrics-log.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "./load.js";
+import { ConfigError } from "@envace/config";
+import { parseConfig } from "./load.js";
 
 describe("parseConfig", () => {
   it("fills every default from an empty file", () => {

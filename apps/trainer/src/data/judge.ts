@@ -1,6 +1,6 @@
 import { ChecklistJudge } from "@envace/rewards";
 import OpenAI from "openai";
-import { ConfigError } from "../config/load.js";
+import { ConfigError } from "@envace/config";
 import type { TrainConfig } from "../config/schema.js";
 
 /** The config's `reward.judge` section. */

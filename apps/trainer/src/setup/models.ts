@@ -1,4 +1,4 @@
-import { ConfigError } from "../config/load.js";
+import { ConfigError } from "@envace/config";
 import type { TrainConfig } from "../config/schema.js";
 import type { Domain } from "./domain.js";
 import { TinkerPolicyModel } from "./tinker-model.js";

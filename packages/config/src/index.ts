@@ -1,0 +1,1 @@
+export { ConfigError, loadYamlConfig, parseConfigValue, parseYamlConfig, type ConfigErrorFactory } from "./yaml-config.js";
