@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { reply, startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { envace } from "../cli.js";
 import { captureConsole, itRefuses } from "../testing/console.js";
 
@@ -87,6 +87,38 @@ describe("envace eval finmcp", { timeout: 120_000 }, () => {
         ["s1", ["get_stock_quote"]],
         ["s2", ["get_stock_quote"]],
       ]);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it("a killed run resumes to the summary of an uninterrupted one; --resume is a deprecated no-op", async () => {
+    const model = await startScriptedServer({
+      script: (request: RecordedRequest) => {
+        const { messages } = request.body as { messages: { role: string }[] };
+        return messages.at(-1)?.role === "tool" ? reply.text("Done.") : reply.toolCalls([{ name: "get_stock_quote", arguments: { symbol: "AAPL" } }]);
+      },
+    });
+    try {
+      captureConsole();
+      const dir = mkdtempSync(join(tmpdir(), "finmcp-cli-"));
+      const mcp = `${process.execPath} --import tsx ${join(fixtures, "finance-server.ts")}`;
+      const argv = ["--data", samples, "--mcp", mcp, "--policy", `openai:${model.baseURL}#scripted-model`, "--limit", "2", "--concurrency", "1"];
+      const out = join(dir, "killed");
+      expect(await run([...argv, "--out", out])).toBe(0);
+      // What the uninterrupted run wrote, then the same run as if killed mid-line and before its summary.
+      const whole = readFileSync(join(out, "summary.json"), "utf8");
+      const text = readFileSync(join(out, "entries.jsonl"), "utf8");
+      writeFileSync(join(out, "entries.jsonl"), text.slice(0, text.length - 15));
+      rmSync(join(out, "summary.json"));
+      const asked = model.requests.length;
+      expect(await run([...argv, "--out", out, "--resume"])).toBe(0);
+      expect(model.requests.length).toBeGreaterThan(asked);
+      expect(readFileSync(join(out, "summary.json"), "utf8")).toBe(whole);
+      expect(JSON.parse(whole)).toMatchObject({ samples: 2, exactMatch: 0.5 });
+      const logged = vi.mocked(process.stderr.write).mock.calls.map(([chunk]) => String(chunk)).join("");
+      expect(logged).toContain("--resume is deprecated and does nothing: a run directory with the same options resumes by itself");
+      expect(logged).toContain(`resuming ${out}: 1 of 2 entries already done, 1 to run`);
     } finally {
       await model.close();
     }
