@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { reply, startScriptedServer } from "@envace/scripted-server";
@@ -65,6 +65,27 @@ describe("envace eval bfcl", () => {
     expect(output.out()).toMatch(/multi_turn_base\s+100\.00%\s+\(5\/5\)/);
     expect(readFileSync(join(out, "entries.jsonl"), "utf8").trim().split("\n")).toHaveLength(10);
     expect(readFileSync(join(out, "summary.md"), "utf8")).toContain("| multi_turn_base | 5 | 5 | 100.00% |");
+  });
+
+  it.skipIf(!hasData)("a killed run resumes to the summary of an uninterrupted one; --resume is a deprecated no-op", async () => {
+    const output = captureConsole();
+    const argv = ["--data", dataDir, "--category", "simple_python,multi_turn_base", "--policy", "oracle", "--limit", "4"];
+    const whole = mkdtempSync(join(tmpdir(), "bfcl-cli-"));
+    expect(await run([...argv, "--out", whole])).toBe(0);
+    const out = mkdtempSync(join(tmpdir(), "bfcl-cli-"));
+    expect(await run([...argv, "--out", out])).toBe(0);
+    // Killed while writing the 7th verdict's line, before the summaries.
+    const lines = readFileSync(join(out, "entries.jsonl"), "utf8").split("\n");
+    writeFileSync(join(out, "entries.jsonl"), `${lines.slice(0, 6).join("\n")}\n${lines[6]!.slice(0, 12)}`);
+    rmSync(join(out, "summary.json"));
+    rmSync(join(out, "summary.md"));
+    expect(await run([...argv, "--out", out, "--resume"])).toBe(0);
+    for (const file of ["summary.json", "summary.md", "entries.jsonl"]) expect(readFileSync(join(out, file), "utf8")).toBe(readFileSync(join(whole, file), "utf8"));
+    const logged = vi.mocked(process.stderr.write).mock.calls.map(([chunk]) => String(chunk)).join("");
+    expect(logged).toContain("--resume is deprecated and does nothing: a run directory with the same options resumes by itself");
+    expect(logged).toContain(`resuming ${out}: 6 of 8 entries already done, 2 to run`);
+    expect(await run([...argv, "--out", out, "--underscore-to-dot"])).toBe(2);
+    expect(output.err()).toContain(`envace eval bfcl: ${out} holds a run with other options (astOptions: (none) → {"underscoreToDot":true}); use another --out, or the same options to resume it`);
   });
 
   it.skipIf(!hasData)("with --log-format json, stderr holds JSON lines only, a progress record per finished category", async () => {
