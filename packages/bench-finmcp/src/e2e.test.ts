@@ -90,7 +90,9 @@ describe("FinMCP end to end: a scripted OpenAI-compatible model and the fixture 
 
     // Resuming finds nothing left to run and asks the model nothing.
     const asked = server.requests.length;
-    const resumed = await runFinMcp({ samples, policy, environment, out, notify: () => {} });
+    const notices: string[] = [];
+    const resumed = await runFinMcp({ samples, policy, environment, out, notify: (line) => notices.push(line) });
+    expect(notices).toEqual([`${out} already holds the 6 entries asked for: nothing left to run; the summary is made again from them`]);
     expect(resumed.entries).toEqual([]);
     expect(resumed.summary).toEqual(summary);
     expect(server.requests.length).toBe(asked);

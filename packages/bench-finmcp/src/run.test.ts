@@ -48,7 +48,9 @@ describe("runFinMcp resuming a run directory", () => {
 
     // Resumed with fewer samples: nothing runs, and the summary covers those alone.
     asked.length = 0;
-    const fewer = await runFinMcp({ samples: samples.slice(0, 1), policy, environment: inProcess, out, notify: () => {} });
+    notices.length = 0;
+    const fewer = await runFinMcp({ samples: samples.slice(0, 1), policy, environment: inProcess, out, notify: (line) => notices.push(line) });
+    expect(notices).toEqual([`${out} already holds the 1 entry asked for: nothing left to run; the summary is made again from them`]);
     expect(fewer.summary).toMatchObject({ samples: 1, exactMatch: 0 });
     expect(asked).toEqual([]);
 

@@ -112,7 +112,7 @@ describe.skipIf(data === undefined)("an end-to-end retail run against an OpenAI-
     const resumed = await runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ids, trials: 2, seed: 100, out, notify: (line) => notices.push(line) });
     expect(server.scripted.length).toBe(before);
     expect(resumed.summary).toEqual(run.summary);
-    expect(notices).toEqual([`${out} holds every one of the 6 entries asked for: nothing left to run, the summary is made again from them`]);
+    expect(notices).toEqual([`${out} already holds the 6 entries asked for: nothing left to run; the summary is made again from them`]);
     // Another seed would mix trials of two samplings: refused, naming it.
     await expect(runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ids, trials: 2, seed: 7, out })).rejects.toThrow(`${out} holds a run with other options (seed: 100 → 7)`);
   });

@@ -124,7 +124,7 @@ describe("an evaluation's run directory", () => {
     const summary = readFileSync(join(out, "summary.json"), "utf8");
     const again = evaluate(out, ["a", "bb", "ccc", "dddd"]);
     expect(again.ran).toEqual([]);
-    expect(again.notices).toEqual([`${out} holds every one of the 4 entries asked for: nothing left to run, the summary is made again from them`]);
+    expect(again.notices).toEqual([`${out} already holds the 4 entries asked for: nothing left to run; the summary is made again from them`]);
     expect(again.summary).toEqual(first.summary);
     expect(readFileSync(join(out, "summary.json"), "utf8")).toBe(summary);
     // Asking for fewer entries, or more, keeps every entry there and runs only the new ones.

@@ -31,8 +31,8 @@ export const RUN_FILES = { options: "options.json", entries: "entries.jsonl", su
 export interface EvalRunSpec<S extends z.ZodType, W> {
   /** The run directory. */
   readonly out: string;
-  /** What decides each entry's result: JSON values by name, compared by their canonical JSON. */
-  readonly options: Readonly<Record<string, unknown>>;
+  /** What decides each entry's result: a JSON object, whose values are compared by their canonical JSON. */
+  readonly options: object;
   /** The schema of a line of `entries.jsonl`. */
   readonly entry: S;
   /** The key of an entry (a task id, with its trial or setting): an entry asked for whose key is there is not run again. */
@@ -59,8 +59,9 @@ export interface RunProgress {
 
 /** The line that says a run resumes, or that it has nothing left to do. */
 export function describeResume({ out, done, total }: RunProgress): string {
-  if (done === total) return `${out} holds every one of the ${total} entries asked for: nothing left to run, the summary is made again from them`;
-  return `resuming ${out}: ${done} of ${total} entries already done, ${total - done} to run`;
+  const entries = (n: number): string => `${n} ${n === 1 ? "entry" : "entries"}`;
+  if (done === total) return `${out} already holds the ${entries(total)} asked for: nothing left to run; the summary is made again from them`;
+  return `resuming ${out}: ${done} of ${entries(total)} already done, ${total - done} to run`;
 }
 
 /** The differences between two options records, one `name: before → after` each, in name order. */
@@ -99,7 +100,7 @@ export class EvalRun<T, W = T> {
 
   private constructor(
     readonly out: string,
-    private readonly options: Readonly<Record<string, unknown>>,
+    private readonly options: object,
     private readonly entries: JsonLinesFile<T, W>,
     /** The entries already in the run directory, by key (the first of a repeated key). */
     readonly done: ReadonlyMap<string, T>,
@@ -114,7 +115,7 @@ export class EvalRun<T, W = T> {
     const legacyFile = spec.legacyOptionsFile === undefined ? undefined : join(out, spec.legacyOptionsFile);
     const recordFile = existsSync(optionsFile) ? optionsFile : legacyFile !== undefined && existsSync(legacyFile) ? legacyFile : undefined;
     if (recordFile !== undefined) {
-      const differences = optionDifferences(readOptionsFile(recordFile), spec.options);
+      const differences = optionDifferences(readOptionsFile(recordFile), spec.options as Readonly<Record<string, unknown>>);
       if (differences.length > 0) throw new RunDirectoryError(`${out} holds a run with other options (${differences.join(", ")}); use another --out, or the same options to resume it`);
     } else {
       const made = [RUN_FILES.entries, RUN_FILES.summary].filter((name) => holdsData(join(out, name)));

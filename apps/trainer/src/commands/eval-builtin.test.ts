@@ -97,7 +97,7 @@ describe("envace eval builtin", () => {
     const before = server.scripted.length;
     expect(await run(args("--rehearsal", "parallel:1"))).toBe(0);
     expect(server.scripted.length).toBe(before);
-    expect(stderr).toContain(`${out} holds every one of the 2 entries asked for: nothing left to run, the summary is made again from them`);
+    expect(stderr).toContain(`${out} already holds the 2 entries asked for: nothing left to run; the summary is made again from them`);
 
     // Killed while writing the second episode's line, and before the summary.
     const text = await readFile(join(out, "entries.jsonl"), "utf8");
