@@ -18,8 +18,19 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown, route: 
   throw new TinkerApiError(400, "invalid_request", `${route}: ${problems.join("; ")}`);
 }
 
+/**
+ * A hash of a request body, to tell a retry from a different request under the same `seq_id`. The
+ * typed arrays of a protobuf body are hashed as their bytes (JSON would write them as objects keyed
+ * by index, megabytes of text per batch), in the order JSON visits them.
+ */
 export function fingerprint(body: unknown): string {
-  return createHash("sha256").update(JSON.stringify(body)).digest("hex");
+  const hash = createHash("sha256");
+  const text = JSON.stringify(body, (_key, value: unknown) => {
+    if (!ArrayBuffer.isView(value)) return value;
+    hash.update(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+    return `${value.constructor.name}(${value.byteLength})`;
+  });
+  return hash.update(text ?? "").digest("hex");
 }
 
 export function tokensOf(input: ModelInput, path: string): number[] {
