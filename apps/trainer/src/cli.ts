@@ -146,10 +146,10 @@ function declare(state: RunState): Command {
   withUsageErrors(envace.command("train"), "train")
     .summary("train a policy (EnvACE, GRPO baselines) and evaluate it")
     .description("Train a policy (EnvACE, or a GRPO baseline), evaluate it on held-out tasks and write the report. Running again with the same config resumes the run.")
-    .option("--config <file>", "a YAML or JSON train config (see presets/ for documented examples)")
+    .option("--config <file>", "a YAML or JSON train config (see apps/trainer/presets/ for documented examples)")
     .addOption(new Option("--preset <name>", 'a config shipped with envace; "default" is the embedded default').default("default").conflicts("config"))
     .requiredOption("--out <dir>", "the run directory; running again with the same config resumes it")
-    .addHelpText("after", example("envace train --out runs/default", "envace train --config presets/qwen3-8b-tinker.yaml --out runs/qwen3"))
+    .addHelpText("after", example("envace train --out runs/default", "envace train --config apps/trainer/presets/qwen3-8b-tinker.yaml --out runs/qwen3"))
     .action(runs(() => import("./commands/train.js")));
 
   withUsageErrors(envace.command("pretrain"), "pretrain")
@@ -159,7 +159,7 @@ function declare(state: RunState): Command {
         "with a manifest of the config, the build time and each file's SHA-256, to <out>/base. " +
         "Copied to apps/trainer/checkpoints/base, it is the embedded default's init_from: embedded:base.",
     )
-    .option("--config <file>", "a train config whose trainer.total_steps is 0 (default: presets/base.yaml)")
+    .option("--config <file>", "a train config whose trainer.total_steps is 0 (default: apps/trainer/presets/base.yaml)")
     .requiredOption("--out <dir>", "the run directory; the checkpoint goes to <out>/base")
     .addHelpText("after", example("envace pretrain --out runs/base"))
     .action(runs(() => import("./commands/pretrain.js")));
@@ -206,7 +206,7 @@ function declare(state: RunState): Command {
     // Kept so that scripts written for it still run: a run directory with the same options resumes by itself.
     .addOption(new Option("--resume", "deprecated: a run directory with the same options resumes by itself").hideHelp())
     .option("--underscore-to-dot", 'expect "_" where function names have "." (for saved outputs of such models)')
-    .addHelpText("after", example("envace eval bfcl --data bfcl_eval/data --category simple_python,multi_turn_base --policy oracle --out runs/bfcl-oracle --limit 5"))
+    .addHelpText("after", example("envace eval bfcl --data path/to/berkeley-function-call-leaderboard/bfcl_eval/data --category simple_python,multi_turn_base --policy oracle --out runs/bfcl-oracle --limit 5"))
     .action(runs(() => import("./commands/eval-bfcl.js"), exactlyOne("policy", "results", "give exactly one of --policy and --results")));
 
   withUsageErrors(evaluate.command("builtin"), "eval builtin")
@@ -240,7 +240,7 @@ function declare(state: RunState): Command {
       "after",
       example(
         "# the rehearsal table of a trained tiny model (N = 0…3, both modes, with and without a budget)",
-        "envace eval builtin --policy tiny:runs/default/checkpoints/step-000040/policy --tasks 100 --seed 1 \\",
+        "envace eval builtin --policy tiny:runs/default/checkpoints/step-000024/policy --tasks 100 --seed 1 \\",
         "  --rehearsal none,parallel:1,parallel:2,parallel:3,sequential:1,sequential:2,sequential:3 \\",
         "  --memory-budget none,64 --out runs/default/eval-rehearsal",
       ),
@@ -276,8 +276,8 @@ function declare(state: RunState): Command {
     .addHelpText(
       "after",
       example(
-        'envace eval finmcp --data finmcp/samples.jsonl --mcp "python -m finmcp_server" --policy openai:http://localhost:8000/v1#Qwen/Qwen3-8B --out runs/finmcp',
-        "envace eval finmcp --data finmcp/samples.jsonl --predictions runs/finmcp/entries.jsonl",
+        'envace eval finmcp --data path/to/finmcp/samples.jsonl --mcp "python -m finmcp_server" --policy openai:http://localhost:8000/v1#Qwen/Qwen3-8B --out runs/finmcp',
+        "envace eval finmcp --data path/to/finmcp/samples.jsonl --predictions runs/finmcp/entries.jsonl",
       ),
     )
     .action(
@@ -316,8 +316,8 @@ function declare(state: RunState): Command {
     .addHelpText(
       "after",
       example(
-        "envace eval tau2 --domain retail --data tau2/data --policy openai:http://localhost:8000/v1#Qwen/Qwen3-8B --trials 4 --out runs/tau2-retail",
-        "envace eval tau2 --domain mock --data tau2/data --rescore runs/tau2-mock/simulations.jsonl",
+        "envace eval tau2 --domain retail --data path/to/tau2-bench/data/tau2 --policy openai:http://localhost:8000/v1#Qwen/Qwen3-8B --trials 4 --out runs/tau2-retail",
+        "envace eval tau2 --domain mock --data path/to/tau2-bench/data/tau2 --rescore runs/tau2-mock/simulations.jsonl",
       ),
     )
     .action(
@@ -351,8 +351,8 @@ function declare(state: RunState): Command {
     .addHelpText(
       "after",
       example(
-        "envace eval vita --domain delivery --data data/vita --replay vita-labels/delivery.jsonl --out runs/vita-replay",
-        "envace eval vita --domain instore --data data/vita --policy openai:http://localhost:8000/v1#Qwen/Qwen3-8B --judge openai:http://localhost:8001/v1#judge --trials 4 --out runs/vita-instore",
+        "envace eval vita --domain delivery --data path/to/vitabench/data/vita/domains --replay path/to/calls.jsonl --out runs/vita-replay",
+        "envace eval vita --domain instore --data path/to/vitabench/data/vita/domains --policy openai:http://localhost:8000/v1#Qwen/Qwen3-8B --judge openai:http://localhost:8001/v1#judge --trials 4 --out runs/vita-instore",
       ),
     )
     .action(runs(() => import("./commands/eval-vita.js"), exactlyOne("replay", "policy", "give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>")));
@@ -368,7 +368,7 @@ function declare(state: RunState): Command {
     .option("--port <n>", "port (default 8080; 0 picks a free one)", wholeNumber(0))
     .option("--config <file>", "server.yaml: limits, concurrency, tokens, rehearsal, memory")
     .option("--token-file <file>", "bearer tokens for /v1, one a line, each at least 32 characters (or ENVACE_SERVER_TOKEN); required beyond loopback")
-    .addHelpText("after", example("envace serve --policy tiny:runs/default/checkpoints/step-000040/policy --port 8080"))
+    .addHelpText("after", example("envace serve --policy tiny:runs/default/checkpoints/step-000024/policy --port 8080"))
     .action(async (options) => {
       // An explicit --log-level (or ENVACE_LOG_LEVEL) also sets the request log's, over server.yaml's.
       const logLevel = envace.getOptionValueSource("logLevel") === "default" ? undefined : envace.opts().logLevel;
