@@ -5,6 +5,7 @@ import type { Task, Tokenizer, Trajectory } from "@envace/protocol";
 import { datumFromRow } from "@envace/training";
 import { deriveSeed } from "@envace/trajectory";
 import type { GroundingConfig, TrainConfig } from "./config/schema.js";
+import { groundingLimits } from "./config/to-options.js";
 import type { CallCounter } from "./rollout.js";
 import type { MetricsRecord } from "./run/metrics-log.js";
 import type { Domain } from "./setup/domain.js";
@@ -43,7 +44,7 @@ export function openGrounding(config: Pick<TrainConfig, "grounding">, domain: Pi
   if (grounding === undefined || grounding.fraction === 0) return undefined;
   if (domain.environment === undefined) throw new Error(`grounding needs a real environment: the ${domain.name} data has none`);
   const used = kept.reduce((sum, r) => sum + (r.kind === "train" ? Number((r.grounding as { calls?: unknown } | undefined)?.calls ?? 0) : 0), 0);
-  return { config: grounding, budget: new GroundingBudget({ perStep: grounding.max_calls.per_step, perRun: grounding.max_calls.per_run }, used) };
+  return { config: grounding, budget: new GroundingBudget(groundingLimits(grounding), used) };
 }
 
 export interface GroundRolloutsOptions {

@@ -6,7 +6,7 @@ import { ConcurrencyLimit } from "@envace/concurrency";
 import { ScriptedEnvironment, ScriptedPolicy, rowsOf, simulateUser, userToolsOf } from "@envace/trajectory";
 import { parseConfig } from "./config/load.js";
 import { rewards } from "./reward.js";
-import { CallCounter, rolloutLimits, rollouts } from "./rollout.js";
+import { CallCounter, rollouts } from "./rollout.js";
 
 const tasks = generateTasks({ seed: 9, count: 2, split: "train" });
 
@@ -203,12 +203,5 @@ describe("rollouts of a dual-control task (the user has a phone of their own)", 
     ]);
     expect(calls).toBe(0);
     expect(userOutcomes).toEqual([["rehearsed:toggle_airplane_mode"], ["rehearsed:toggle_airplane_mode"]]);
-  });
-});
-
-describe("rolloutLimits", () => {
-  it("carries the config's three rollout limits, by name", () => {
-    const { rollout } = parseConfig("rollout: { max_turns: 3, max_response_tokens: 24, max_prompt_tokens: 480 }", "c.yaml");
-    expect(rolloutLimits(rollout)).toEqual({ maxTurns: 3, maxResponseTokens: 24, maxPromptTokens: 480 });
   });
 });

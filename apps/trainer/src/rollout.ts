@@ -2,8 +2,9 @@
 import type { ConcurrencyLimit } from "@envace/concurrency";
 import type { Environment, Policy, Task, Trajectory } from "@envace/protocol";
 import { rememberAttempts, withNote } from "@envace/rehearsal";
-import { deriveSeed, RehearsalEnvironment, unfoldGroup, userToolsOf, type UnfoldGroupOptions, type UnfoldLimitsInput } from "@envace/trajectory";
-import type { RolloutConfig, TrainConfig } from "./config/schema.js";
+import { deriveSeed, RehearsalEnvironment, unfoldGroup, userToolsOf, type UnfoldGroupOptions } from "@envace/trajectory";
+import type { TrainConfig } from "./config/schema.js";
+import { rolloutLimits, rolloutSampling } from "./config/to-options.js";
 import { CountingEnvironment } from "./counting-environment.js";
 import type { Domain } from "./setup/domain.js";
 
@@ -23,11 +24,6 @@ export class CallCounter {
     this.count = 0;
     return n;
   }
-}
-
-/** The limits of one rollout, training's and held-out evaluation's alike. */
-export function rolloutLimits(rollout: Pick<RolloutConfig, "max_turns" | "max_response_tokens" | "max_prompt_tokens">): UnfoldLimitsInput {
-  return { maxTurns: rollout.max_turns, maxResponseTokens: rollout.max_response_tokens, maxPromptTokens: rollout.max_prompt_tokens };
 }
 
 export interface RolloutOptions {
@@ -53,7 +49,7 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
   // Seeded per run, step and task (and, inside the group, per rollout and request), so a run
   // samples the same tokens however its rollouts interleave.
   const sampling = (index: number) => {
-    const params = { temperature: config.rollout.temperature, topP: config.rollout.top_p, seed: deriveSeed(config.seed, options.step, index) };
+    const params = { ...rolloutSampling(config.rollout), seed: deriveSeed(config.seed, options.step, index) };
     return { act: params, rehearse: params };
   };
   const real = domain.environment;

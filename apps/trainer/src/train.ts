@@ -4,12 +4,13 @@
  * without a real environment, computes role-wise GRPO advantages, takes one policy-gradient step,
  * logs, and now and then evaluates against the real environment.
  */
-import { computeAdvantages, computeRoleAdvantages, type AdvantageBatch, type AdvantageConfigInput } from "@envace/grpo";
+import { computeAdvantages, computeRoleAdvantages, type AdvantageBatch } from "@envace/grpo";
 import type { Policy, PolicyRole, Task } from "@envace/protocol";
 import type { Datum } from "@envace/training";
 import { ConcurrencyLimit } from "@envace/concurrency";
 import { IncrementalRenderer, rowsOf } from "@envace/trajectory";
 import type { TrainConfig } from "./config/schema.js";
+import { adamOptions, advantageOptions, evalSampling, miniBatching, policyLossOptions, rolloutLimits, scoringOptions, sftStageOptions } from "./config/to-options.js";
 import { evaluate, type EvaluatedTaskDetail, type EvaluationResult } from "./evaluate.js";
 import { formatInterval, wilsonInterval } from "./report/stats.js";
 import { ProgressBar } from "./run/progress.js";
@@ -19,10 +20,10 @@ import type { Domain } from "./setup/domain.js";
 import { resolveInitFrom } from "./setup/base-checkpoint.js";
 import { createModel, loadModel, preflightModel } from "./setup/models.js";
 import type { TrainedModel } from "./setup/trained-model.js";
-import { cosineSchedule, goldRows, mergeContinuations, supervisedWarmStart } from "./sft.js";
-import { CallCounter, rolloutLimits, rollouts } from "./rollout.js";
+import { goldRows, mergeContinuations, supervisedWarmStart } from "./sft.js";
+import { CallCounter, rollouts } from "./rollout.js";
 import { rewards } from "./reward.js";
-import { adamParams, policyLossConfig, policyUpdate, type SupervisedTerm } from "./update.js";
+import { policyUpdate, type SupervisedTerm } from "./update.js";
 import { groundRollouts, openGrounding } from "./grounding.js";
 import { stepMetrics } from "./metrics.js";
 import { sampleTasks, shuffled } from "./sample.js";
@@ -152,8 +153,8 @@ async function trainOn(
       const trainingRows = trajectories.flatMap((t) => rowsOf(t, { roles: trainedRoles }));
       const rehearseVerdicts = domain.rehearseReward && (await rewards({ reward: domain.rehearseReward }, tasks, trajectories));
       const batch = rehearseVerdicts
-        ? computeRoleAdvantages(trainingRows, (role) => (role === "rehearse" ? rehearseVerdicts : verdicts), advantageConfig(config), grounded.advantages)
-        : computeAdvantages(trainingRows, verdicts, advantageConfig(config), grounded.advantages);
+        ? computeRoleAdvantages(trainingRows, (role) => (role === "rehearse" ? rehearseVerdicts : verdicts), advantageOptions(config.algorithm, config.rollout), grounded.advantages)
+        : computeAdvantages(trainingRows, verdicts, advantageOptions(config.algorithm, config.rollout), grounded.advantages);
 
       kept?.append(keptTrainRecords({ step, trajectories, verdicts, batch, memories, groups: config.rollout.keep }));
 
@@ -219,10 +220,7 @@ async function warmStart(
     let done = 0;
     for (const [index, { stage, data }] of staged.entries()) {
       await supervisedWarmStart(model.backend, data, {
-        epochs: stage.epochs,
-        batchSize: sft.batch_size,
-        adam: adamParams(stage.lr, config.actor),
-        ...(stage.lr_schedule === "cosine" ? { schedule: (batch: number, total: number) => cosineSchedule(stage.lr, batch, total, sft.warmup_ratio) } : {}),
+        ...sftStageOptions(stage, sft, config.actor),
         shuffle: (items, epoch) => shuffled(items, config.seed * 1_000 + index * 100 + epoch),
         onBatch: ({ loss, tokens }) => {
           done += 1;
@@ -256,16 +254,6 @@ async function saveAll(policies: Policies, dir: string): Promise<void> {
   await rehearse.save(`${dir}/rehearse`);
 }
 
-function advantageConfig(config: TrainConfig): AdvantageConfigInput {
-  return {
-    baseline: config.algorithm.baseline,
-    roleWise: config.algorithm.role_wise,
-    normalizeStd: config.algorithm.norm_adv_by_std,
-    invalidPenalty: -config.algorithm.invalid_output_penalty,
-    groupSize: config.rollout.rollouts_per_task,
-  };
-}
-
 async function updatePolicies(
   config: TrainConfig,
   policies: Policies,
@@ -274,14 +262,14 @@ async function updatePolicies(
   /** Grounded Rehearse targets: they train whichever model plays the Rehearse role. */
   supervised?: SupervisedTerm,
 ): Promise<Awaited<ReturnType<typeof policyUpdate>>> {
-  const loss = policyLossConfig(config.actor);
-  const adam = adamParams(config.actor.lr, config.actor);
+  const loss = policyLossOptions(config.actor);
+  const adam = adamOptions(config.actor, config.actor.lr);
   const act = policies.get("act")!;
   const rehearse = policies.get("rehearse")!;
   const ref = reference?.backend;
   // Rollouts are sampled at this temperature: the ratio's denominator is that distribution.
-  const scoring = { temperature: config.rollout.temperature };
-  const batching = { size: config.actor.ppo_mini_batch_size, epochs: config.actor.ppo_epochs };
+  const scoring = scoringOptions(config.rollout);
+  const batching = miniBatching(config.actor);
   if (act === rehearse) return policyUpdate(act.backend, batch.rows, loss, adam, ref, scoring, batching, supervised);
   const [a, r] = await Promise.all([
     policyUpdate(act.backend, batch.rows.filter((s) => s.row.role === "act"), loss, adam, ref, scoring, batching),
@@ -323,7 +311,7 @@ async function evaluateHeldOut(
     // The same seed at every step: each checkpoint meets the same random draws, which makes
     // evaluations along a run comparable with less noise.
     seed: config.seed,
-    sampling: { act: { temperature: config.eval.temperature, topP: config.eval.top_p } },
+    sampling: { act: evalSampling(config.eval) },
     limits: rolloutLimits(config.rollout),
     onProgress: () => {
       bar.tick();

@@ -3,7 +3,8 @@ import type { TrainingRow } from "@envace/protocol";
 import type { Datum, TrainingBackend } from "@envace/training";
 import { describe, expect, it } from "vitest";
 import { ActorConfig } from "./config/schema.js";
-import { adamParams, miniBatches, policyLossConfig, policyUpdate } from "./update.js";
+import { adamOptions, policyLossOptions } from "./config/to-options.js";
+import { miniBatches, policyUpdate } from "./update.js";
 
 /** A one-token Act row of task `taskId`; `output` is the token, so tests can tell rows apart. */
 function scoredRow(taskId: string, output: number, advantage = 1): ScoredRow {
@@ -63,7 +64,7 @@ describe("policyUpdate", () => {
 
   it("takes one step on every row by default", async () => {
     const { backend, seen, steps } = recordingBackend();
-    const result = await policyUpdate(backend, rows, policyLossConfig(actor), adamParams(1e-4, actor));
+    const result = await policyUpdate(backend, rows, policyLossOptions(actor), adamOptions(actor, 1e-4));
     expect(seen).toEqual([{ outputs: [11, 21, 12, 31, 41, 22], step: 0 }]);
     expect(steps()).toBe(1);
     expect(result.loss).toBe(1);
@@ -72,7 +73,7 @@ describe("policyUpdate", () => {
 
   it("steps once per mini-batch of whole groups, epoch after epoch, and reports the means", async () => {
     const { backend, seen, steps } = recordingBackend();
-    const result = await policyUpdate(backend, rows, policyLossConfig(actor), adamParams(1e-4, actor), undefined, {}, { size: 2, epochs: 2 });
+    const result = await policyUpdate(backend, rows, policyLossOptions(actor), adamOptions(actor, 1e-4), undefined, {}, { size: 2, epochs: 2 });
     // Tasks a, b | c, d; each mini-batch's gradient is applied before the next one is computed.
     expect(seen).toEqual([
       { outputs: [11, 12, 21, 22], step: 0 },

@@ -2,22 +2,6 @@
 // in mini-batches of whole task groups (PPO-style).
 import type { PolicyLossConfig, ScoredRow } from "@envace/grpo";
 import { datumFromRow, type AdamParams, type Datum, type ScoringOptions, type TrainingBackend } from "@envace/training";
-import type { ActorConfig } from "./config/schema.js";
-
-export function adamParams(learningRate: number, actor: ActorConfig): AdamParams {
-  return { learningRate, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: actor.weight_decay, gradClipNorm: actor.grad_clip };
-}
-
-export function policyLossConfig(actor: ActorConfig): PolicyLossConfig {
-  return {
-    epsLow: actor.clip_ratio_low,
-    epsHigh: actor.clip_ratio_high,
-    dualClip: actor.clip_ratio_c,
-    klCoef: actor.kl_coef,
-    entropyCoef: actor.entropy_coeff,
-    aggregation: actor.loss_agg_mode,
-  };
-}
 
 export interface UpdateResult {
   loss: number;

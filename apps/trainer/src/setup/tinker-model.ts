@@ -7,6 +7,7 @@ import { CheckpointError } from "@envace/training";
 import { SamplerPolicy, loadHuggingFaceTokenizer, type ChatTemplate, type HuggingFaceTokenizer } from "@envace/trajectory";
 import { z } from "zod";
 import type { BackendConfig, HfModelConfig } from "../config/schema.js";
+import { tinkerConnectOptions, tinkerModelOptions } from "../config/to-options.js";
 import type { TrainedModel } from "./trained-model.js";
 
 type TinkerSection = Extract<BackendConfig, { type: "tinker" }>;
@@ -34,12 +35,7 @@ async function tokenizerOf(model: HfModelConfig): Promise<HuggingFaceTokenizer &
 }
 
 function connect(section: TinkerSection): Promise<TinkerService> {
-  const apiKey = process.env[section.api_key_env];
-  return TinkerService.connect({
-    baseUrl: section.base_url,
-    retry: { submitDeadlineMs: section.retry_deadline_s * 1_000 },
-    ...(apiKey ? { apiKey } : {}),
-  });
+  return TinkerService.connect(tinkerConnectOptions(section, process.env));
 }
 
 /**
@@ -93,13 +89,10 @@ export class TinkerPolicyModel implements TrainedModel {
     try {
       // Measured once by `preflight`; otherwise measured now. Without a reduction the model is not created.
       client = await service.createTrainingClient({
-        baseModel: section.base_model,
-        loraRank: section.lora_rank,
-        seed: options.seed,
+        ...tinkerModelOptions(section, options.seed),
         ...(known ?? section.reduction ? { reduction: known ?? section.reduction } : {}),
         calibrateReduction: known === undefined,
         requireReduction: true,
-        lossStrategy: section.loss_strategy,
       });
     } catch (error) {
       service.close();
