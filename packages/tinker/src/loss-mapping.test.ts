@@ -23,7 +23,7 @@ function remote(
   const hi = config?.clip_high_threshold ?? 1.2;
   let loss = 0;
   const grad = data.map((datum, i) => {
-    const input = (name: string) => datum.loss_fn_inputs[name]?.data;
+    const input = (name: string) => { const data = datum.loss_fn_inputs[name]?.data; return data && Array.from(data); };
     const lp = learner[i]!;
     const weights = input("weights") ?? lp.map(() => 1);
     const scale = reduction === "sum" ? 1 : 1 / (data.length * Math.max(weights.reduce((s, w) => s + w, 0), 1e-9));

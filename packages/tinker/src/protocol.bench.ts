@@ -9,7 +9,10 @@ import { TinkerService } from "./client.js";
 import { toWireDatum } from "./datum.js";
 import { decodeForwardBackwardRequest, encodeForwardBackwardRequest } from "./proto/codec.js";
 import { referenceDecodeForwardBackwardRequest, referenceEncodeForwardBackwardRequest } from "./proto/reference.js";
+import { createHash } from "node:crypto";
+import { datumsOf, fingerprint, lossOf, parseBody } from "./server/requests.js";
 import { startTinkerServer } from "./server/server.js";
+import { ForwardBackwardRequest } from "./wire.js";
 
 // What the protocol costs: one GRPO training step (forward_backward + optim_step) called directly
 // and through the client and a loopback server, in the same run. First with a backend that does
@@ -145,17 +148,32 @@ function scaleWireCost(): void {
   const [, beforeDecode] = best(() => referenceDecodeForwardBackwardRequest(before));
   const [after, afterEncode] = best(() => encodeForwardBackwardRequest(body));
   const [, afterDecode] = best(() => decodeForwardBackwardRequest(after));
+  const [, numberDecode] = best(() => asNumberArrays(decodeForwardBackwardRequest(after).body));
   const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
   const json_ = jsonEncode + jsonDecode;
   const row = (label: string, size: number, encode: number, decode: number) =>
     console.log(
-      `  ${label.padEnd(34)} ${mb(size).padStart(9)}  encode ${encode.toFixed(0).padStart(5)} ms  decode ${decode.toFixed(0).padStart(5)} ms  ` +
+      `  ${label.padEnd(46)} ${mb(size).padStart(9)}  encode ${encode.toFixed(0).padStart(5)} ms  decode ${decode.toFixed(0).padStart(5)} ms  ` +
         `both ${(encode + decode).toFixed(0).padStart(5)} ms  (JSON / this: ${(json_ / (encode + decode)).toFixed(1)}×)`,
     );
   console.log(`forward_backward of ${rows} datums × ${length} tokens (${((rows * length) / 1e6).toFixed(2)} M tokens); building the wire datums: ${wireMs.toFixed(0)} ms`);
   row("JSON (SDK ≤ 0.24 wire)", Buffer.byteLength(json), jsonEncode, jsonDecode);
-  row("protobuf, protobufjs writer (before)", before.length, beforeEncode, beforeDecode);
-  row("protobuf, packed writer (now)", after.length, afterEncode, afterDecode);
+  row("protobuf, protobufjs writer and reader", before.length, beforeEncode, beforeDecode);
+  row("protobuf, packed, decoded to number[] (before)", after.length, afterEncode, numberDecode);
+  row("protobuf, packed, typed arrays (now)", after.length, afterEncode, afterDecode);
+  // What the server does with the body before its backend sees it: decode, fingerprint (for retries), validate, make Datums.
+  const serve = (decoded: unknown, print: (b: unknown) => string) => {
+    print(decoded);
+    const input = parseBody(ForwardBackwardRequest, decoded, "forward_backward").forward_backward_input;
+    return datumsOf(input, lossOf(input, "forward_backward_input"), "forward_backward_input");
+  };
+  const [, jsonServe] = best(() => serve(JSON.parse(json) as unknown, fingerprint));
+  const [, beforeServe] = best(() => serve(asNumberArrays(decodeForwardBackwardRequest(after).body), jsonFingerprint));
+  const [, afterServe] = best(() => serve(decodeForwardBackwardRequest(after).body, fingerprint));
+  console.log(
+    `  body to the backend's Datum[] on the server (decode, fingerprint, validate, Datums): JSON ${jsonServe.toFixed(0)} ms; ` +
+      `protobuf before ${beforeServe.toFixed(0)} ms, now ${afterServe.toFixed(0)} ms (JSON / now: ${(jsonServe / afterServe).toFixed(1)}×)`,
+  );
   const python = process.env.TINKER_SDK_PYTHON;
   const script = fileURLToPath(new URL("../bench/sdk_request_build.py", import.meta.url));
   if (!python || !existsSync(python)) {
@@ -168,6 +186,26 @@ function scaleWireCost(): void {
       `request to protobuf bytes ${sdk.build_ms!.toFixed(0)} ms (${mb(sdk.bytes!)}); zstd (level 3, as the SDK compresses) ${sdk.zstd_ms!.toFixed(0)} ms to ${mb(sdk.zstd_bytes!)}`,
   );
   console.log(`  packed writer encode + decode against the SDK's request building: ${(sdk.build_ms! / (afterEncode + afterDecode)).toFixed(2)}× (above 1: faster)`);
+}
+
+/** The body as the decoder gave it before typed arrays: every packed field read into a number[] through a DataView. */
+function asNumberArrays(value: unknown): unknown {
+  if (ArrayBuffer.isView(value)) {
+    const typed = value as Float32Array | Float64Array | Int32Array;
+    const v = new DataView(typed.buffer, typed.byteOffset, typed.byteLength);
+    const out = new Array<number>(typed.length);
+    const width = typed.BYTES_PER_ELEMENT;
+    for (let i = 0; i < out.length; i++) out[i] = width === 8 ? v.getFloat64(i * 8, true) : typed instanceof Int32Array ? v.getInt32(i * 4, true) : v.getFloat32(i * 4, true);
+    return out;
+  }
+  if (Array.isArray(value)) return value.map(asNumberArrays);
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, asNumberArrays(v)]));
+  return value;
+}
+
+/** The fingerprint as it was: a hash of the body's JSON. */
+function jsonFingerprint(body: unknown): string {
+  return createHash("sha256").update(JSON.stringify(body)).digest("hex");
 }
 
 wireCost();

@@ -26,7 +26,7 @@ import {
   type LossStrategy,
   type RemoteReduction,
 } from "./loss-mapping.js";
-import { decodeForwardBackwardOutput, encodeForwardBackwardRequest } from "./proto/codec.js";
+import { decodeForwardBackwardOutput, encodeForwardBackwardRequest, toNumbers } from "./proto/codec.js";
 import { PROTOBUF } from "./proto/schema.js";
 import { TinkerSampler } from "./sampler.js";
 import {
@@ -242,7 +242,7 @@ export class TinkerTrainingClient implements TrainingBackend {
       const [probeSeq] = this.reserve(1);
       const out = await this.runChunks("forward_backward", [{ seq: probeSeq!, data: probe }], "ppo", PROBE_CLIP);
       const reported = out.metrics["loss:sum"];
-      if (reported !== undefined) return matchLoss(reported, lossCandidates(out.logprobs, probe.map((d) => d.loss_fn_inputs.logprobs!.data)));
+      if (reported !== undefined) return matchLoss(reported, lossCandidates(out.logprobs, probe.map((d) => toNumbers(d.loss_fn_inputs.logprobs!.data))));
       // No reduced loss: clear what the probe accumulated, then compare gradient norms.
       if (gradNormOf(await this.optimStep(STILL_ADAM)) === undefined) {
         return { evidence: "the server reports neither a reduced loss (loss:sum) nor a gradient norm" };

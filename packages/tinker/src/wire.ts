@@ -9,17 +9,39 @@ import { z } from "zod";
 const TokenId = z.number().int().nonnegative();
 const SeqId = z.number().int().positive();
 
+/**
+ * The numbers of a tensor: a JSON array, or a typed array as the protobuf decoder gives them (a
+ * view of the body's bytes, not a copy; int64 values as a Float64Array). Typed arrays are checked
+ * by whoever reads their values (`fromWireDatum`), not element by element here.
+ */
+export const NumericArray = z.union([
+  z.array(z.number()),
+  z.custom<Float32Array | Float64Array | Int32Array>((v) => v instanceof Float32Array || v instanceof Float64Array || v instanceof Int32Array, "expected an array of numbers"),
+]);
+export type NumericArray = z.infer<typeof NumericArray>;
+
+/** Token ids: a JSON array, or the Int32Array the protobuf decoder gives (checked here, in one pass). */
+export const TokenIds = z.union([
+  z.array(TokenId),
+  z.custom<Int32Array>((v) => v instanceof Int32Array, "expected an array of token ids").refine((ids) => ids.every((id) => id >= 0), "token ids must be non-negative"),
+]);
+export type TokenIds = z.infer<typeof TokenIds>;
+
 /** A flattened tensor. Only dense 1-D tensors are supported here. */
 export const TensorData = z.object({
-  data: z.array(z.number()),
+  data: NumericArray,
   dtype: z.enum(["int64", "float32"]).optional(),
   shape: z.array(z.number().int().nonnegative()).optional(),
-  sparse_crow_indices: z.array(z.number().int()).optional(),
-  sparse_col_indices: z.array(z.number().int()).optional(),
+  sparse_crow_indices: NumericArray.optional(),
+  sparse_col_indices: NumericArray.optional(),
 });
 export type TensorData = z.infer<typeof TensorData>;
 
-export const EncodedTextChunk = z.object({ type: z.literal("encoded_text"), tokens: z.array(TokenId) });
+/** A tensor of a result (`loss_fn_outputs`): plain numbers. */
+export const OutputTensor = TensorData.extend({ data: z.array(z.number()) });
+export type OutputTensor = z.infer<typeof OutputTensor>;
+
+export const EncodedTextChunk = z.object({ type: z.literal("encoded_text"), tokens: TokenIds });
 export type EncodedTextChunk = z.infer<typeof EncodedTextChunk>;
 
 /** Chunk kinds the protocol defines that carry no token ids (images, audio). */
@@ -185,7 +207,7 @@ export const FailedFuture = z.looseObject({
 
 export const ForwardBackwardOutput = z.looseObject({
   loss_fn_output_type: z.string().optional(),
-  loss_fn_outputs: z.array(z.looseObject({ logprobs: TensorData })),
+  loss_fn_outputs: z.array(z.looseObject({ logprobs: OutputTensor })),
   metrics: z.record(z.string(), z.number()).default({}),
 });
 export type ForwardBackwardOutput = z.infer<typeof ForwardBackwardOutput>;

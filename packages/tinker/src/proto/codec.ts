@@ -1,9 +1,9 @@
 import { WireEncodingError } from "../errors.js";
-import type { ForwardBackwardOutput, SampleResponse, TensorData, WireDatum } from "../wire.js";
-import { readFloat32s, readInt32s, readInt64s, writeForwardBackwardRequest } from "./packed.js";
+import type { ForwardBackwardOutput, NumericArray, OutputTensor, SampleResponse, TensorData, WireDatum } from "../wire.js";
+import { readBfloat16s, readFloat32s, readInt32s, readInt64s, toNumbers, writeForwardBackwardRequest } from "./packed.js";
 import { DType, messageType, StopReason } from "./schema.js";
 
-export { readFloat32s, readInt32s } from "./packed.js";
+export { readFloat32s, readInt32s, toNumbers } from "./packed.js";
 
 /**
  * Conversions between the protobuf wire (SDK ≥ 0.25) and the JSON shapes of `wire.ts`, so the
@@ -37,22 +37,8 @@ function int64Bytes(values: readonly number[]): Uint8Array {
   return out;
 }
 
-function view(bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-/** bfloat16 is the upper half of a float32. */
-function readBfloat16s(bytes: Uint8Array): number[] {
-  const buf = view(bytes);
-  const word = Buffer.alloc(4);
-  return Array.from({ length: Math.floor(buf.length / 2) }, (_, i) => {
-    word.writeUInt32LE(buf.readUInt16LE(i * 2) << 16 >>> 0, 0);
-    return word.readFloatLE(0);
-  });
-}
-
-/** Elements of a tensor of `dtype`, widened as the SDK widens them (int32 → int64, bf16 → float32). */
-function readTensor(bytes: Uint8Array, dtype: number): { data: number[]; dtype: "int64" | "float32" } {
+/** Elements of a tensor of `dtype` as a typed array, widened as the SDK widens them (int32 → int64, bf16 → float32). */
+function readTensor(bytes: Uint8Array, dtype: number): { data: NumericArray; dtype: "int64" | "float32" } {
   switch (dtype) {
     case DType.INT64:
       return { data: readInt64s(bytes), dtype: "int64" };
@@ -146,7 +132,7 @@ export function encodeForwardBackwardOutput(out: ForwardBackwardOutput): Uint8Ar
   const names = [...new Set(out.loss_fn_outputs.flatMap((o) => Object.keys(o)))];
   const fields = Object.fromEntries(
     names.map((name) => {
-      const tensors = out.loss_fn_outputs.map((o) => (o as Record<string, TensorData | undefined>)[name] ?? { data: [] });
+      const tensors = out.loss_fn_outputs.map((o) => (o as Record<string, OutputTensor | undefined>)[name] ?? { data: [] });
       const int = tensors.every((t) => t.dtype === "int64");
       const offsets = [0];
       for (const t of tensors) offsets.push(offsets.at(-1)! + t.data.length * (int ? 8 : 4));
@@ -169,7 +155,7 @@ export function decodeForwardBackwardOutput(bytes: Uint8Array): ForwardBackwardO
     loss_fn_outputs: { fields: Record<string, { data: Uint8Array; offsets: Uint8Array; dtype: number }>; num_datums: number | { toNumber(): number } }[];
     metrics: Record<string, number>;
   };
-  const outputs: Record<string, TensorData>[] = [];
+  const outputs: Record<string, OutputTensor>[] = [];
   for (const record of msg.loss_fn_outputs) {
     const count = Number(record.num_datums);
     const start = outputs.length;
@@ -179,7 +165,7 @@ export function decodeForwardBackwardOutput(bytes: Uint8Array): ForwardBackwardO
       const all = readTensor(bt.data, bt.dtype);
       const offsets = readInt64s(bt.offsets);
       for (let i = 0; i + 1 < offsets.length && i < count; i++) {
-        const data = all.data.slice(offsets[i]! / size, offsets[i + 1]! / size);
+        const data = toNumbers((all.data as Float32Array | Float64Array).subarray(offsets[i]! / size, offsets[i + 1]! / size));
         outputs[start + i]![name] = { data, dtype: all.dtype, shape: [data.length] };
       }
     }
@@ -233,10 +219,10 @@ export function decodeSampleResponse(bytes: Uint8Array): SampleResponse & { prom
   return {
     sequences: msg.sequences.map((s) => ({
       stop_reason: s.stop_reason === StopReason.LENGTH ? ("length" as const) : ("stop" as const),
-      tokens: readInt32s(s.tokens),
-      logprobs: s.logprobs ? readFloat32s(s.logprobs) : null,
+      tokens: toNumbers(readInt32s(s.tokens)),
+      logprobs: s.logprobs ? toNumbers(readFloat32s(s.logprobs)) : null,
     })),
-    prompt_logprobs: msg.prompt_logprobs ? readFloat32s(msg.prompt_logprobs).map((v) => (Number.isNaN(v) ? null : v)) : null,
+    prompt_logprobs: msg.prompt_logprobs ? toNumbers(readFloat32s(msg.prompt_logprobs)).map((v) => (Number.isNaN(v) ? null : v)) : null,
     ...(msg.topk_prompt_logprobs ? { topk_prompt_logprobs: topkRows(msg.topk_prompt_logprobs) } : {}),
   };
 }

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { TensorData, WireDatum } from "../wire.js";
 import { decodeForwardBackwardRequest, encodeForwardBackwardRequest } from "./codec.js";
+import { toWireDatum } from "../datum.js";
 import { readInt64s } from "./packed.js";
 import { referenceDecodeForwardBackwardRequest, referenceEncodeForwardBackwardRequest } from "./reference.js";
 
@@ -43,8 +44,17 @@ describe("the packed-array forward_backward writer", () => {
           expect(back.data.map((d) => d.tokens)).toEqual(data.map((d) => (d.model_input.chunks[0] as { tokens: number[] }).tokens));
           const decoded = decodeForwardBackwardRequest(fast);
           const inputs = (decoded.body.forward_backward_input as { data: WireDatum[] }).data.map((d) => d.loss_fn_inputs);
-          expect(inputs.map((i) => i.target_tokens!.data)).toEqual(data.map((d) => d.loss_fn_inputs.target_tokens!.data));
-          expect(inputs.map((i) => i.logprobs!.data)).toEqual(data.map((d) => d.loss_fn_inputs.logprobs!.data));
+          expect(inputs.map((i) => Array.from(i.target_tokens!.data))).toEqual(data.map((d) => d.loss_fn_inputs.target_tokens!.data));
+          expect(inputs.map((i) => Array.from(i.logprobs!.data))).toEqual(data.map((d) => d.loss_fn_inputs.logprobs!.data));
+          // The same values given as typed arrays write the same bytes.
+          const typed = data.map((d) => ({
+            ...d,
+            loss_fn_inputs: Object.fromEntries(
+              Object.entries(d.loss_fn_inputs).map(([name, td]) => [name, { ...td, data: td.dtype === "int64" ? Float64Array.from(td.data) : Float32Array.from(td.data) }]),
+            ),
+            model_input: { chunks: d.model_input.chunks.map((c) => (c.type === "encoded_text" ? { ...c, tokens: Int32Array.from(c.tokens) } : c)) },
+          }));
+          expect(Buffer.from(encodeForwardBackwardRequest({ ...body, data: typed })).toString("hex")).toBe(Buffer.from(fast).toString("hex"));
           expect(decoded.forwardOnly).toBe(forwardOnly);
         },
       ),
@@ -54,6 +64,34 @@ describe("the packed-array forward_backward writer", () => {
 
   it("reads int64 two's complement exactly (hand-written bytes)", () => {
     const bytes = Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0, 0, 0, 0, 0, 0, 0]);
-    expect(readInt64s(bytes)).toEqual([-1, 2 ** 32, 5]);
+    expect(Array.from(readInt64s(bytes))).toEqual([-1, 2 ** 32, 5]);
+  });
+
+  it("decodes packed fields as typed arrays over the body's own bytes where they are aligned, and as aligned copies where not", () => {
+    const body = { model_id: "m", seq_id: 1, loss_fn: "ppo", data: [toWireDatum([1, 2, 3], { target_tokens: [2, 3, 4], logprobs: [-0.5, -0.25, -2], advantages: [1, 0, -1] })] };
+    const bytes = encodeForwardBackwardRequest(body);
+    // Shift the body to every offset modulo 8, so every field is aligned at some shift and misaligned at others.
+    for (let shift = 0; shift < 8; shift++) {
+      const room = new Uint8Array(bytes.length + shift);
+      room.set(bytes, shift);
+      const shifted = room.subarray(shift);
+      const datum = (decodeForwardBackwardRequest(shifted).body.forward_backward_input as { data: WireDatum[] }).data[0]!;
+      const tokens = (datum.model_input.chunks[0] as { tokens: Int32Array }).tokens;
+      const logprobs = datum.loss_fn_inputs.logprobs!.data as Float32Array;
+      expect(tokens).toBeInstanceOf(Int32Array);
+      expect(Array.from(tokens)).toEqual([1, 2, 3]);
+      expect(logprobs).toBeInstanceOf(Float32Array);
+      expect(Array.from(logprobs)).toEqual([-0.5, -0.25, -2]);
+      expect(Array.from(datum.loss_fn_inputs.target_tokens!.data)).toEqual([2, 3, 4]);
+      // In place when the field starts at a multiple of 4 in its buffer, a copy otherwise.
+      const at = room.byteOffset + shift + indexOf(bytes, logprobs);
+      expect(logprobs.buffer === room.buffer).toBe(at % 4 === 0);
+      if (at % 4 === 0) expect(logprobs.byteOffset).toBe(at);
+    }
   });
 });
+
+/** Where the bytes of `values` begin in `body`. */
+function indexOf(body: Uint8Array, values: Float32Array): number {
+  return Buffer.from(body).indexOf(Buffer.from(values.buffer, values.byteOffset, values.byteLength));
+}

@@ -11,26 +11,26 @@ import { DType, messageType } from "./schema.js";
 
 type Message = Record<string, unknown>;
 
-function int32Bytes(values: readonly number[]): Uint8Array {
+function int32Bytes(values: ArrayLike<number>): Uint8Array {
   const out = Buffer.alloc(values.length * 4);
-  values.forEach((v, i) => out.writeInt32LE(v, i * 4));
+  for (let i = 0; i < values.length; i++) out.writeInt32LE(values[i]!, i * 4);
   return out;
 }
 
-function int64Bytes(values: readonly number[]): Uint8Array {
+function int64Bytes(values: ArrayLike<number>): Uint8Array {
   const out = Buffer.alloc(values.length * 8);
-  values.forEach((v, i) => out.writeBigInt64LE(BigInt(Math.trunc(v)), i * 8));
+  for (let i = 0; i < values.length; i++) out.writeBigInt64LE(BigInt(Math.trunc(values[i]!)), i * 8);
   return out;
 }
 
-function float32Bytes(values: readonly number[]): Uint8Array {
+function float32Bytes(values: ArrayLike<number>): Uint8Array {
   const out = Buffer.alloc(values.length * 4);
-  values.forEach((v, i) => out.writeFloatLE(v, i * 4));
+  for (let i = 0; i < values.length; i++) out.writeFloatLE(values[i]!, i * 4);
   return out;
 }
 
 function tensorToProto(td: TensorData): Message {
-  const dtype = td.dtype ?? (td.data.every(Number.isInteger) ? "int64" : "float32");
+  const dtype = td.dtype ?? (Array.from(td.data).every(Number.isInteger) ? "int64" : "float32");
   const encode = dtype === "int64" ? int64Bytes : float32Bytes;
   const msg: Message = {};
   if (td.sparse_crow_indices !== undefined && td.sparse_col_indices !== undefined) {

@@ -30,7 +30,7 @@ export function fingerprint(body: unknown): string {
     hash.update(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
     return `${value.constructor.name}(${value.byteLength})`;
   });
-  return hash.update(text ?? "").digest("hex");
+  return hash.update(text).digest("hex");
 }
 
 export function tokensOf(input: ModelInput, path: string): number[] {
