@@ -87,6 +87,15 @@ describe("McpEnvironment over streamable HTTP on loopback", () => {
     expect(sessions.size).toBe(0);
   });
 
+  it("refuses a name that cannot be resolved as unproven loopback, naming the resolver's answer", async () => {
+    const unresolvable: Resolver = () => Promise.reject(Object.assign(new Error("getaddrinfo ENOTFOUND nowhere.example.test"), { code: "ENOTFOUND" }));
+    const server = { transport: "http" as const, url: "http://nowhere.example.test:65000/mcp" };
+    await expect(listMcpTools(server, { timeoutMs: 5000, resolve: unresolvable })).rejects.toThrow(
+      "MCP server http://nowhere.example.test:65000/mcp: nowhere.example.test cannot be resolved (ENOTFOUND), so it cannot be shown to be on loopback",
+    );
+    await expect(listMcpTools(server, { timeoutMs: 5000, resolve: unresolvable })).rejects.toThrow(RemoteServerRefused);
+  });
+
   it("accepts names that resolve to 127.0.0.2 and ::1, and connects to those addresses", async () => {
     for (const [host, address] of [
       ["loop2.example.test", "127.0.0.2"],

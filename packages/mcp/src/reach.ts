@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP, type LookupFunction } from "node:net";
 import { Agent, buildConnector, fetch as undiciFetch } from "undici";
-import { isLoopbackAddress, remoteRefused, type RemoteServerRefused } from "./server-spec.js";
+import { isLoopbackAddress, remoteRefused, unresolvedRefused, type RemoteServerRefused } from "./server-spec.js";
 
 /** One resolved address, as `dns.lookup(…, { all: true })` gives it. */
 export interface ResolvedAddress {
@@ -50,7 +50,12 @@ export function reachFetch(url: string, allowRemote: boolean, resolve: Resolver 
         }
       },
       (error: unknown) => {
-        callback(error as NodeJS.ErrnoException, "", 0);
+        if (allowRemote) {
+          callback(error as NodeJS.ErrnoException, "", 0);
+        } else {
+          refusal = unresolvedRefused(url, error);
+          callback(refusal, "", 0);
+        }
       },
     );
   };

@@ -74,6 +74,18 @@ export function remoteRefused(url: string, address: string): RemoteServerRefused
   );
 }
 
+/**
+ * Without the remote opt-in, a name that cannot be resolved cannot be shown to be on loopback:
+ * refused as such, naming the resolver's answer, rather than as a failed connection.
+ */
+export function unresolvedRefused(url: string, error: unknown): RemoteServerRefused {
+  const code = (error as NodeJS.ErrnoException | null)?.code ?? (error instanceof Error ? error.message : String(error));
+  return new RemoteServerRefused(
+    `MCP server ${url}: ${new URL(url).hostname} cannot be resolved (${code}), so it cannot be shown to be on loopback; a server must be a local process (stdio) or on loopback unless remote MCP servers are allowed explicitly (allowRemote, --allow-remote-mcp)`,
+    { cause: error },
+  );
+}
+
 /** A short name of the server for messages: its command line or URL. */
 export function describeServer(spec: McpServerSpec): string {
   return spec.transport === "stdio" ? [spec.command, ...spec.args].join(" ") : spec.url;
