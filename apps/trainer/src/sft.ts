@@ -47,7 +47,7 @@ export interface SftRenderer {
    * Loss weight of the tokens of tool-call argument values in Act targets (default 1). The
    * values (a name from the request, an id from a tool answer) are a few percent of the target
    * tokens but carry what the task is about; unweighted, a small model fits the format and never
-   * learns to copy them (see the trainer README).
+   * learns to copy them (see docs/experiments/tiny-default-copying.md).
    */
   argumentWeight?: number;
 }
