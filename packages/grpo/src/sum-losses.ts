@@ -60,3 +60,42 @@ export function ppoSum(rows: readonly SumLossRow[], clipLow: number, clipHigh: n
   );
   return { loss, gradLogprobs };
 }
+
+/**
+ * `cispo`: −Σ mask·sg(clip(ratio, clipLow, clipHigh))·logprob·A. The clipped ratio is a weight held
+ * constant for the gradient (stop-gradient), so every token keeps a gradient, −mask·clipped·A, even
+ * where the ratio is clipped (Tinker's defaults: 0 and 4).
+ */
+export function cispoSum(rows: readonly SumLossRow[], clipLow: number, clipHigh: number): SumLossResult {
+  let loss = 0;
+  const gradLogprobs = rows.map((row) =>
+    row.mask.map((m, t) => {
+      if (m <= 0) return 0;
+      const logRatio = Math.min(LOG_RATIO_LIMIT, Math.max(-LOG_RATIO_LIMIT, row.logprobs[t]! - row.samplerLogprobs[t]!));
+      const weight = Math.min(clipHigh, Math.max(clipLow, Math.exp(logRatio)));
+      const a = row.advantages[t]!;
+      loss -= m * weight * row.logprobs[t]! * a;
+      return -m * weight * a;
+    }),
+  );
+  return { loss, gradLogprobs };
+}
+
+/**
+ * `dro`: −Σ mask·(logprob·A − ½·β·(logprob − samplerLogprob)²), a quadratic penalty on the log-ratio
+ * in place of clipping; its gradient is −mask·(A − β·(logprob − samplerLogprob)).
+ */
+export function droSum(rows: readonly SumLossRow[], beta: number): SumLossResult {
+  let loss = 0;
+  const gradLogprobs = rows.map((row) =>
+    row.mask.map((m, t) => {
+      if (m <= 0) return 0;
+      const lp = row.logprobs[t]!;
+      const delta = lp - row.samplerLogprobs[t]!;
+      const a = row.advantages[t]!;
+      loss -= m * (lp * a - 0.5 * beta * delta * delta);
+      return -m * (a - beta * delta);
+    }),
+  );
+  return { loss, gradLogprobs };
+}

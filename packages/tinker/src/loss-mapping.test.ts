@@ -214,3 +214,19 @@ describe("planning refuses what the server cannot express", () => {
     expect(planLoss(data, { type: "ppo", clipLow: 0.8, clipHigh: 1.2 }, options("sum", { strategy: "surrogate-always" })).kind).toBe("surrogate");
   });
 });
+
+describe("cispo and dro", () => {
+  const data: Datum[] = [{ tokens: [1, 2, 3], targetTokens: [2, 3, 4], logprobs: [0, -1, -2], advantages: [0, 0.5, 0.5], mask: [0, 1, 1] }];
+
+  it("send cispo as Tinker's cispo with its ratio bounds", () => {
+    const plan = planLoss(data, { type: "cispo", clipLow: 0, clipHigh: 4 }, options("sum"));
+    expect(plan.kind === "direct" && [plan.lossFn, plan.config]).toEqual(["cispo", { clip_low_threshold: 0, clip_high_threshold: 4 }]);
+  });
+
+  it("refuse dro natively, since a Tinker server's dro penalises unmasked prompt positions, and take it through the surrogate", () => {
+    expect(() => planLoss(data, { type: "dro", beta: 0.1 }, options("sum"))).toThrow(
+      'a Tinker server\'s dro penalises every position it scores, prompt positions included (it takes no mask), so it cannot reproduce a masked dro; use lossStrategy "surrogate"',
+    );
+    expect(planLoss(data, { type: "dro", beta: 0.1 }, options("sum", { strategy: "surrogate" })).kind).toBe("surrogate");
+  });
+});

@@ -169,13 +169,15 @@ export function planLoss(data: readonly Datum[], loss: LossFn, options: LossMapp
   const needsSurrogate =
     options.strategy === "surrogate-always" ||
     (objective.type === "grpo" && (objective.config.dualClip !== null || objective.config.klCoef > 0)) ||
+    objective.type === "dro" ||
     (objective.type === "cross_entropy" && options.reduction === "datum-token-mean");
   if (needsSurrogate) {
     if (options.strategy === "native") {
-      throw new TinkerLossError(
-        "cross_entropy under the datum-token-mean reduction averages each datum, which cannot reproduce a token sum; " +
-          'use lossStrategy "surrogate"',
-      );
+      const why =
+        objective.type === "dro"
+          ? "a Tinker server's dro penalises every position it scores, prompt positions included (it takes no mask), so it cannot reproduce a masked dro"
+          : "cross_entropy under the datum-token-mean reduction averages each datum, which cannot reproduce a token sum";
+      throw new TinkerLossError(`${why}; use lossStrategy "surrogate"`);
     }
     return { kind: "surrogate", objective, dropped };
   }
@@ -193,17 +195,22 @@ export function planLoss(data: readonly Datum[], loss: LossFn, options: LossMapp
         dropped,
       };
     case "importance_sampling":
-    case "ppo": {
+    case "ppo":
+    case "cispo": {
+      // Each token's loss is linear in its advantage, and zero where the advantage is.
       const scaled = rescaleAdvantages(advantages, masks, masks, options.reduction);
       return {
         kind: "direct",
         lossFn: objective.type,
-        config: objective.type === "ppo" ? { clip_low_threshold: objective.clipLow, clip_high_threshold: objective.clipHigh } : null,
+        config: objective.type === "importance_sampling" ? null : { clip_low_threshold: objective.clipLow, clip_high_threshold: objective.clipHigh },
         data: rlData(data, scaled.advantages, scaled.weights, data.map((d) => d.logprobs)),
         objective,
         dropped,
       };
     }
+    case "dro":
+      // Never sent directly (see needsSurrogate above).
+      return { kind: "surrogate", objective, dropped };
     case "grpo": {
       const coef = aggregationWeights(masks, objective.config.aggregation);
       const scaled = rescaleAdvantages(advantages, coef, masks, options.reduction);

@@ -23,6 +23,10 @@ export type LossFn =
   | { type: "cross_entropy" }
   | { type: "importance_sampling" }
   | { type: "ppo"; clipLow: number; clipHigh: number }
+  /** Clipped importance-sampling weight (held constant) × advantage × log-probability; ratio bounds as for `ppo`. */
+  | { type: "cispo"; clipLow: number; clipHigh: number }
+  /** Log-probability × advantage less ½·β·(log-ratio)², Tinker's `dro`. */
+  | { type: "dro"; beta: number }
   | { type: "grpo"; config: PolicyLossConfig };
 
 export interface ForwardBackwardResult {

@@ -340,9 +340,13 @@ function checkLoss(loss: LossFn): void {
     case "importance_sampling":
       return;
     case "ppo":
+    case "cispo":
       if (!(loss.clipLow >= 0 && loss.clipLow <= 1 && loss.clipHigh >= 1)) {
-        throw new TrainingInputError(`ppo clip thresholds are ratio bounds with clipLow ≤ 1 ≤ clipHigh (e.g. 0.8 and 1.2); got ${loss.clipLow} and ${loss.clipHigh}`);
+        throw new TrainingInputError(`${loss.type} clip thresholds are ratio bounds with clipLow ≤ 1 ≤ clipHigh (e.g. 0.8 and 1.2); got ${loss.clipLow} and ${loss.clipHigh}`);
       }
+      return;
+    case "dro":
+      if (!(Number.isFinite(loss.beta) && loss.beta >= 0)) throw new TrainingInputError(`dro beta must be a finite number ≥ 0; got ${loss.beta}`);
       return;
     case "grpo": {
       const parsed = PolicyLossConfig.safeParse(loss.config);

@@ -1,5 +1,5 @@
 import { TrainingInputError } from "./errors.js";
-import { aggregationWeights, crossEntropySum, importanceSamplingSum, lossMetrics, policyLoss, ppoSum, type LossRow } from "@envace/grpo";
+import { aggregationWeights, cispoSum, crossEntropySum, droSum, importanceSamplingSum, lossMetrics, policyLoss, ppoSum, type LossRow, type SumLossResult } from "@envace/grpo";
 import type { Datum, LossFn } from "./backend.js";
 
 /**
@@ -61,13 +61,23 @@ export function referenceLoss(loss: LossFn, rows: readonly LossRow[]): Objective
       metrics: lossMetrics(result),
     };
   }
-  const sum =
-    loss.type === "cross_entropy"
-      ? crossEntropySum(rows)
-      : loss.type === "importance_sampling"
-        ? importanceSamplingSum(rows)
-        : ppoSum(rows, loss.clipLow, loss.clipHigh);
+  const sum = sumLoss(loss, rows);
   return { loss: sum.loss, gradLogprobs: sum.gradLogprobs, gradEntropy: null, metrics: { "loss:sum": sum.loss } };
+}
+
+function sumLoss(loss: Exclude<LossFn, { type: "grpo" }>, rows: readonly LossRow[]): SumLossResult {
+  switch (loss.type) {
+    case "cross_entropy":
+      return crossEntropySum(rows);
+    case "importance_sampling":
+      return importanceSamplingSum(rows);
+    case "ppo":
+      return ppoSum(rows, loss.clipLow, loss.clipHigh);
+    case "cispo":
+      return cispoSum(rows, loss.clipLow, loss.clipHigh);
+    case "dro":
+      return droSum(rows, loss.beta);
+  }
 }
 
 /** Evaluate `loss` on `data` given the learner's scores of every position. */

@@ -9,7 +9,7 @@ import type { ForwardBackwardInput, ModelInput, SampleRequest } from "../wire.js
 import { TinkerApiError } from "./options.js";
 
 /** Tinker's losses plus this project's GRPO extension. */
-export const SERVER_LOSS_FNS = ["cross_entropy", "importance_sampling", "ppo", ENVACE_GRPO] as const;
+export const SERVER_LOSS_FNS = ["cross_entropy", "importance_sampling", "ppo", "cispo", "dro", ENVACE_GRPO] as const;
 
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown, route: string): z.output<S> {
   const result = schema.safeParse(body);
@@ -54,6 +54,13 @@ const PpoConfig = z.strictObject({
   clip_low_threshold: z.number().min(0).max(1).default(0.8),
   clip_high_threshold: z.number().min(1).default(1.2),
 });
+/** Tinker's documented cispo defaults: a one-sided clip of the weight at 4. */
+const CispoConfig = z.strictObject({
+  clip_low_threshold: z.number().min(0).max(1).default(0),
+  clip_high_threshold: z.number().min(1).default(4),
+});
+/** Tinker's docs give `dro` no default β, so it must be named. */
+const DroConfig = z.strictObject({ beta: z.number().min(0) });
 const GrpoConfig = z.strictObject({
   eps_low: z.number(),
   eps_high: z.number(),
@@ -78,6 +85,12 @@ export function lossOf(input: ForwardBackwardInput, path: string): LossFn {
       const c = parseBody(PpoConfig, config, configPath);
       return { type: "ppo", clipLow: c.clip_low_threshold, clipHigh: c.clip_high_threshold };
     }
+    case "cispo": {
+      const c = parseBody(CispoConfig, config, configPath);
+      return { type: "cispo", clipLow: c.clip_low_threshold, clipHigh: c.clip_high_threshold };
+    }
+    case "dro":
+      return { type: "dro", beta: parseBody(DroConfig, config, configPath).beta };
     case ENVACE_GRPO: {
       const c = parseBody(GrpoConfig, config, configPath);
       const parsed = parseBody(

@@ -114,8 +114,8 @@ describe("routes and validation", () => {
 
   it("lists the losses it supports and checks their config keys", async () => {
     const modelId = await freshModel();
-    const dro = await call(server, "forward_backward", { model_id: modelId, seq_id: 1, forward_backward_input: { loss_fn: "dro", data: [datum] } });
-    expect(await refused(server, dro)).toBe('forward_backward: forward_backward_input.loss_fn: "dro" is not supported by this server (supported: cross_entropy, importance_sampling, ppo, envace_grpo)');
+    const gspo = await call(server, "forward_backward", { model_id: modelId, seq_id: 1, forward_backward_input: { loss_fn: "gspo", data: [datum] } });
+    expect(await refused(server, gspo)).toBe('forward_backward: forward_backward_input.loss_fn: "gspo" is not supported by this server (supported: cross_entropy, importance_sampling, ppo, cispo, dro, envace_grpo)');
     const key = await call(server, "forward_backward", {
       model_id: modelId,
       seq_id: 2,
@@ -130,6 +130,26 @@ describe("routes and validation", () => {
       forward_input: { loss_fn: "cross_entropy", data: [{ ...datum, model_input: { chunks: [{ type: "image", data: "", format: "png" }] } }] },
     });
     expect(await refused(server, image)).toBe('forward: forward_input.data[0].model_input.chunks[0]: chunk type "image" is not supported (text only)');
+  });
+
+  it("computes cispo and dro on the learner's log-probabilities, and asks dro for its beta", async () => {
+    const modelId = await freshModel();
+    const fwd = await settle(server, (await call(server, "forward", { model_id: modelId, seq_id: 1, forward_input: { loss_fn: "cross_entropy", data: [{ ...datum, loss_fn_inputs: { ...datum.loss_fn_inputs, weights: tensor([1, 1]) } }] } })).body.request_id);
+    const lp = ((fwd.loss_fn_outputs as { logprobs: { data: number[] } }[])[0]!).logprobs.data;
+    const sampler = [0, -1.5];
+    const advantages = [0, 1];
+    // Hand-written from Tinker's definitions, on the learner's log-probabilities from forward.
+    const weight = (t: number) => Math.min(4, Math.max(0, Math.exp(lp[t]! - sampler[t]!)));
+    const cispo = -[0, 1].reduce((sum, t) => sum + weight(t) * lp[t]! * advantages[t]!, 0);
+    const dro = -[0, 1].reduce((sum, t) => sum + lp[t]! * advantages[t]! - 0.5 * 0.1 * (lp[t]! - sampler[t]!) ** 2, 0);
+    const lossOf = async (seq: number, loss_fn: string, loss_fn_config?: Record<string, number>) => {
+      const out = await settle(server, (await call(server, "forward_backward", { model_id: modelId, seq_id: seq, forward_backward_input: { loss_fn, ...(loss_fn_config ? { loss_fn_config } : {}), data: [datum] } })).body.request_id);
+      return (out.metrics as Record<string, number>)["loss:sum"];
+    };
+    expect(await lossOf(2, "cispo")).toBeCloseTo(cispo, 6);
+    expect(await lossOf(3, "dro", { beta: 0.1 })).toBeCloseTo(dro, 6);
+    const noBeta = await call(server, "forward_backward", { model_id: modelId, seq_id: 4, forward_backward_input: { loss_fn: "dro", data: [datum] } });
+    expect(await refused(server, noBeta)).toBe("forward_backward: forward_backward_input.loss_fn_config: beta: Invalid input: expected number, received undefined");
   });
 
   it("names unknown models, sessions, futures and samplers", async () => {

@@ -1,6 +1,6 @@
-import { crossEntropySum, importanceSamplingSum, lossMetrics, policyLoss, ppoSum } from "@envace/grpo";
+import { lossMetrics, policyLoss } from "@envace/grpo";
 import type { SampledTokens, Sampler, SamplingParams } from "@envace/protocol";
-import { TrainingInputError, type AdamParams, type Datum, type ForwardBackwardResult, type LossFn, type TrainingBackend } from "@envace/training";
+import { referenceLoss, TrainingInputError, type AdamParams, type Datum, type ForwardBackwardResult, type LossFn, type TrainingBackend } from "@envace/training";
 
 /**
  * A deterministic bigram model for protocol tests: the next-token logits are one row of a V×V
@@ -104,8 +104,7 @@ export class TableBackend implements TrainingBackend {
       gradEntropy = result.gradEntropy;
       metrics = lossMetrics(result);
     } else {
-      const result =
-        loss.type === "cross_entropy" ? crossEntropySum(rows) : loss.type === "importance_sampling" ? importanceSamplingSum(rows) : ppoSum(rows, loss.clipLow, loss.clipHigh);
+      const result = referenceLoss(loss, rows);
       value = result.loss;
       gradLogprobs = result.gradLogprobs;
       metrics = { "loss:sum": value };
