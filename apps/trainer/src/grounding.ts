@@ -1,4 +1,5 @@
 // Grounding: a share of a step's rehearsed calls also executed for real (`@envace/grounding`), between rollout and reward.
+import { InvariantError } from "@envace/errors";
 import type { AdvantageOptions } from "@envace/grpo";
 import { GroundingBudget, groundStep, rehearseBonuses, rowKey, targetRows, type GroundingMetrics } from "@envace/grounding";
 import type { Task, Tokenizer, Trajectory } from "@envace/protocol";
@@ -42,7 +43,8 @@ export interface Grounding {
 export function openGrounding(config: Pick<TrainConfig, "grounding">, domain: Pick<Domain, "name" | "environment">, kept: readonly MetricsRecord[]): Grounding | undefined {
   const grounding = config.grounding;
   if (grounding === undefined || grounding.fraction === 0) return undefined;
-  if (domain.environment === undefined) throw new Error(`grounding needs a real environment: the ${domain.name} data has none`);
+  // The config refuses grounding for a data source without a real environment.
+  if (domain.environment === undefined) throw new InvariantError(`grounding needs a real environment: the ${domain.name} data has none`);
   const used = kept.reduce((sum, r) => sum + (r.kind === "train" ? Number((r.grounding as { calls?: unknown } | undefined)?.calls ?? 0) : 0), 0);
   return { config: grounding, budget: new GroundingBudget(groundingLimits(grounding), used) };
 }

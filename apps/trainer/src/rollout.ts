@@ -1,5 +1,6 @@
 // Rollout: G rollouts of each task of a step, rehearsed by the policy or grounded in a real environment.
 import type { ConcurrencyLimit } from "@envace/concurrency";
+import { InvariantError } from "@envace/errors";
 import type { Environment, Policy, Task, Trajectory } from "@envace/protocol";
 import { rememberAttempts, withNote } from "@envace/rehearsal";
 import { deriveSeed, RehearsalEnvironment, unfoldGroup, userToolsOf, type UnfoldGroupOptions } from "@envace/trajectory";
@@ -53,7 +54,8 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
     return { act: params, rehearse: params };
   };
   const real = domain.environment;
-  if (config.environment === "real" && real === undefined) throw new Error(`the ${domain.name} data has no real environment: use environment self or simulator`);
+  // The config refuses environment: real for a data source without one.
+  if (config.environment === "real" && real === undefined) throw new InvariantError(`the ${domain.name} data has no real environment: use environment self or simulator`);
   // A task drawn more than once in a step (more tasks per step than tasks) is one larger group:
   // GRPO groups by task, so two groups of one task would be one anyway.
   const draws = new Map<Task, number>();

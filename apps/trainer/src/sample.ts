@@ -1,4 +1,5 @@
 // The tasks of each step: seeded, replayable draws from the training tasks.
+import { InvariantError } from "@envace/errors";
 import { Rng } from "@envace/training";
 
 /** A seeded permutation. */
@@ -21,8 +22,9 @@ export function shuffled<T>(items: T[], seed: number): T[] {
  * from step 1, so a resumed run samples what the uninterrupted one would have.
  */
 export function sampleTasks<T>(tasks: readonly T[], perStep: number, seed: number, step: number): T[] {
-  if (tasks.length === 0) throw new Error("no training tasks");
-  if (!(Number.isInteger(perStep) && perStep > 0)) throw new Error(`tasks per step must be a positive integer, got ${perStep}`);
+  // The data loaders refuse an empty file, and the config a tasks_per_step below 1.
+  if (tasks.length === 0) throw new InvariantError("no training tasks");
+  if (!(Number.isInteger(perStep) && perStep > 0)) throw new InvariantError(`tasks per step must be a positive integer, got ${perStep}`);
   const n = tasks.length;
   if (perStep >= n) {
     // Every task fits in every step: all of them, as many whole times as fit, then a seeded remainder.

@@ -8,6 +8,7 @@ import { computeAdvantages, computeRoleAdvantages, type AdvantageBatch } from "@
 import type { Policy, PolicyRole, Task } from "@envace/protocol";
 import type { Datum } from "@envace/training";
 import { ConcurrencyLimit } from "@envace/concurrency";
+import { InvariantError } from "@envace/errors";
 import { IncrementalRenderer, rowsOf } from "@envace/trajectory";
 import type { TrainConfig } from "./config/schema.js";
 import { adamOptions, advantageOptions, evalSampling, miniBatching, policyLossOptions, rolloutLimits, scoringOptions, sftStageOptions } from "./config/to-options.js";
@@ -293,7 +294,7 @@ async function evaluateHeldOut(
   kept: KeptRollouts | undefined,
 ): Promise<EvaluationResult> {
   const real = domain.environment;
-  if (real === undefined) throw new Error(`${domain.name} has no real environment to evaluate against`);
+  if (real === undefined) throw new InvariantError(`${domain.name} has no real environment to evaluate against`);
   const bar = new ProgressBar(`eval ${setting} @${step}`, domain.test.length);
   const records = new Map<string, KeptEvalRecord>();
   const result = await evaluate({

@@ -1,5 +1,6 @@
 // Update: clipped policy-gradient steps with AdamW on the scored rows, the whole step at once or
 // in mini-batches of whole task groups (PPO-style).
+import { InvariantError } from "@envace/errors";
 import type { PolicyLossConfig, ScoredRow } from "@envace/grpo";
 import { datumFromRow, type AdamParams, type Datum, type ScoringOptions, type TrainingBackend } from "@envace/training";
 
@@ -71,7 +72,7 @@ export async function policyUpdate(
   if (batches.length === 0) return { loss: 0, metrics: {}, tokens: 0 };
   const targets = grouped.map((batch) => supervisedData(supervised, new Set(batch.map((s) => s.row.taskId))));
   if (loss.klCoef > 0) {
-    if (reference === undefined) throw new Error("a KL term needs the reference model's log-probabilities");
+    if (reference === undefined) throw new InvariantError("a KL term needs the reference model's log-probabilities");
     for (const data of batches) {
       const refs = await reference.forward(data, scoring);
       data.forEach((d, i) => (d.refLogprobs = refs[i]!));

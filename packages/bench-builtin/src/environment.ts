@@ -1,3 +1,4 @@
+import { InvariantError } from "@envace/errors";
 import type { Environment, JsonValue, Task, ToolCall, ToolResult, ToolSpec } from "@envace/protocol";
 import { builtinMeta } from "./meta.js";
 import { Shop, TOOL_SPECS, type ShopResult } from "./tools.js";
@@ -37,7 +38,7 @@ export class BuiltinEnvironment implements Environment {
   }
 
   private withShop<T>(use: (shop: Shop) => T): Promise<T> {
-    if (!this.shop) return Promise.reject(new Error("BuiltinEnvironment: call reset(task) before using the environment"));
+    if (!this.shop) return Promise.reject(new InvariantError("BuiltinEnvironment: call reset(task) before using the environment"));
     return Promise.resolve(use(this.shop));
   }
 }

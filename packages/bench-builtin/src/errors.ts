@@ -1,6 +1,2 @@
-import { EnvaceError } from "@envace/errors";
-
-/** A task lacks a part the call needs: its reference dialogue, checklists or expected state. */
-export class TaskContentError extends EnvaceError {
-  override readonly code = "task-content";
-}
+// The task-content error is the protocol's (the evaluators of `@envace/rewards` raise it too).
+export { TaskContentError } from "@envace/protocol";

@@ -1,4 +1,4 @@
-import { EnvaceError } from "@envace/errors";
+import { EnvaceError, InvariantError } from "@envace/errors";
 import { InputError, type Environment, type JsonValue, type Task, type ToolCall, type ToolResult, type ToolSpec } from "@envace/protocol";
 import { attributeError, errorCode, fromJson, isPyModel, jsonLoads, type PyDict, pyDumps, pyEquals, PyException, pyStr, pyTypeName, type PyValue, toJson, valueError } from "@envace/python-text";
 import { Database, type DbRoot } from "./database.js";
@@ -100,7 +100,7 @@ export class Tau2Environment implements Environment {
   /** Start `task` afresh. The task is looked up by id among the domain's tasks. */
   reset(task: Task): Promise<void> {
     const tau2Task = this.taskIndex.get(task.id);
-    if (tau2Task === undefined) return Promise.reject(new Error(`task "${task.id}" is not a ${this.domain.definition.name} task`));
+    if (tau2Task === undefined) return Promise.reject(new InvariantError(`task "${task.id}" is not a ${this.domain.definition.name} task`));
     this.resetTo(tau2Task);
     return Promise.resolve();
   }

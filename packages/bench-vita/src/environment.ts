@@ -42,7 +42,7 @@ export class VitaEnvironment implements Environment {
 
   reset(task: Task): Promise<void> {
     const vita = this.tasks.get(task.id);
-    if (vita === undefined) return Promise.reject(new Error(`no VitaBench task "${task.id}" in this environment`));
+    if (vita === undefined) return Promise.reject(new InvariantError(`no VitaBench task "${task.id}" in this environment`));
     this.current = newDb(vita);
     return Promise.resolve();
   }

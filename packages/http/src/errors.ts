@@ -12,7 +12,9 @@ export type HttpErrorCode =
   /** A body that is not JSON. */
   | "malformed"
   /** JSON of the wrong shape: the server speaks a different dialect or version. */
-  | "shape";
+  | "shape"
+  /** A URL this client cannot send to: a scheme other than http or https. */
+  | "url";
 
 export interface HttpErrorOptions {
   status?: number;
@@ -53,11 +55,11 @@ export class HttpError extends EnvaceError {
 
 /**
  * Whether another attempt may succeed: dropped connections, timeouts and unparsable bodies are;
- * a dialect mismatch is not; an error status is when `retryStatus` says so and the server did not
+ * a dialect mismatch or an unusable URL is not; an error status is when `retryStatus` says so and the server did not
  * say otherwise.
  */
 export function shouldRetry(error: HttpError, retryStatus: (status: number) => boolean = isRetryableStatus): boolean {
-  if (error.code === "shape") return false;
+  if (error.code === "shape" || error.code === "url") return false;
   if (error.code !== "status") return true;
   return !error.serverRefusesRetry && retryStatus(error.status ?? 0);
 }

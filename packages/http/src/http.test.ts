@@ -133,6 +133,19 @@ describe("requestJson", () => {
     expect(seen).toHaveLength(0);
   });
 
+  it("refuses a URL of another scheme at once, naming it, and does not retry it", async () => {
+    let attempts = 0;
+    const failure = await error(
+      withRetry(() => {
+        attempts += 1;
+        return requestJson({ url: "ftp://127.0.0.1:1/file", timeoutMs: 5_000 });
+      }, quick),
+    );
+    expect(failure).toBeInstanceOf(HttpError);
+    expect(failure).toMatchObject({ code: "url", isRetryable: false, message: "ftp://127.0.0.1:1/file: unsupported protocol ftp:" });
+    expect(attempts).toBe(1);
+  });
+
   it("reports a refused connection as a connection failure", async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));

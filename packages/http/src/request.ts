@@ -40,8 +40,8 @@ export interface HttpReply {
 
 /**
  * One attempt, whatever status comes back. Throws an `HttpError` when there is no usable answer:
- * no connection (`connection`), none in time (`timeout`), or a successful reply that is not JSON
- * (`malformed`); throws the signal's reason when the caller aborts.
+ * no connection (`connection`), none in time (`timeout`), a successful reply that is not JSON
+ * (`malformed`), or a URL it cannot send to (`url`); throws the signal's reason when the caller aborts.
  */
 export async function send(request: HttpRequest): Promise<HttpReply> {
   // Encoded before anything is sent: a body that cannot be encoded is this process's fault, not
@@ -52,6 +52,7 @@ export async function send(request: HttpRequest): Promise<HttpReply> {
     raw = await (request.fetch ? viaFetch(request.fetch, request, encoded) : viaNode(request, encoded));
   } catch (error) {
     if (request.signal?.aborted) throw abortReason(request.signal);
+    if (error instanceof HttpError && error.code === "url") throw error;
     if (error instanceof TimedOut) throw new HttpError("timeout", request.url, `no answer within ${request.timeoutMs} ms`, { cause: error });
     throw new HttpError("connection", request.url, `connection failed (${describeCause(error)})`, { cause: error });
   }
@@ -64,6 +65,13 @@ export async function send(request: HttpRequest): Promise<HttpReply> {
 class TimedOut extends Error {
   constructor(options?: ErrorOptions) {
     super("the per-attempt timeout ran out", options);
+  }
+}
+
+/** The connection closed before the reply ended; `send` turns it into the `connection` HttpError. */
+class ConnectionCut extends Error {
+  constructor(options?: ErrorOptions) {
+    super("the connection closed before the reply ended", options);
   }
 }
 
@@ -99,7 +107,7 @@ const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent
 function viaNode(request: HttpRequest, encoded: Encoded): Promise<RawReply> {
   const { method, headers, body } = encoded;
   const url = new URL(request.url);
-  if (url.protocol !== "http:" && url.protocol !== "https:") return Promise.reject(new Error(`unsupported protocol ${url.protocol}`));
+  if (url.protocol !== "http:" && url.protocol !== "https:") return Promise.reject(new HttpError("url", request.url, `unsupported protocol ${url.protocol}`));
   if (body !== undefined) headers["content-length"] = String(body.byteLength);
   const signal = request.signal;
   return new Promise<RawReply>((resolve, reject) => {
@@ -109,7 +117,7 @@ function viaNode(request: HttpRequest, encoded: Encoded): Promise<RawReply> {
     const outgoing = open(url, { method, headers, agent: secure ? agents.https : agents.http }, (incoming) => {
       const chunks: Buffer[] = [];
       incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
-      const cutOff = (cause?: unknown) => fail(new Error("the connection closed before the reply ended", { cause }));
+      const cutOff = (cause?: unknown) => fail(new ConnectionCut({ cause }));
       incoming.on("error", cutOff);
       incoming.on("close", () => {
         if (!incoming.complete) cutOff();

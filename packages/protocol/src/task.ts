@@ -1,3 +1,4 @@
+import { EnvaceError } from "@envace/errors";
 import { z } from "zod";
 import { Checklist } from "./checklist.js";
 import { JsonObject, JsonValue } from "./json.js";
@@ -37,3 +38,11 @@ export const Cm2Record = z.object({
   checklists: z.array(Checklist),
 });
 export type Cm2Record = z.infer<typeof Cm2Record>;
+
+/**
+ * A task lacks a part the call needs: its reference dialogue, checklists, expected state, gold
+ * actions or facts to communicate. The task came from a data set, so the fix is in the data.
+ */
+export class TaskContentError extends EnvaceError {
+  override readonly code = "task-content";
+}

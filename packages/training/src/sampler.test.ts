@@ -3,6 +3,7 @@ import { TinyModelConfig } from "./config.js";
 import { InProcessBackend } from "./in-process.js";
 import { initParameters } from "./parameters.js";
 import { Rng, seededRandom } from "./rng.js";
+import { TrainingInputError } from "./errors.js";
 import { TinySampler } from "./sampler.js";
 import { sampleToken } from "./sampling.js";
 
@@ -156,6 +157,7 @@ describe("TinySampler", () => {
   it("refuses prompts it cannot condition on, saying why", async () => {
     const sampler = new TinySampler(config, params);
     await expect(sampler.sample([], {})).rejects.toThrow(/promptTokens is empty/);
+    await expect(sampler.sample([], {})).rejects.toBeInstanceOf(TrainingInputError);
     await expect(sampler.sample([1, 99], {})).rejects.toThrow(/promptTokens\[1\] = 99 is not a token id/);
     await expect(sampler.sample([1], { stop: ["x"] })).rejects.toThrow(/stop strings need a tokenizer/);
     await expect(sampler.sample([1], { temperature: -1 })).rejects.toThrow(/temperature/);

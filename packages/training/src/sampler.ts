@@ -74,7 +74,7 @@ export class TinySampler implements Sampler {
     this.name = options.name ?? "tiny";
     const stops = options.stopTokenIds ?? (config.eosTokenId !== null ? [config.eosTokenId] : []);
     for (const id of stops) {
-      if (!Number.isInteger(id) || id < 0 || id >= config.vocabSize) throw new Error(`stop token id ${id} is outside the vocabulary (0..${config.vocabSize - 1})`);
+      if (!Number.isInteger(id) || id < 0 || id >= config.vocabSize) throw new TrainingInputError(`stop token id ${id} is outside the vocabulary (0..${config.vocabSize - 1})`);
     }
     this.stopTokenIds = new Set(stops);
     this.tokenizer = options.tokenizer;
@@ -86,11 +86,11 @@ export class TinySampler implements Sampler {
   sample(promptTokens: readonly number[], params: SamplingParamsInput, signal?: AbortSignal, onToken?: TokenListener): Promise<SampledTokens> {
     const parsed = SamplingParams.safeParse(params);
     if (!parsed.success) {
-      return Promise.reject(new Error(`sampling parameters: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`));
+      return Promise.reject(new TrainingInputError(`sampling parameters: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`));
     }
     const p = parsed.data;
     const { vocabSize, maxPositionEmbeddings } = this.config;
-    if (promptTokens.length === 0) return Promise.reject(new Error("promptTokens is empty: the model needs at least one token to condition on"));
+    if (promptTokens.length === 0) return Promise.reject(new TrainingInputError("promptTokens is empty: the model needs at least one token to condition on"));
     const bad = promptTokens.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= vocabSize);
     if (bad >= 0) return Promise.reject(new TrainingInputError(`promptTokens[${bad}] = ${promptTokens[bad]} is not a token id of this model (0..${vocabSize - 1})`));
     if (promptTokens.length >= maxPositionEmbeddings) {
@@ -127,7 +127,7 @@ export class TinySampler implements Sampler {
   async promptLogprobs(promptTokens: readonly number[]): Promise<number[]> {
     const { vocabSize, maxPositionEmbeddings } = this.config;
     const bad = promptTokens.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= vocabSize);
-    if (bad >= 0) throw new Error(`promptTokens[${bad}] = ${promptTokens[bad]} is not a token id of this model (0..${vocabSize - 1})`);
+    if (bad >= 0) throw new TrainingInputError(`promptTokens[${bad}] = ${promptTokens[bad]} is not a token id of this model (0..${vocabSize - 1})`);
     if (promptTokens.length > maxPositionEmbeddings) throw new ContextLengthError(promptTokens.length, maxPositionEmbeddings);
     const n = promptTokens.length - 1;
     if (n <= 0) return [];

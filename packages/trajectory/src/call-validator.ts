@@ -26,6 +26,11 @@ export class SchemaDepthError extends LocatedError {
   }
 }
 
+/** A tool's `parameters` that Ajv cannot compile as a JSON Schema (e.g. `{"type": "dict"}`). */
+export class ToolSchemaError extends LocatedError {
+  override readonly code = "tool-schema";
+}
+
 /**
  * The path to the first object or array nested deeper than `limit` levels in `value` (the value
  * itself is level 1), or undefined when none is. Walked without recursion, so any depth is safe.
@@ -129,9 +134,7 @@ export class ToolCallValidator {
       try {
         this.#tools.set(toolName(tool), parameters === undefined ? undefined : schemaCache.compile(parameters));
       } catch (error) {
-        throw new Error(`tool "${toolName(tool)}": parameters are not a valid JSON Schema (${(error as Error).message})`, {
-          cause: error,
-        });
+        throw new ToolSchemaError(`tool "${toolName(tool)}"`, `parameters are not a valid JSON Schema (${(error as Error).message})`, { cause: error });
       }
     }
   }

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import type { Message, ToolSpec } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { CallRejectionCode } from "@envace/protocol";
-import { ToolCallValidator } from "./call-validator.js";
+import { ToolCallValidator, ToolSchemaError } from "./call-validator.js";
 import { parseRehearseOutput, RehearseParseErrorCode, type RehearseOutput } from "./rehearse-parser.js";
 import { buildRehearsePrompt, DEFAULT_REHEARSE_INSTRUCTIONS, type RehearseRequest } from "./rehearse-prompt.js";
 import { adversarialText, bankTools, callingTurn, expectParseError } from "./testing/fixtures.js";
@@ -140,9 +140,9 @@ describe("ToolCallValidator: format, then whitelist, then JSON Schema", () => {
   });
 
   it("refuses a task whose tool schema is not JSON Schema, naming the tool", () => {
-    expect(() => new ToolCallValidator([{ type: "function", function: { name: "bad", parameters: { type: "dict" } } }])).toThrow(
-      'tool "bad": parameters are not a valid JSON Schema',
-    );
+    const build = () => new ToolCallValidator([{ type: "function", function: { name: "bad", parameters: { type: "dict" } } }]);
+    expect(build).toThrow('tool "bad": parameters are not a valid JSON Schema');
+    expect(build).toThrow(ToolSchemaError);
   });
 });
 

@@ -89,6 +89,22 @@ describe("envace train", () => {
     expect(existsSync(join(out, "checkpoints", "sft"))).toBe(false);
   }, 60_000);
 
+  it("refuses an --out that holds a run of another config: one line and where to read the usage, exit 2, the run left as it was", async () => {
+    const dir = workspace();
+    const out = join(dir, "run");
+    mkdirSync(out);
+    writeFileSync(join(out, "config.json"), '{\n  "seed": 99\n}\n');
+    const config = join(dir, "micro.yaml");
+    writeFileSync(config, MICRO_CONFIG);
+    const result = await envace(["train", "--config", config, "--out", out]).output;
+    expect(result.code).toBe(2);
+    expect(result.stderr.split("\n").filter((line) => line !== "")).toEqual([
+      `envace train: ${out} holds a run with a different config (${join(out, "config.json")}); use a new --out directory or the same config to resume`,
+      "(see envace train --help)",
+    ]);
+    expect(readFileSync(join(out, "config.json"), "utf8")).toBe('{\n  "seed": 99\n}\n');
+  }, 60_000);
+
   it("resumes after kill -9 and finishes with every step logged exactly once", async () => {
     const dir = workspace();
     const config = join(dir, "micro.yaml");

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { recoverDirectory, replaceDirectory, writeFileAtomically } from "@envace/records";
+import { recoverDirectory, replaceDirectory, RunDirectoryError, writeFileAtomically } from "@envace/records";
 import { MetricsLog } from "./metrics-log.js";
 
 const STEP_DIR = /^step-(\d{6})$/;
@@ -37,7 +37,7 @@ export class RunDirectory {
     if (existsSync(configPath)) {
       const existing = readFileSync(configPath, "utf8");
       if (existing !== text) {
-        throw new Error(`${path} holds a run with a different config (${configPath}); use a new --out directory or the same config to resume`);
+        throw new RunDirectoryError(`${path} holds a run with a different config (${configPath}); use a new --out directory or the same config to resume`);
       }
     } else {
       writeFileAtomically(configPath, text);

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue, Task, ToolCall, Trajectory } from "@envace/protocol";
+import { TaskContentError, type JsonObject, type JsonValue, type Task, type ToolCall, type Trajectory } from "@envace/protocol";
 import { type RewardFunction, scored } from "../reward.js";
 import { structuralEqual } from "../structural-equal.js";
 
@@ -78,7 +78,7 @@ export function actionMatchReward(options: ActionMatchOptions = {}): RewardFunct
   const actionsOf = options.actions ?? ((task: Task) => task.goldActions);
   return (trajectory, task) => {
     const gold = actionsOf(task);
-    if (gold === undefined) return Promise.reject(new Error(`task "${task.id}" has no gold actions to match`));
+    if (gold === undefined) return Promise.reject(new TaskContentError(`task "${task.id}" has no gold actions to match`));
     const checks = checkActions(gold, agentToolCalls(trajectory));
     const value = checks.every((check) => check.matched) ? 1 : 0;
     return Promise.resolve(scored(value, { action: value }));

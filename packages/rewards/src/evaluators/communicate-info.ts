@@ -1,4 +1,4 @@
-import type { JsonValue, Task, Trajectory } from "@envace/protocol";
+import { TaskContentError, type JsonValue, type Task, type Trajectory } from "@envace/protocol";
 import { splitAssistant } from "../checklist/assistant-parts.js";
 import { type RewardFunction, scored } from "../reward.js";
 
@@ -34,7 +34,7 @@ export function communicateInfoReward(options: CommunicateInfoOptions = {}): Rew
   const infoOf = options.info ?? ((task: Task) => stringList(task.metadata.communicate_info));
   return (trajectory, task) => {
     const info = infoOf(task);
-    if (info === undefined) return Promise.reject(new Error(`task "${task.id}" has no communicate_info list`));
+    if (info === undefined) return Promise.reject(new TaskContentError(`task "${task.id}" has no communicate_info list`));
     const replies = assistantReplies(trajectory);
     const value = info.every((fact) => infoCommunicated(fact, replies)) ? 1 : 0;
     return Promise.resolve(scored(value, { communicate: value }));

@@ -1,4 +1,5 @@
-import type { Task } from "@envace/protocol";
+import { InvariantError } from "@envace/errors";
+import { TaskContentError, type Task } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { masked, type RewardFunction, scored } from "../reward.js";
 import { actStep, trajectory, userStep } from "../testing/fixtures.js";
@@ -81,6 +82,7 @@ describe("actionMatchReward", () => {
   it("scores 1 for an empty list of gold actions and rejects a task without one", async () => {
     expect(await actionMatchReward()(rollout, { ...task, goldActions: [] })).toMatchObject({ value: 1 });
     await expect(actionMatchReward()(rollout, task)).rejects.toThrow('task "t1" has no gold actions to match');
+    await expect(actionMatchReward()(rollout, task)).rejects.toBeInstanceOf(TaskContentError);
   });
 });
 
@@ -103,6 +105,9 @@ describe("stateMatchReward", () => {
     const rollout = trajectory(context, [actStep("ok")]);
     await expect(stateMatchReward()(rollout, { ...task, expectedState: {} })).rejects.toThrow("needs the final environment state in context.state");
     await expect(stateMatchReward()(rollout, task, { state: {} })).rejects.toThrow('task "t1" has no expected state');
+    // A task without the state is the data's fault; a call without the final state, the calling program's.
+    await expect(stateMatchReward()(rollout, task, { state: {} })).rejects.toBeInstanceOf(TaskContentError);
+    await expect(stateMatchReward()(rollout, { ...task, expectedState: {} })).rejects.toBeInstanceOf(InvariantError);
   });
 });
 
@@ -131,6 +136,7 @@ describe("communicate info (τ²-bench's rule)", () => {
     const rollout = trajectory(context, [actStep("Hi")]);
     expect(await communicateInfoReward()(rollout, { ...task, metadata: { communicate_info: [] } })).toMatchObject({ value: 1 });
     await expect(communicateInfoReward()(rollout, task)).rejects.toThrow('task "t1" has no communicate_info list');
+    await expect(communicateInfoReward()(rollout, task)).rejects.toBeInstanceOf(TaskContentError);
   });
 });
 

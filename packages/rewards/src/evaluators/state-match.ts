@@ -1,4 +1,5 @@
-import type { JsonValue, Task } from "@envace/protocol";
+import { InvariantError } from "@envace/errors";
+import { TaskContentError, type JsonValue, type Task } from "@envace/protocol";
 import { contentHash } from "@envace/records";
 import { type RewardFunction, scored } from "../reward.js";
 
@@ -23,9 +24,10 @@ export function stateMatchReward(options: StateMatchOptions = {}): RewardFunctio
   const expectedOf = options.expected ?? ((task: Task) => task.expectedState);
   return (_trajectory, task, context) => {
     const expected = expectedOf(task);
-    if (expected === undefined) return Promise.reject(new Error(`task "${task.id}" has no expected state to compare with`));
+    if (expected === undefined) return Promise.reject(new TaskContentError(`task "${task.id}" has no expected state to compare with`));
     if (context?.state === undefined) {
-      return Promise.reject(new Error(`state match for task "${task.id}" needs the final environment state in context.state`));
+      // The caller composes evaluators with the environment it ran: a missing state is its bug.
+      return Promise.reject(new InvariantError(`state match for task "${task.id}" needs the final environment state in context.state`));
     }
     const value = stateHash(context.state) === stateHash(expected) ? 1 : 0;
     return Promise.resolve(scored(value, { state: value }));
