@@ -4,9 +4,12 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { reply, startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
 import { describe, expect, it, vi } from "vitest";
-import { deliveryTask } from "../../../../packages/bench-vita/src/testing/fixture.js";
 import { envace } from "../cli.js";
 import { captureConsole, itRefuses } from "../testing/console.js";
+
+// bench-vita's small delivery task, read from its fixture file (a package's test helpers are not imported across packages).
+const DELIVERY_TASK = fileURLToPath(new URL("../../../../packages/bench-vita/src/testing/fixtures/delivery-task.json", import.meta.url));
+const deliveryTask = (id: string): Record<string, unknown> => ({ ...(JSON.parse(readFileSync(DELIVERY_TASK, "utf8")) as Record<string, unknown>), id });
 
 const run = (argv: string[]): Promise<number> => envace(["eval", "vita", ...argv]);
 
