@@ -21,7 +21,7 @@ const APPS = new Set(["server", "trainer"]);
 const folderOf = (name) => (APPS.has(name) ? `apps/${name}` : `packages/${name}`);
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 // Tests, benches and test helpers may use their package's development dependencies as well.
-const TEST_FILES = "(\\.test\\.ts|\\.bench\\.ts|/testing/|/test-support/|/fixtures/)";
+const TEST_FILES = "(\\.test\\.ts|\\.bench\\.ts|/testing/|/fixtures/)";
 
 function layeringRules(rules) {
   return [...rules].map(([name, allowed]) => {

@@ -6,8 +6,8 @@ import OpenAI from "openai";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "./serve.js";
-import { MODEL, waitFor } from "./test-support/harness.js";
-import { rawRequest } from "./test-support/raw.js";
+import { MODEL, waitFor } from "./testing/harness.js";
+import { rawRequest } from "./testing/raw.js";
 
 interface LogLine {
   msg: string;

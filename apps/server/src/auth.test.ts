@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp, type App } from "./app.js";
 import { parseServerConfig } from "./config.js";
 import { startServer, type RunningServer } from "./serve.js";
-import { MODEL } from "./test-support/harness.js";
-import { rawRequest, routesOf, type RawAnswer } from "./test-support/raw.js";
+import { MODEL } from "./testing/harness.js";
+import { rawRequest, routesOf, type RawAnswer } from "./testing/raw.js";
 
 const TOKEN = "tok-0123456789abcdef0123456789abcdef-xyz"; // 40 characters
 const CHAT_BODY = JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "Hello?" }] });

@@ -2,8 +2,8 @@ import type { ServerResponse } from "node:http";
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunningServer } from "./serve.js";
-import { MODEL, waitFor } from "./test-support/harness.js";
-import { chunkEvent, serverFor, startSseUpstream, startStream, writeWaiting, type SseUpstream } from "./test-support/sse-upstream.js";
+import { MODEL, waitFor } from "./testing/harness.js";
+import { chunkEvent, serverFor, startSseUpstream, startStream, writeWaiting, type SseUpstream } from "./testing/sse-upstream.js";
 
 let upstream: SseUpstream | undefined;
 let server: RunningServer | undefined;

@@ -2,7 +2,7 @@ import { reply } from "@envace/scripted-server";
 import { MAX_SCHEMA_DEPTH } from "@envace/trajectory";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_BODY_DEPTH } from "./request.js";
-import { MODEL, postRaw, startHarness, type Harness } from "./test-support/harness.js";
+import { MODEL, postRaw, startHarness, type Harness } from "./testing/harness.js";
 
 let harness: Harness;
 beforeAll(async () => {

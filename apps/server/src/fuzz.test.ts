@@ -8,8 +8,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp, type App } from "./app.js";
 import { parseServerConfig } from "./config.js";
-import { MODEL } from "./test-support/harness.js";
-import { rawRequest, type RawAnswer } from "./test-support/raw.js";
+import { MODEL } from "./testing/harness.js";
+import { rawRequest, type RawAnswer } from "./testing/raw.js";
 
 const TOKEN = "fuzz-token-0123456789abcdef0123456789abcdef";
 const BODY_LIMIT = 64 * 1024;

@@ -1,9 +1,9 @@
 import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lookupTool } from "./test-support/harness.js";
-import { reassemble } from "./test-support/stream.js";
-import { metricValue, startTinyHarness, TINY_MODEL, type TinyHarness } from "./test-support/tiny.js";
+import { lookupTool } from "./testing/harness.js";
+import { reassemble } from "./testing/stream.js";
+import { metricValue, startTinyHarness, TINY_MODEL, type TinyHarness } from "./testing/tiny.js";
 
 let harness: TinyHarness;
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { reply } from "@envace/scripted-server";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { startServer, ServeError, type RunningServer } from "./serve.js";
-import { MODEL, startHarness, waitFor, type Harness } from "./test-support/harness.js";
+import { MODEL, startHarness, waitFor, type Harness } from "./testing/harness.js";
 
 let harness: Harness | undefined;
 let extra: RunningServer | undefined;

@@ -1,7 +1,7 @@
 import { reply, type RecordedRequest } from "@envace/scripted-server";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
-import { lookupTool, MODEL, startHarness, type Harness } from "./test-support/harness.js";
+import { lookupTool, MODEL, startHarness, type Harness } from "./testing/harness.js";
 
 let harness: Harness | undefined;
 afterEach(async () => {

@@ -2,8 +2,8 @@ import { reply, tokensOf } from "@envace/scripted-server";
 import OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { afterEach, describe, expect, it } from "vitest";
-import { lookupTool, MODEL, startHarness, waitFor, type Harness } from "./test-support/harness.js";
-import { reassemble } from "./test-support/stream.js";
+import { lookupTool, MODEL, startHarness, waitFor, type Harness } from "./testing/harness.js";
+import { reassemble } from "./testing/stream.js";
 
 let harness: Harness | undefined;
 afterEach(async () => {

@@ -2,8 +2,8 @@ import OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunningServer } from "./serve.js";
-import { lookupTool, MODEL } from "./test-support/harness.js";
-import { chunkEvent, serverFor, startSseUpstream, startStream, type Answer, type SseUpstream } from "./test-support/sse-upstream.js";
+import { lookupTool, MODEL } from "./testing/harness.js";
+import { chunkEvent, serverFor, startSseUpstream, startStream, type Answer, type SseUpstream } from "./testing/sse-upstream.js";
 
 let upstream: SseUpstream | undefined;
 let server: RunningServer | undefined;

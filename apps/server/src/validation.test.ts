@@ -1,6 +1,6 @@
 import { reply } from "@envace/scripted-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MODEL, postRaw, startHarness, type Harness } from "./test-support/harness.js";
+import { MODEL, postRaw, startHarness, type Harness } from "./testing/harness.js";
 
 let harness: Harness;
 beforeAll(async () => {

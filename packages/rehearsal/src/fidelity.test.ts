@@ -3,7 +3,7 @@ import type { GenerateRequest, JsonValue, ToolResult } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { commit } from "./commit.js";
 import { aggregateFidelity, compareResults, fidelityRecord, probeFidelity } from "./fidelity.js";
-import { call, recording, RecordingBank, result, task } from "./test-support/bank.js";
+import { call, recording, RecordingBank, result, task } from "./testing/bank.js";
 
 const ok = (content: JsonValue): ToolResult => ({ status: "ok", callId: "c", name: "t", content });
 const error = (code: string, message = "m"): ToolResult => ({ status: "error", callId: "c", name: "t", error: { code, message } });

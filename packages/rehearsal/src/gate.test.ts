@@ -4,7 +4,7 @@ import type { PredictedFailure } from "./attempt.js";
 import { commit, rehearseThenCommit } from "./commit.js";
 import { defaultGateNote } from "./gate.js";
 import { buildMemory } from "./memory.js";
-import { assessment, call, memory, recording, RecordingBank, result, task } from "./test-support/bank.js";
+import { assessment, call, memory, recording, RecordingBank, result, task } from "./testing/bank.js";
 import { tokenCounter } from "./tokens.js";
 
 const transfer500 = call("transfer", { to: "Bob", amount: 500 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { AttemptDigest, PredictedFailure } from "./attempt.js";
 import { buildMemory, earlierAttemptsNote, withNote } from "./memory.js";
 import type { AssessedAttempt, Summary } from "./summarize.js";
-import { charTokenizer, task } from "./test-support/bank.js";
+import { charTokenizer, task } from "./testing/bank.js";
 import { tokenCounter, type TokenCounter } from "./tokens.js";
 
 const chars = tokenCounter(charTokenizer);

@@ -4,7 +4,7 @@ import type { GenerateRequest, PolicyRole } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { rehearseThenCommit } from "./commit.js";
 import { rehearse } from "./rehearse.js";
-import { call, recording, RecordingBank, result, task, type LogEntry } from "./test-support/bank.js";
+import { call, recording, RecordingBank, result, task, type LogEntry } from "./testing/bank.js";
 
 // Outputs that try to make tool calls in every way the parsers know, in every role.
 const hostile: (string | ScriptedReply)[] = [

@@ -4,7 +4,7 @@ import type { AttemptDigest } from "./attempt.js";
 import { reflectOutput, fallbackAssessment, parseAssessment } from "./reflect.js";
 import { rehearse } from "./rehearse.js";
 import { fallbackSummary, parseSummary, type AssessedAttempt } from "./summarize.js";
-import { call, charTokenizer, recording, result, task } from "./test-support/bank.js";
+import { call, charTokenizer, recording, result, task } from "./testing/bank.js";
 
 describe("reading reflect outputs", () => {
   it("reads the tagged JSON, after reasoning, in a code fence, or without the tag", () => {

@@ -10,7 +10,7 @@ import { predictedFailures } from "./attempt.js";
 import { rehearseThenCommit } from "./commit.js";
 import { buildMemory } from "./memory.js";
 import { parseRehearsalSetting } from "./setting.js";
-import { assessment, call, memory, RecordingBank, result, task } from "./test-support/bank.js";
+import { assessment, call, memory, RecordingBank, result, task } from "./testing/bank.js";
 import { tokenCounter } from "./tokens.js";
 
 const TASKS = 100;

@@ -15,7 +15,7 @@ import {
   systemOf,
   task,
   type LogEntry,
-} from "./test-support/bank.js";
+} from "./testing/bank.js";
 
 const SYSTEM = "You are a bank agent. Check the balance before you transfer.";
 const TASK_TEXT = `[system]\n${SYSTEM}\n\n[user]\nSend 500 to Bob.\n\n(tools: balance, transfer)`;

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { ScriptedPolicy } from "@envace/trajectory";
 import { describe, expect, it } from "vitest";
 import { formatRehearsalSetting, parseRehearsalSetting } from "./setting.js";
-import { charTokenizer, task } from "./test-support/bank.js";
+import { charTokenizer, task } from "./testing/bank.js";
 import { estimateTokens, tokenCounter, truncateToTokens } from "./tokens.js";
 import { addUsage, MeteredPolicy, totalTokens } from "./usage.js";
 

@@ -2,7 +2,7 @@ import type { Message } from "@envace/protocol";
 import { ScriptedPolicy } from "@envace/trajectory";
 import { describe, expect, it } from "vitest";
 import { rehearseConversation, rehearseThenAct } from "./turn.js";
-import { assessment, call, charTokenizer, memory, recording, result, systemOf, task, tools } from "./test-support/bank.js";
+import { assessment, call, charTokenizer, memory, recording, result, systemOf, task, tools } from "./testing/bank.js";
 
 const sampling = { temperature: 0.6, topP: 0.95, topK: 0, maxTokens: 256, stop: [], seed: 7 };
 

@@ -4,8 +4,8 @@ import { lossCandidates, matchGradientRatio, matchLoss, PROBE, resolveReduction 
 import { TinkerService } from "./client.js";
 import { TinkerReductionError } from "./errors.js";
 import { startTinkerServer } from "./server/server.js";
-import { startProxy } from "./test-support/proxy.js";
-import { TableBackend } from "./test-support/table-backend.js";
+import { startProxy } from "./testing/proxy.js";
+import { TableBackend } from "./testing/table-backend.js";
 
 describe("the probe's arithmetic", () => {
   it("gives each reduction its own loss: −1.2 per scored token summed (5 tokens), per datum over its length (4 and 5), over all 9 tokens", () => {

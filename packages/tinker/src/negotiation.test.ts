@@ -4,8 +4,8 @@ import { SDK_WIRE_VERSION, TinkerService } from "./client.js";
 import { TinkerReductionError } from "./errors.js";
 import type { TinkerServer } from "./server/options.js";
 import { startTinkerServer } from "./server/server.js";
-import { startProxy } from "./test-support/proxy.js";
-import { TableBackend } from "./test-support/table-backend.js";
+import { startProxy } from "./testing/proxy.js";
+import { TableBackend } from "./testing/table-backend.js";
 
 let server: TinkerServer;
 let seed = 0;

@@ -7,7 +7,7 @@ import { messageType } from "./proto/schema.js";
 import { alignPromptScores } from "./sampler.js";
 import type { TinkerServer } from "./server/options.js";
 import { startTinkerServer } from "./server/server.js";
-import { startProxy } from "./test-support/proxy.js";
+import { startProxy } from "./testing/proxy.js";
 
 const tiny = { vocabSize: 16, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 32, eosTokenId: 15, initializerRange: 0.3 };
 

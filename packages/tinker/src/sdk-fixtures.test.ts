@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { toWireDatum } from "./datum.js";
 import { decodeForwardBackwardRequest, encodeForwardBackwardRequest } from "./proto/codec.js";
 import { startTinkerServer } from "./server/server.js";
-import { sdkFixtureServerOptions } from "./test-support/sdk-fixture-server.js";
+import { sdkFixtureServerOptions } from "./testing/sdk-fixture-server.js";
 
 /**
  * The exchanges of the real Tinker Python SDK (0.24.1 and 0.25.0) with this package's server, as

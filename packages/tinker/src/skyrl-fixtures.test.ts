@@ -3,12 +3,12 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { decodeSampleResponse } from "./proto/codec.js";
-import { bodyOf, type RecordedExchange } from "./test-support/record-skyrl.js";
-import { skyrlSession, type SkyrlSessionResult } from "./test-support/skyrl-session.js";
+import { bodyOf, type RecordedExchange } from "./testing/record-skyrl.js";
+import { skyrlSession, type SkyrlSessionResult } from "./testing/skyrl-session.js";
 
 /**
  * This package's client against SkyRL tx (JAX backend, a tiny random Qwen3), as recorded by
- * `src/test-support/record-skyrl.ts` (see `fixtures/skyrl/README.md`): a loopback server answers
+ * `src/testing/record-skyrl.ts` (see `fixtures/skyrl/README.md`): a loopback server answers
  * each request with what SkyRL answered to the same bytes, and the same session runs through the
  * client again. A request the recording does not hold fails the test.
  */

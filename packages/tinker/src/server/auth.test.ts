@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rawRequest } from "../test-support/raw-http.js";
-import { TableBackend } from "../test-support/table-backend.js";
+import { rawRequest } from "../testing/raw-http.js";
+import { TableBackend } from "../testing/table-backend.js";
 import { ApiKeys, isLoopbackHost, keyId } from "./auth.js";
 import type { TinkerServer } from "./options.js";
 import { matchRoute, ROUTES, targetSegments } from "./routes.js";

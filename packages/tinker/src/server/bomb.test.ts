@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { Decompress } from "fzstd";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gzipBomb, zstdBomb } from "../test-support/bombs.js";
+import { gzipBomb, zstdBomb } from "../testing/bombs.js";
 
 const LIMIT = 1024 * 1024;
 /** Peak memory the server may add while refusing a bomb: the 1 MiB of output it keeps, a 128 KiB window, and the runtime's own churn. */
@@ -36,7 +36,7 @@ function post(body: Uint8Array, encoding: string): Promise<{ status: number; det
 
 beforeAll(async () => {
   // Alone in its process, the server's peak RSS is what requests cost it.
-  child = fork(fileURLToPath(new URL("../test-support/bomb-target.ts", import.meta.url)), [String(LIMIT)], {
+  child = fork(fileURLToPath(new URL("../testing/bomb-target.ts", import.meta.url)), [String(LIMIT)], {
     execArgv: ["--conditions=@envace/source", "--import", "tsx", "--expose-gc"],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });

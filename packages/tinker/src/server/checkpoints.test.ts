@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tableCheckpoints } from "../test-support/sdk-fixture-server.js";
-import { TableBackend } from "../test-support/table-backend.js";
+import { tableCheckpoints } from "../testing/sdk-fixture-server.js";
+import { TableBackend } from "../testing/table-backend.js";
 import { parseCheckpointPath, RECORD_FILE } from "./checkpoints.js";
 import type { TinkerServer } from "./options.js";
 import { startTinkerServer } from "./server.js";

@@ -1,9 +1,9 @@
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gzipBomb, zstdBomb } from "../test-support/bombs.js";
-import { rawRequest } from "../test-support/raw-http.js";
-import { TableBackend } from "../test-support/table-backend.js";
+import { gzipBomb, zstdBomb } from "../testing/bombs.js";
+import { rawRequest } from "../testing/raw-http.js";
+import { TableBackend } from "../testing/table-backend.js";
 import type { TinkerServer } from "./options.js";
 import { ROUTES } from "./routes.js";
 import { startTinkerServer } from "./server.js";

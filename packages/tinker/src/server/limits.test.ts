@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { TableBackend } from "../test-support/table-backend.js";
+import { TableBackend } from "../testing/table-backend.js";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "./body.js";
 import { DEFAULT_SESSION_TIMEOUT_MS, TinkerServerCore } from "./core.js";
 import { startTinkerServer } from "./server.js";

@@ -2,8 +2,8 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tableCheckpoints } from "../test-support/sdk-fixture-server.js";
-import { TableBackend } from "../test-support/table-backend.js";
+import { tableCheckpoints } from "../testing/sdk-fixture-server.js";
+import { TableBackend } from "../testing/table-backend.js";
 import type { TinkerServer } from "./options.js";
 import { startTinkerServer } from "./server.js";
 

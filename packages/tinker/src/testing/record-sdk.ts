@@ -11,7 +11,7 @@ import { sdkFixtureServerOptions } from "./sdk-fixture-server.js";
  * Records what a real Tinker Python SDK sends to this package's server and what it gets back:
  * a loopback proxy in front of the server writes every exchange to a JSON Lines fixture.
  *
- *   node --conditions=@envace/source --import tsx src/test-support/record-sdk.ts <python> <out.jsonl> [zstd]
+ *   node --conditions=@envace/source --import tsx src/testing/record-sdk.ts <python> <out.jsonl> [zstd]
  *
  * `<python>` is an interpreter with the SDK installed; it runs `fixtures/sdk/drive_sdk.py`.
  */

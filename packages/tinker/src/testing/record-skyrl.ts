@@ -7,7 +7,7 @@ import { skyrlSession } from "./skyrl-session.js";
  * Records this package's client against a running SkyRL tx server: a loopback proxy writes every
  * exchange of `skyrlSession` to a JSON Lines fixture, and the session's result next to it.
  *
- *   node --conditions=@envace/source --import tsx src/test-support/record-skyrl.ts <tx url> <base model> fixtures/skyrl/session.jsonl
+ *   node --conditions=@envace/source --import tsx src/testing/record-skyrl.ts <tx url> <base model> fixtures/skyrl/session.jsonl
  */
 
 export interface RecordedExchange {
