@@ -1,6 +1,7 @@
 import { formatPath, type Message, type SamplingParams, type ToolSpec } from "@envace/protocol";
 import { MAX_SCHEMA_DEPTH, pathBeyondDepth } from "@envace/trajectory";
 import { z } from "zod";
+import { RehearsalSettingText } from "@envace/rehearsal";
 import { ApiError, badField } from "./errors.js";
 
 const TextPart = z.object({ type: z.literal("text", { error: 'only text content parts are supported (type "text")' }), text: z.string() });
@@ -49,7 +50,7 @@ const ToolChoice = z.union([z.enum(["auto", "none", "required"]), z.object({ typ
 /** The server's extension fields (`envace` in the request body). */
 export const EnvaceRequestFields = z.object({
   /** `none`, `parallel:N` or `sequential:N`: private rehearsal before this turn (tools required). */
-  rehearsal: z.string().optional(),
+  rehearsal: RehearsalSettingText.optional(),
   /** Token budget of the rehearsal memory; `null` for none. */
   memory_budget: z.number().int().positive().nullable().optional(),
 });

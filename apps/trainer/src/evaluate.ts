@@ -35,9 +35,8 @@ import {
   fidelityRecord,
   addUsage,
   FidelityRecord,
-  formatRehearsalSetting,
-  parseRehearsalSetting,
   probeFidelity,
+  RehearsalSettingText,
   rehearseThenCommit,
   totalTokens,
   type Episode,
@@ -191,7 +190,7 @@ export interface EvaluationResult extends EvaluationSummary {
 const defaultSuccess = (verdict: RewardVerdict): boolean => verdict.status === "scored" && verdict.value >= 1 - 1e-9;
 
 export async function evaluate(options: EvaluateOptions): Promise<EvaluationResult> {
-  const setting = formatRehearsalSetting(parseRehearsalSetting(options.rehearsal ?? "none"));
+  const setting = RehearsalSettingText.parse(options.rehearsal ?? "none");
   const memoryBudget = setting === "none" ? null : (options.memoryBudget ?? null);
   const safeWrites = options.safeWrites ?? false;
   const limit = new ConcurrencyLimit(options.concurrency ?? 4);
@@ -346,7 +345,7 @@ export function summarizeEntries(
   const mean = (values: readonly number[]): number | null => (values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length);
   const scored = entries.flatMap((e) => (e.reward === null ? [] : [e.reward]));
   const roles = new Set(entries.flatMap((e) => Object.keys(e.tokens.byRole)));
-  const byRole: Record<string, number> = {};
+  const byRole = Object.create(null) as Record<string, number>;
   for (const role of [...roles].sort()) byRole[role] = mean(entries.map((e) => (e.tokens.byRole[role]?.promptTokens ?? 0) + (e.tokens.byRole[role]?.outputTokens ?? 0))) ?? 0;
   const rehearsed = entries.flatMap((e) => (e.rehearsal === null ? [] : [e.rehearsal]));
   const sum = (pick: (e: EvaluationEntry) => number): number => entries.reduce((total, e) => total + pick(e), 0);

@@ -3,11 +3,11 @@
 // where it stopped when started again with the same options and --out (`@envace/records`' rule).
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { formatRehearsalSetting, parseRehearsalSetting } from "@envace/rehearsal";
 import { BuiltinEvalRun, builtinEvalConfig, formatBuiltinTable, settingKey, type BuiltinSetting } from "../evaluate-builtin.js";
-import { UsageError } from "../faults.js";
+
 import { ProgressBar } from "../run/progress.js";
 import { loadModel, modelSpec } from "./policy.js";
+import { rehearsalOption } from "./rehearsal-option.js";
 
 /** The options of `envace eval builtin`, as cli.ts declares them. */
 export interface EvalBuiltinOptions {
@@ -79,13 +79,7 @@ export async function run(options: EvalBuiltinOptions): Promise<void> {
  * order. Without rehearsal there is no memory to budget and no prediction to gate on.
  */
 function settingsOf(options: EvalBuiltinOptions): BuiltinSetting[] {
-  const rehearsals = [...new Set(options.rehearsal ?? ["none"])].map((text) => {
-    try {
-      return formatRehearsalSetting(parseRehearsalSetting(text));
-    } catch (error) {
-      throw new UsageError(`--rehearsal: ${(error as Error).message}`);
-    }
-  });
+  const rehearsals = [...new Set(options.rehearsal ?? ["none"])].map(rehearsalOption);
   const budgets = [...new Set(options.memoryBudget ?? [null])];
   const gates = { off: [false], on: [true], both: [false, true] }[options.safeWrites];
   const settings: BuiltinSetting[] = [];

@@ -6,10 +6,11 @@ import { formatSummary, loadSamples, rescoreFile, runFinMcp, type FinMcpSummary 
 import { checkReach, listMcpTools, McpEnvironment, McpServerSpec } from "@envace/mcp";
 import { InputError } from "@envace/protocol";
 import { writeFileAtomically } from "@envace/records";
-import { parseRehearsalSetting, type RehearsalSetting } from "@envace/rehearsal";
+import { parseRehearsalSetting } from "@envace/rehearsal";
 import { UsageError } from "../faults.js";
 import type { Logger } from "../log.js";
 import { loadModel } from "./policy.js";
+import { rehearsalOption } from "./rehearsal-option.js";
 
 /** The options of `envace eval finmcp`, as cli.ts declares them. */
 export interface EvalFinMcpOptions {
@@ -35,7 +36,8 @@ export interface EvalFinMcpOptions {
 
 /** `--mcp`: an http(s) URL (streamable HTTP), else a command line started over stdio. */
 export function serverOf(mcp: string, env: readonly string[] = []): McpServerSpec {
-  const variables: Record<string, string> = {};
+  // No prototype: a variable named `__proto__` is a variable like any other.
+  const variables = Object.create(null) as Record<string, string>;
   for (const pair of env) {
     const at = pair.indexOf("=");
     if (at <= 0) throw new UsageError(`--mcp-env: expected KEY=VALUE, got "${pair}"`);
@@ -53,12 +55,7 @@ export function serverOf(mcp: string, env: readonly string[] = []): McpServerSpe
 }
 
 export async function run(options: EvalFinMcpOptions, log: Logger): Promise<void> {
-  let rehearsal: RehearsalSetting;
-  try {
-    rehearsal = parseRehearsalSetting(options.rehearsal);
-  } catch (error) {
-    throw new UsageError(`--rehearsal: ${(error as Error).message}`);
-  }
+  const rehearsal = parseRehearsalSetting(rehearsalOption(options.rehearsal));
   let samples = await loadSamples(resolve(options.data));
   if (options.limit !== undefined) samples = samples.slice(0, options.limit);
 

@@ -2,10 +2,10 @@
 // calls, or run a policy against a simulated user and score it with upstream's judge.
 import { resolve } from "node:path";
 import { loadVitaTasks, openAiJudge, replayFile, resolveTasksFile, runVita, type VitaDomain } from "@envace/bench-vita";
-import { formatRehearsalSetting, parseRehearsalSetting } from "@envace/rehearsal";
 import { UsageError } from "../faults.js";
 import type { Logger } from "../log.js";
 import { loadModel, modelSpec, openAiKey } from "./policy.js";
+import { rehearsalOption } from "./rehearsal-option.js";
 
 /** The options of `envace eval vita`, as cli.ts declares them. */
 export interface EvalVitaOptions {
@@ -22,13 +22,6 @@ export interface EvalVitaOptions {
   concurrency: number;
 }
 
-function rehearsalSetting(text: string): string {
-  try {
-    return formatRehearsalSetting(parseRehearsalSetting(text));
-  } catch (error) {
-    throw new UsageError(`--rehearsal: ${(error as Error).message}`);
-  }
-}
 
 export async function run(options: EvalVitaOptions, log: Logger): Promise<void> {
   const started = Date.now();
@@ -42,7 +35,7 @@ export async function run(options: EvalVitaOptions, log: Logger): Promise<void> 
   if (options.judge === undefined) throw new UsageError("--judge is required to score a policy (upstream scores every conversation with an LLM judge)");
   const judgeSpec = modelSpec(options.judge, "--judge");
   if (judgeSpec.kind !== "openai") throw new UsageError(`--judge must be an openai:<url>#<model> spec, got ${JSON.stringify(options.judge)}`);
-  const rehearsal = rehearsalSetting(options.rehearsal ?? "none");
+  const rehearsal = rehearsalOption(options.rehearsal ?? "none");
   // Tasks are read before any model loads or anything is written, so a bad file stops the run at once.
   let tasks = await loadVitaTasks(resolveTasksFile(options.data, options.domain), options.domain);
   if (options.tasks !== undefined) {
