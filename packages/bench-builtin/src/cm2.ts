@@ -1,4 +1,4 @@
-import { TaskContentError } from "./errors.js";
+import { TaskContentError } from "@envace/protocol";
 import type { Cm2Record, Task } from "@envace/protocol";
 
 /**

@@ -9,7 +9,6 @@ export {
 } from "./checklist.js";
 export { toCm2Record } from "./cm2.js";
 export { consistentReward, scoreConsistency } from "./consistent.js";
-export { TaskContentError } from "./errors.js";
 export { CorpusOptions, LEXICON_MAX_NUMBER, domainCorpus, vocabulary, wordsOf, type CorpusOptionsInput } from "./corpus.js";
 export { BuiltinEnvironment, toToolResult } from "./environment.js";
 export { toolExamples, type ToolExample } from "./examples.js";

@@ -1,4 +1,4 @@
-import { TaskContentError } from "./errors.js";
+import { TaskContentError } from "@envace/protocol";
 import type { JsonValue, RewardVerdict, Task } from "@envace/protocol";
 import { canonicalJson } from "@envace/records";
 import type { DialogueSource, RewardFunction } from "@envace/rewards";
