@@ -136,3 +136,74 @@ describe("top-k prompt log-probabilities", () => {
     await close();
   });
 });
+
+describe("top-k prompt log-probabilities from this project's server", () => {
+  let server: TinkerServer;
+  beforeAll(async () => {
+    server = await startTinkerServer({ createBackend: ({ seed }) => InProcessBackend.create(tiny, { seed: seed ?? 0 }) });
+  });
+  afterAll(() => server.close());
+
+  const prompt = [1, 2, 3, 4, 5, 6];
+  const n = prompt.length - 1;
+
+  /**
+   * The log-probability of every token of the vocabulary at each scored prompt position, from
+   * `forward` (one datum per token, targeting it everywhere): table[t][token], for position t + 1.
+   */
+  async function forwardTable(service: TinkerService) {
+    const client = await service.createTrainingClient({ baseModel: "tiny", seed: 3, loraRank: 0 });
+    const zeros = Array.from({ length: n }, () => 0);
+    const vocab = Array.from({ length: tiny.vocabSize }, (_, token) => token);
+    const scored = await client.forward(vocab.map((token) => ({ tokens: prompt.slice(0, n), targetTokens: zeros.map(() => token), logprobs: zeros, advantages: zeros, mask: zeros.map(() => 1) })));
+    const table = zeros.map((_, t) => vocab.map((token) => scored[token]![t]!));
+    return { client, table };
+  }
+
+  /** The k best of a row of the table, ranked by hand: highest first, then the lower id. */
+  const best = (row: number[], k: number) =>
+    row
+      .map((lp, token) => [token, lp] as [number, number])
+      .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+      .slice(0, k);
+
+  function expectTopk(got: [number, number][][], table: number[][], k: number) {
+    expect(got).toHaveLength(n);
+    got.forEach((row, t) => {
+      const want = best(table[t]!, k);
+      expect(row.map(([token]) => token)).toEqual(want.map(([token]) => token));
+      row.forEach(([, lp], j) => expect(lp).toBeCloseTo(want[j]![1], 5));
+    });
+  }
+
+  it("answers k = 3 over protobuf: each position's three most likely tokens, best first, and the prompt's own log-probabilities", async () => {
+    const service = await TinkerService.connect({ baseUrl: server.url, heartbeatIntervalMs: 0 });
+    const { client, table } = await forwardTable(service);
+    const out = await (await client.saveWeightsForSampler()).topkPromptLogprobs(prompt, 3);
+    expectTopk(out.topk, table, 3);
+    expect(out.logprobs).toHaveLength(n);
+    out.logprobs.forEach((lp, t) => expect(lp).toBeCloseTo(table[t]![prompt[t + 1]!]!, 5));
+    service.close();
+  });
+
+  it("clips a k past the vocabulary to all of it, and over JSON sends null for the first position as prompt_logprobs does", async () => {
+    const replies: { prompt_logprobs?: unknown[]; topk_prompt_logprobs?: unknown[] }[] = [];
+    const proxy = await startProxy(server.url, {
+      rewriteJson: (_path, reply) => {
+        if ((reply as { type?: string }).type === "sample") replies.push(reply as (typeof replies)[number]);
+        return reply;
+      },
+    });
+    const service = await TinkerService.connect({ baseUrl: proxy.url, heartbeatIntervalMs: 0 });
+    const { client, table } = await forwardTable(service);
+    const out = await (await client.saveWeightsForSampler()).topkPromptLogprobs(prompt, 1000);
+    expectTopk(out.topk, table, 1000);
+    for (const row of out.topk) expect(row).toHaveLength(tiny.vocabSize);
+    const [reply] = replies;
+    expect(reply?.topk_prompt_logprobs).toHaveLength(prompt.length);
+    expect(reply?.topk_prompt_logprobs?.[0]).toBeNull();
+    expect(reply?.prompt_logprobs?.[0]).toBeNull();
+    service.close();
+    await proxy.close();
+  });
+});

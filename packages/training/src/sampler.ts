@@ -7,7 +7,8 @@ import type { Parameters } from "./parameters.js";
 import { Rng } from "./rng.js";
 import { sampleToken } from "./sampling.js";
 import { rotaryTables } from "./rotary.js";
-import { Transformer } from "./transformer.js";
+import { topkLogprobs } from "./topk.js";
+import { Transformer, type SequenceBatch } from "./transformer.js";
 import { initWasmBackend, tensorFrom } from "./wasm.js";
 
 /**
@@ -125,15 +126,51 @@ export class TinySampler implements Sampler {
    * scoring pass (what a Tinker server returns as `prompt_logprobs`).
    */
   async promptLogprobs(promptTokens: readonly number[]): Promise<number[]> {
+    const n = this.checkPrompt(promptTokens) - 1;
+    if (n <= 0) return [];
+    return this.scorePass(promptTokens, (model, weights, batch) => Array.from(model.score(weights, batch).logprobs.subarray(0, n)));
+  }
+
+  /**
+   * The `k` most likely next tokens at each prompt position after the first, as [token id,
+   * log-probability] pairs best first (a `k` past the vocabulary gives all of it), with the
+   * prompt's own log-probabilities, from one scoring pass (a Tinker server's `topk_prompt_logprobs`).
+   */
+  async topkPromptLogprobs(promptTokens: readonly number[], k: number): Promise<{ logprobs: number[]; topk: [number, number][][] }> {
+    if (!Number.isInteger(k) || k < 1) throw new TrainingInputError(`top-k prompt logprobs: k must be a positive integer, got ${k}`);
+    const n = this.checkPrompt(promptTokens) - 1;
+    if (n <= 0) return { logprobs: [], topk: [] };
+    const V = this.config.vocabSize;
+    return this.scorePass(promptTokens, (model, weights, batch) => {
+      const logits = model.logits(weights, batch);
+      const topk: [number, number][][] = [];
+      const logprobs: number[] = [];
+      for (let t = 0; t < n; t++) {
+        const row = logits.subarray(t * V, (t + 1) * V);
+        topk.push(topkLogprobs(row, k));
+        // The prompt token's own log-probability: its logit less the row's logsumexp (the top-1 pair gives it).
+        const [best, bestLogprob] = topk[t]![0]!;
+        logprobs.push(row[promptTokens[t + 1]!]! - row[best]! + bestLogprob);
+      }
+      return { logprobs, topk };
+    });
+  }
+
+  /** The prompt's length, once its tokens are checked against the vocabulary and the context. */
+  private checkPrompt(promptTokens: readonly number[]): number {
     const { vocabSize, maxPositionEmbeddings } = this.config;
     const bad = promptTokens.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= vocabSize);
     if (bad >= 0) throw new TrainingInputError(`promptTokens[${bad}] = ${promptTokens[bad]} is not a token id of this model (0..${vocabSize - 1})`);
     if (promptTokens.length > maxPositionEmbeddings) throw new ContextLengthError(promptTokens.length, maxPositionEmbeddings);
+    return promptTokens.length;
+  }
+
+  /** One forward pass over the prompt's positions but the last, each targeting the next prompt token. */
+  private async scorePass<T>(promptTokens: readonly number[], read: (model: Transformer, weights: DeviceWeights, batch: SequenceBatch) => T): Promise<T> {
     const n = promptTokens.length - 1;
-    if (n <= 0) return [];
     await initWasmBackend();
     // Padded to a multiple of 8 positions, as training batches are.
-    const length = Math.min(maxPositionEmbeddings, Math.ceil(n / 8) * 8);
+    const length = Math.min(this.config.maxPositionEmbeddings, Math.ceil(n / 8) * 8);
     const tokens = new Int32Array(length);
     const targets = new Int32Array(length);
     tokens.set(promptTokens.slice(0, n));
@@ -141,7 +178,7 @@ export class TinySampler implements Sampler {
     const model = new Transformer(this.config);
     const weights = uploadWeights(this.config, this.params);
     try {
-      return Array.from(model.score(weights, { rows: 1, length, tokens, targets }).logprobs.subarray(0, n));
+      return read(model, weights, { rows: 1, length, tokens, targets });
     } finally {
       disposeWeights(weights);
       model.dispose();

@@ -354,6 +354,16 @@ export class Transformer {
     return scores;
   }
 
+  /** Next-token logits (of z / temperature) of every position of `batch`, [rows · length, V] row-major. */
+  logits(weights: DeviceWeights, batch: SequenceBatch): Float32Array {
+    const pass = this.forward(weights, batch, false);
+    try {
+      return heapView(pass.head.logits).slice();
+    } finally {
+      pass.dispose();
+    }
+  }
+
   /** Forward pass that keeps the activations the backward pass needs. */
   forwardTrain(weights: DeviceWeights, batch: SequenceBatch): TrainPass {
     return this.forward(weights, batch, true);

@@ -186,6 +186,7 @@ export function encodeSampleResponse(out: SampleResponse & { prompt_logprobs?: (
       ...(s.logprobs ? { logprobs: float32Bytes(s.logprobs) } : {}),
     })),
     ...(out.prompt_logprobs ? { prompt_logprobs: float32Bytes(out.prompt_logprobs.map((v) => v ?? Number.NaN)) } : {}),
+    ...(out.topk_prompt_logprobs ? { topk_prompt_logprobs: topkTable(out.topk_prompt_logprobs) } : {}),
   };
   const type = messageType("SampleResponse");
   return type.encode(type.fromObject(msg)).finish();
@@ -193,6 +194,23 @@ export function encodeSampleResponse(out: SampleResponse & { prompt_logprobs?: (
 
 /** An empty cell of a protobuf top-k table (fewer than k candidates, or the unscored first position). */
 const TOPK_EMPTY_LOGPROB = -99999;
+
+/**
+ * Per-position top-k lists (null where a position has none) as the protobuf N × k table, k being
+ * the longest list: shorter rows and null ones are filled with empty cells.
+ */
+export function topkTable(rows: readonly (readonly (readonly [number, number])[] | null)[]): { token_ids: Uint8Array; logprobs: Uint8Array; k: number; prompt_length: number } {
+  const k = Math.max(1, ...rows.map((row) => row?.length ?? 0));
+  const ids = new Array<number>(rows.length * k).fill(0);
+  const lps = new Array<number>(rows.length * k).fill(TOPK_EMPTY_LOGPROB);
+  rows.forEach((row, i) =>
+    row?.forEach(([token, lp], j) => {
+      ids[i * k + j] = token;
+      lps[i * k + j] = lp;
+    }),
+  );
+  return { token_ids: int32Bytes(ids), logprobs: float32Bytes(lps), k, prompt_length: rows.length };
+}
 
 /** A protobuf top-k table (N × k, row-major) as one list of [token, log-probability] pairs per position, null where a row is empty. */
 export function topkRows(topk: { token_ids: Uint8Array; logprobs: Uint8Array; k: number }): ([number, number][] | null)[] {

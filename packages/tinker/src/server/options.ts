@@ -62,6 +62,19 @@ export function scoresPrompts(sampler: Sampler): sampler is PromptScoringSampler
   return typeof (sampler as Partial<PromptScoringSampler>).promptLogprobs === "function";
 }
 
+/**
+ * A sampler that can also give the `k` most likely tokens at each prompt position after the first,
+ * as [token id, log-probability] pairs best first, with the prompt's own log-probabilities (what
+ * `topk_prompt_logprobs` asks for; `TinySampler` and this package's `TinkerSampler` both do).
+ */
+export interface TopkScoringSampler extends Sampler {
+  topkPromptLogprobs(promptTokens: readonly number[], k: number): Promise<{ logprobs: number[]; topk: [number, number][][] }>;
+}
+
+export function scoresTopk(sampler: Sampler): sampler is TopkScoringSampler {
+  return typeof (sampler as Partial<TopkScoringSampler>).topkPromptLogprobs === "function";
+}
+
 export interface TinkerServerOptions {
   /** Serve this one backend: one model at a time, whatever `base_model` asks for. */
   backend?: TrainingBackend;

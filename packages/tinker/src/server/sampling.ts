@@ -3,7 +3,7 @@ import type { TrainingBackend } from "@envace/training";
 import { CreateSamplingSessionRequest, SampleRequest } from "../wire.js";
 import { failureOf } from "./failures.js";
 import type { FutureStore } from "./future-store.js";
-import { TinkerApiError, scoresPrompts, type BackendRequest } from "./options.js";
+import { TinkerApiError, scoresPrompts, scoresTopk, type BackendRequest } from "./options.js";
 import { parseBody, samplingParamsOf, tokensOf } from "./requests.js";
 
 export interface SamplingSession {
@@ -104,9 +104,6 @@ export class Samplers {
 
   sample(body: unknown, owner: string): unknown {
     const request = parseBody(SampleRequest, body, "asample");
-    if (request.topk_prompt_logprobs > 0) {
-      throw new TinkerApiError(400, "unsupported", "asample: topk_prompt_logprobs is not supported by this server (prompt_logprobs is)");
-    }
     let session: SamplingSession | undefined;
     if (request.sampling_session_id !== undefined) {
       session = this.use(this.sessions, request.sampling_session_id, owner);
@@ -121,6 +118,10 @@ export class Samplers {
     if (request.prompt_logprobs && !scoresPrompts(sampler)) {
       throw new TinkerApiError(400, "unsupported", "asample: prompt_logprobs: this server's sampler cannot score prompts");
     }
+    const k = request.topk_prompt_logprobs;
+    if (k > 0 && !scoresTopk(sampler)) {
+      throw new TinkerApiError(400, "unsupported", "asample: topk_prompt_logprobs: this server's sampler cannot rank prompt tokens");
+    }
     const prompt = tokensOf(request.prompt, "prompt");
     const { params, stopTokenIds } = samplingParamsOf(request);
     const futureId = this.futures.create(owner, "sample");
@@ -132,8 +133,16 @@ export class Samplers {
           const seeded = params.seed !== undefined ? { ...params, seed: params.seed + i } : params;
           sequences.push(cutAtStopToken(await sampler.sample(prompt, seeded), stopTokenIds));
         }
-        const promptLogprobs = request.prompt_logprobs && scoresPrompts(sampler) ? [null, ...(await sampler.promptLogprobs(prompt))] : null;
-        this.futures.resolve(futureId, { type: "sample", sequences, prompt_logprobs: promptLogprobs, topk_prompt_logprobs: null, prompt_cache_hit_tokens: 0 });
+        // Nothing predicts the first prompt token: its entry is null in both lists. One scoring pass serves both.
+        const ranked = k > 0 && scoresTopk(sampler) ? await sampler.topkPromptLogprobs(prompt, k) : null;
+        const scores = ranked?.logprobs ?? (request.prompt_logprobs && scoresPrompts(sampler) ? await sampler.promptLogprobs(prompt) : null);
+        this.futures.resolve(futureId, {
+          type: "sample",
+          sequences,
+          prompt_logprobs: request.prompt_logprobs && scores ? [null, ...scores] : null,
+          topk_prompt_logprobs: ranked ? [null, ...ranked.topk] : null,
+          prompt_cache_hit_tokens: 0,
+        });
       } catch (error) {
         const failure = failureOf(error, "asample", this.onError);
         this.futures.reject(futureId, failure.message, failure.category);

@@ -286,6 +286,9 @@ describe("long polls and sampling", () => {
     expect(scored.status).toBe(400);
     expect(scored.headers.get("x-should-retry")).toBe("false");
     expect(((await scored.json()) as { detail: string }).detail).toBe("asample: prompt_logprobs: this server's sampler cannot score prompts");
+    const ranked = await fetch(`${server.url}/api/v1/asample`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ ...request, topk_prompt_logprobs: 2 }) });
+    expect(ranked.status).toBe(400);
+    expect(((await ranked.json()) as { detail: string }).detail).toBe("asample: topk_prompt_logprobs: this server's sampler cannot rank prompt tokens");
   });
 
   it("requires the API key when it has one", async () => {
