@@ -21,11 +21,11 @@ export function envaceConfig(rootDir) {
     {
       // A string-keyed record that starts as `{}` is filled from keys, and keys often come from data
       // (a model, a file, a server): on `{}` a `__proto__` key sets the prototype instead of being
-      // stored, and a missing key reads Object's members. Start from `Object.create(null)` or use a Map.
-      // A warning, as some records have keys fixed in code; each site says which it is.
+      // stored, and a missing key reads Object's members. Start from `Object.create(null)` or use a Map,
+      // also where the keys are fixed in code today: the next change may fill it from data.
       rules: {
         "no-restricted-syntax": [
-          "warn",
+          "error",
           ...[
             "VariableDeclarator[init.type='ObjectExpression'][init.properties.length=0] > Identifier.id",
             "PropertyDefinition[value.type='ObjectExpression'][value.properties.length=0]",

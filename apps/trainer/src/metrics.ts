@@ -33,7 +33,7 @@ export function stepMetrics(a: StepArtifacts): MetricsRecord {
   const scored = [...a.verdicts.values()].flatMap((v) => (v.status === "scored" ? [v.value] : []));
   const roles = roleMetrics(a.batch);
   const byRole = <K extends keyof (typeof roles)[number]>(key: K) => Object.fromEntries(roles.map((m) => [m.role, m[key]]));
-  const terminations: Record<string, number> = {};
+  const terminations = Object.create(null) as Record<string, number>;
   const parseErrors: Record<string, number> = { total: 0 };
   for (const t of a.trajectories) {
     const term = t.termination;

@@ -84,7 +84,7 @@ export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalRe
   // results.jsonl holds Python's json.dumps text, which may carry NaN.
   const resultsOut = options.source.kind === "policy" ? run.open("results.jsonl", z.unknown(), { parse: parsePyJson, serialize: (result: PyObject) => pyDumps(result) }) : undefined;
   const scores = await scoreCategories(options, saved, runnable, run, resultsOut);
-  const sizes: Record<string, number> = {};
+  const sizes = Object.create(null) as Record<string, number>;
   for (const category of ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]) {
     if (!scores.some((s) => s.category === category) && hasCategory(options.dataDir, category)) sizes[category] = await countEntries(options.dataDir, category);
   }

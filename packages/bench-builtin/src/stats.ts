@@ -45,7 +45,7 @@ function spread(values: readonly number[]): Spread {
 export function taskStats(tasks: readonly Task[]): TaskStats {
   const families = Object.fromEntries(Family.options.map((f) => [f, 0])) as Record<Family, number>;
   const outcomes = Object.fromEntries(Outcome.options.map((o) => [o, 0])) as Record<Outcome, number>;
-  const histogram: Record<string, number> = {};
+  const histogram = Object.create(null) as Record<string, number>;
   const calls: number[] = [];
   const chars: number[] = [];
   const charsWithoutSystem: number[] = [];

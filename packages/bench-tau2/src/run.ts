@@ -277,7 +277,7 @@ export function saveSimulation(simulation: Tau2Simulation, reward: Tau2RewardInf
 /** Averages and pass^k over the scored trials (masked and infrastructure failures left out). */
 export function summarize(entries: readonly Tau2Entry[], run: { domain: string; agent: string; tasks: number; trials: number }): Tau2Summary {
   const scored = entries.filter((entry) => entry.reward !== null);
-  const terminations: Record<string, number> = {};
+  const terminations = Object.create(null) as Record<string, number>;
   for (const entry of entries) terminations[entry.termination] = (terminations[entry.termination] ?? 0) + 1;
   const passes = passHatKs(scored.map((entry) => ({ taskId: entry.id, success: entry.success })));
   // Upstream's DB check runs on every scored task with actions or assertions, whatever its reward basis.

@@ -84,7 +84,7 @@ export class Toolkit<T extends DbRoot> {
 }
 
 function toolSpec<T extends DbRoot>(tool: ToolDefinition<T>): ToolSpec {
-  const properties: Record<string, JsonValue> = {};
+  const properties = Object.create(null) as Record<string, JsonValue>;
   for (const param of tool.params) {
     const property: JsonObject = { description: param.description, title: title(param.name), ...param.schema };
     if ("default" in param) property.default = toJson(param.default ?? null);

@@ -107,6 +107,14 @@ describe("probeFidelity: rehearse each grounded call from its history and compar
     expect(report.overall).toMatchObject({ compared: 4, status: 2, failures: 2, failuresPredicted: 1, failureRecall: 0.5 });
   });
 
+  it("keeps a tool named `__proto__` (a name the model or the records give) in the per-tool figures", () => {
+    const report = aggregateFidelity([{ tool: "__proto__", answer: "model", exact: true, keys: true, status: true }]);
+    expect(Object.keys(report.tools)).toEqual(["__proto__"]);
+    expect(JSON.stringify(report.tools)).toBe(
+      '{"__proto__":{"compared":1,"exact":1,"keys":1,"status":1,"unreadable":0,"refused":0,"failures":0,"failuresPredicted":0,"exactRate":1,"keysRate":1,"statusRate":1,"failureRecall":null}}',
+    );
+  });
+
   it("reports null rates when nothing was compared", () => {
     expect(aggregateFidelity([]).overall).toMatchObject({ compared: 0, exactRate: null, keysRate: null, statusRate: null, failureRecall: null });
   });

@@ -191,7 +191,7 @@ export function aggregateFidelity(comparisons: readonly FidelityRecord[]): Fidel
     const rate = (n: number): number | null => (s.compared === 0 ? null : n / s.compared);
     return { ...s, exactRate: rate(s.exact), keysRate: rate(s.keys), statusRate: rate(s.status), failureRecall: s.failures === 0 ? null : s.failuresPredicted / s.failures };
   };
-  const tools: Record<string, FidelityStats> = {};
+  const tools = Object.create(null) as Record<string, FidelityStats>;
   for (const name of [...byTool.keys()].sort()) tools[name] = rated(byTool.get(name)!);
   return { overall: rated(overall), tools };
 }

@@ -15,7 +15,7 @@ export type LossInputs = Partial<Record<"target_tokens" | "logprobs" | "advantag
 
 /** A wire datum: the tokens as one text chunk, and the given loss inputs. */
 export function toWireDatum(tokens: readonly number[], inputs: LossInputs): WireDatum {
-  const lossFnInputs: Record<string, OutputTensor> = {};
+  const lossFnInputs = Object.create(null) as Record<string, OutputTensor>;
   for (const [name, values] of Object.entries(inputs)) {
     lossFnInputs[name] = tensor(values, name === "target_tokens" ? "int64" : "float32");
   }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeSafetensors, halfToFloat, readSafetensors, writeSafetensors } from "./safetensors.js";
+import { decodeSafetensors, encodeSafetensors, halfToFloat, readSafetensors, writeSafetensors } from "./safetensors.js";
 
 let root: string;
 beforeAll(async () => {
@@ -59,6 +59,26 @@ describe("decodeSafetensors", () => {
   it("names the file and tensor of an entry whose byte range does not match its shape", () => {
     const bytes = fileOf({ w: { dtype: "F32", shape: [4], data_offsets: [0, 8] } }, new Uint8Array(8));
     expect(() => decodeSafetensors(bytes, "bad.safetensors")).toThrow("bad.safetensors: tensor w: data_offsets [0, 8] do not hold 4 F32 values");
+  });
+
+  it("keeps a `__proto__` tensor name and metadata key as data, written and read", () => {
+    // The header a file written elsewhere may carry: JSON text, with `__proto__` as an ordinary key.
+    const headerText = '{"__metadata__":{"__proto__":"m","format":"pt"},"__proto__":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}';
+    const bytes = fileOf(JSON.parse(headerText) as Record<string, unknown>, new Uint8Array(Float32Array.from([2.5]).buffer));
+    const { tensors, metadata } = decodeSafetensors(bytes, "proto.safetensors");
+    expect([...tensors.keys()]).toEqual(["__proto__"]);
+    expect(Array.from(tensors.get("__proto__")!.data)).toEqual([2.5]);
+    expect(Object.keys(metadata)).toEqual(["__proto__", "format"]);
+    expect(Object.getOwnPropertyDescriptor(metadata, "__proto__")?.value).toBe("m");
+    // Written back, the header holds both keys as text.
+    const written = encodeSafetensors(tensors, metadata);
+    const length = Number(new DataView(written.buffer).getBigUint64(0, true));
+    expect(new TextDecoder().decode(written.subarray(8, 8 + length)).trimEnd()).toBe(headerText);
+  });
+
+  it("refuses metadata that does not map strings to strings", () => {
+    const bytes = fileOf({ __metadata__: { format: 1 } }, []);
+    expect(() => decodeSafetensors(bytes, "meta.safetensors")).toThrow("meta.safetensors: __metadata__ must map strings to strings");
   });
 
   it("refuses a dtype it cannot convert, naming it", () => {

@@ -35,7 +35,8 @@ assertLittleEndian();
 
 /** Serialise tensors (in the order given) with optional string metadata. */
 export function encodeSafetensors(tensors: ReadonlyMap<string, NamedTensor>, metadata: Record<string, string> = {}): Uint8Array {
-  const header: Record<string, unknown> = {};
+  // Tensor names are the caller's: on `{}` one named `__proto__` would set the prototype and vanish from the JSON.
+  const header = Object.create(null) as Record<string, unknown>;
   if (Object.keys(metadata).length > 0) header.__metadata__ = metadata;
   let offset = 0;
   for (const [name, tensor] of tensors) {
@@ -79,12 +80,10 @@ export function decodeSafetensors(bytes: Uint8Array, file: string): { tensors: M
   const dataStart = 8 + headerLength;
   const dataLength = bytes.length - dataStart;
   const tensors = new Map<string, NamedTensor>();
-  let metadata: Record<string, string> = {};
+  let metadata = Object.create(null) as Record<string, string>;
   for (const [name, raw] of Object.entries(header)) {
     if (name === "__metadata__") {
-      const parsed = z.record(z.string(), z.string()).safeParse(raw);
-      if (!parsed.success) throw new SafetensorsError(file, "__metadata__ must map strings to strings");
-      metadata = parsed.data;
+      metadata = readMetadata(raw, file);
       continue;
     }
     const parsed = TensorEntry.safeParse(raw);
@@ -102,6 +101,17 @@ export function decodeSafetensors(bytes: Uint8Array, file: string): { tensors: M
     tensors.set(name, { shape, data: toFloat32(bytes, dataStart + begin, size, dtype) });
   }
   return { tensors, metadata };
+}
+
+/** The header's `__metadata__`, every key kept as data (a zod record would drop a `__proto__` key). */
+function readMetadata(raw: unknown, file: string): Record<string, string> {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new SafetensorsError(file, "__metadata__ must map strings to strings");
+  const metadata = Object.create(null) as Record<string, string>;
+  for (const [key, value] of Object.entries(raw)) {
+    if (typeof value !== "string") throw new SafetensorsError(file, "__metadata__ must map strings to strings");
+    metadata[key] = value;
+  }
+  return metadata;
 }
 
 /** Read every tensor of a safetensors file as float32; a missing file is named as such. */

@@ -141,7 +141,7 @@ function table(runs: readonly RunData[]): { columns: string[]; rows: RunRow[] } 
       "parse errors": String(train.reduce((sum, r) => sum + (numberAt(r, "parse_errors.total") ?? 0), 0)),
       "wall time (s)": format(numberAt(last(run.records, () => true) ?? { kind: "", step: 0 }, "elapsed_s"), 0),
     };
-    const links: Record<string, string> = {};
+    const links = Object.create(null) as Record<string, string>;
     const keptViews = new Set((run.kept?.eval ?? []).map((r) => viewId("eval", r.step, r.setting)));
     for (const variant of variants) {
       const final = last(run.records, (r) => r.kind === "eval" && variantOf(r) === variant);

@@ -12,7 +12,7 @@ export function loadRun(dir: string): RunData {
   const metricsPath = join(root, "metrics.jsonl");
   if (!existsSync(metricsPath)) throw new InputError(`${metricsPath}: missing (is ${dir} a run directory?)`);
   const configPath = join(root, "config.json");
-  let config: Record<string, unknown> = {};
+  let config = Object.create(null) as Record<string, unknown>;
   if (existsSync(configPath)) {
     try {
       config = JSON.parse(readFileSync(configPath, "utf8")) as Record<string, unknown>;

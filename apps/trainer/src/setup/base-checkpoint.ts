@@ -92,7 +92,7 @@ export function resolveInitFrom(initFrom: string, model?: TinyModelConfig): stri
 /** Copy the weights of `checkpointDir` to `outDir` with a manifest recording how they were built. */
 export function exportBase(checkpointDir: string, outDir: string, build: Omit<BaseManifest, "format" | "files">): BaseManifest {
   mkdirSync(outDir, { recursive: true });
-  const files: Record<string, string> = {};
+  const files = Object.create(null) as Record<string, string>;
   for (const name of BASE_FILES) {
     copyFileSync(join(checkpointDir, name), join(outDir, name));
     files[name] = sha256(join(outDir, name));

@@ -113,7 +113,7 @@ export class OnnxCausalLM {
 
   emptyCache(): KvCache {
     const { layers, kvHeads, headDim, type } = this.#layout;
-    const tensors: Record<string, ort.Tensor> = {};
+    const tensors = Object.create(null) as Record<string, ort.Tensor>;
     for (let i = 0; i < layers; i++) {
       for (const kind of ["key", "value"]) {
         tensors[`past_key_values.${i}.${kind}`] = new ort.Tensor(type, type === "float16" ? new Uint16Array(0) : new Float32Array(0), [1, kvHeads, 0, headDim]);
@@ -155,7 +155,7 @@ export class OnnxCausalLM {
     const [, rows = 1, vocab = 0] = logitsTensor.dims;
     const rowsOf = (index: number): Float32Array => toFloat32(logitsTensor, index * vocab, vocab);
     const logits = lastOnly ? [rowsOf(rows - 1)] : Array.from({ length: rows }, (_, i) => rowsOf(i));
-    const tensors: Record<string, ort.Tensor> = {};
+    const tensors = Object.create(null) as Record<string, ort.Tensor>;
     for (let i = 0; i < layout.layers; i++) {
       for (const kind of ["key", "value"]) {
         const present = outputs[`present.${i}.${kind}`];
@@ -174,7 +174,7 @@ export class OnnxCausalLM {
   /** The first `length` positions of a cache (a shared prefix of another sequence). */
   truncateCache(cache: KvCache, length: number): KvCache {
     if (length >= cache.length) return cache;
-    const tensors: Record<string, ort.Tensor> = {};
+    const tensors = Object.create(null) as Record<string, ort.Tensor>;
     for (const [name, tensor] of Object.entries(cache.tensors)) {
       const [batch = 1, heads = 1, positions = 0, dim = 0] = tensor.dims;
       const source = tensor.data as Float32Array | Uint16Array;

@@ -42,7 +42,7 @@ const text = (value: JsonValue | undefined): string => (typeof value === "string
 
 /** The real bank. Every reset, call and state read is logged. */
 export class RecordingBank implements Environment {
-  balances: Record<string, number> = {};
+  balances = Object.create(null) as Record<string, number>;
   readonly calls: ToolCall[] = [];
   resets = 0;
   constructor(readonly log: LogEntry[] = []) {}
@@ -50,7 +50,7 @@ export class RecordingBank implements Environment {
   reset(): Promise<void> {
     this.resets += 1;
     this.log.push({ who: "env", what: "reset" });
-    this.balances = { me: 120, Bob: 0 };
+    this.balances = Object.assign(Object.create(null) as Record<string, number>, { me: 120, Bob: 0 });
     return Promise.resolve();
   }
   tools(): readonly ToolSpec[] {

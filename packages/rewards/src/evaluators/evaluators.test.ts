@@ -164,6 +164,14 @@ describe("productReward", () => {
     );
   });
 
+  it("keeps a component named `__proto__` (a name a task's reward basis may give) in the verdict", async () => {
+    const reward = productReward(Object.fromEntries([["__proto__", fixed(0.5)], ["db", fixed(1)]]), {
+      basis: (t) => t.metadata.reward_basis as string[],
+    });
+    const verdict = await reward(rollout, { ...task, metadata: { reward_basis: ["__proto__", "db"] } });
+    expect(JSON.stringify(verdict)).toBe('{"status":"scored","value":0.5,"components":{"__proto__":0.5,"db":1}}');
+  });
+
   it("is masked when any component is masked", async () => {
     const reward = productReward({ db: fixed(0), judge: () => Promise.resolve(masked("judge unreachable")) });
     expect(await reward(rollout, task)).toEqual(masked("judge: judge unreachable"));

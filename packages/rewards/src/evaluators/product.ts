@@ -40,7 +40,7 @@ export function productReward(components: Readonly<Record<string, RewardFunction
     const maskedReasons = verdicts.flatMap((v, i) => (v.status === "masked" ? [`${names[i]}: ${v.reason}`] : []));
     if (maskedReasons.length > 0) return masked(maskedReasons.join("; "));
     let value = 1;
-    const parts: Record<string, number> = {};
+    const parts = Object.create(null) as Record<string, number>;
     verdicts.forEach((verdict, i) => {
       if (verdict.status !== "scored") return;
       value *= verdict.value;

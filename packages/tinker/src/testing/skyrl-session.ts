@@ -57,7 +57,7 @@ export async function skyrlSession(baseUrl: string, baseModel: string): Promise<
       (error: unknown) => String(error instanceof Error ? error.message : error),
     );
     const data = skyrlBatch();
-    const losses: Record<string, number> = {};
+    const losses = Object.create(null) as Record<string, number>;
     // Under the per-datum mean one forwardBackward goes with each optimizer step.
     for (const [name, loss] of [
       ["importance_sampling", { type: "importance_sampling" }],
@@ -88,7 +88,7 @@ export async function skyrlSession(baseUrl: string, baseModel: string): Promise<
     const [withoutOptimizer] = await weightsOnly.forward(data);
 
     // One more step on the model that kept training and on both resumed ones: the loss after it.
-    const nextStep: Record<string, number> = {};
+    const nextStep = Object.create(null) as Record<string, number>;
     for (const [name, model] of [["kept", client], ["resumed", resumed], ["weightsOnly", weightsOnly]] as const) {
       await model.forwardBackward(data, { type: "importance_sampling" });
       await model.optimStep(adam);
