@@ -5,7 +5,8 @@ import { GroundingBudget, groundStep, rehearseBonuses, rowKey, targetRows, type 
 import type { Task, Tokenizer, Trajectory } from "@envace/protocol";
 import { datumFromRow } from "@envace/training";
 import { deriveSeed } from "@envace/trajectory";
-import type { GroundingConfig, TrainConfig } from "./config/schema.js";
+import type { GroundingConfig } from "./config/grounding.js";
+import type { TrainConfig } from "./config/schema.js";
 import { groundingLimits } from "./config/to-options.js";
 import type { CallCounter } from "./rollout.js";
 import type { MetricsRecord } from "./run/metrics-log.js";

@@ -8,7 +8,8 @@ import type { AdamParams, ScoringOptions } from "@envace/training";
 import type { UnfoldLimitsInput } from "@envace/trajectory";
 import { cosineSchedule, type SftOptions } from "../sft.js";
 import type { MiniBatching } from "../update.js";
-import type { ActorConfig, AlgorithmConfig, BackendConfig, EvalConfig, GroundingConfig, RolloutConfig, SftConfig } from "./schema.js";
+import type { GroundingConfig } from "./grounding.js";
+import type { ActorConfig, AlgorithmConfig, BackendConfig, EvalConfig, RolloutConfig, SftConfig } from "./schema.js";
 
 /**
  * The advantages' options. Sign convention: the config's `algorithm.invalid_output_penalty` is a
