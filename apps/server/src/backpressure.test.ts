@@ -1,17 +1,10 @@
 import type { ServerResponse } from "node:http";
 import { connect } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import type { RunningServer } from "./serve.js";
+import { describe, expect, it } from "vitest";
 import { MODEL, waitFor } from "./testing/harness.js";
-import { chunkEvent, serverFor, startSseUpstream, startStream, writeWaiting, type SseUpstream } from "./testing/sse-upstream.js";
+import { chunkEvent, sseServers, startStream, writeWaiting } from "./testing/sse-upstream.js";
 
-let upstream: SseUpstream | undefined;
-let server: RunningServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  await upstream?.close();
-  server = upstream = undefined;
-});
+const servers = sseServers();
 
 /** 16 MiB of answer in 16,384 deltas of 1 KiB: about twice what the kernel's socket buffers on both hops took in (7-8 MiB, measured). */
 const PIECES = 16_384;
@@ -22,7 +15,7 @@ const BOUND = 16 * 1024 + 2 * 1024;
 describe("streaming to a reader that stops reading", () => {
   it("holds the server's buffer under the bound, holds back the upstream, and delivers the whole answer once the reader resumes", async () => {
     let sent = 0;
-    upstream = await startSseUpstream(async (_body, res) => {
+    const { server } = await servers.start(async (_body, res) => {
       startStream(res);
       for (let i = 0; i < PIECES; i += 1) {
         await writeWaiting(res, chunkEvent(i === 0 ? { role: "assistant", content: piece(i) } : { content: piece(i) }));
@@ -31,7 +24,6 @@ describe("streaming to a reader that stops reading", () => {
       await writeWaiting(res, chunkEvent({}, "stop"));
       res.end("data: [DONE]\n\n");
     });
-    ({ server } = await serverFor(upstream));
 
     // The most the server's response to the client ever held unsent.
     let most = 0;

@@ -8,6 +8,20 @@ import { toChoice, usageOf, type ChunkChoice } from "./response.js";
 
 const RESOLVED = Promise.resolve();
 
+/** Settles once `res`'s buffer has drained, or its reader has gone. */
+export function responseDrained(res: ServerResponse): Promise<void> {
+  if (!res.writableNeedDrain || res.destroyed || res.writableEnded) return RESOLVED;
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
 /**
  * Server-sent events on a raw response. Nothing is written until the first event, so a request
  * that fails before the model produced anything still gets a plain HTTP error.
@@ -43,17 +57,7 @@ export class SseWriter {
 
   /** Settles once the response's buffer has drained, or the client has gone. */
   drained(): Promise<void> {
-    const res = this.res;
-    if (!res.writableNeedDrain || res.destroyed || res.writableEnded) return RESOLVED;
-    return new Promise((resolve) => {
-      const done = (): void => {
-        res.off("drain", done);
-        res.off("close", done);
-        resolve();
-      };
-      res.on("drain", done);
-      res.on("close", done);
-    });
+    return responseDrained(this.res);
   }
 
   /** The stream's successful end. */

@@ -1,27 +1,19 @@
 import OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import { afterEach, describe, expect, it } from "vitest";
-import type { RunningServer } from "./serve.js";
+import { describe, expect, it } from "vitest";
 import { lookupTool, MODEL } from "./testing/harness.js";
-import { chunkEvent, serverFor, startSseUpstream, startStream, type Answer, type SseUpstream } from "./testing/sse-upstream.js";
+import { chunkEvent, sseServers, startStream, type Answer, type StartedSse } from "./testing/sse-upstream.js";
 
-let upstream: SseUpstream | undefined;
-let server: RunningServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  await upstream?.close();
-  server = upstream = undefined;
-});
+const servers = sseServers();
+let started: StartedSse | undefined;
 
 async function start(answer: Answer): Promise<OpenAI> {
-  upstream = await startSseUpstream(answer);
-  const started = await serverFor(upstream);
-  server = started.server;
+  started = await servers.start(answer);
   return started.client;
 }
 
 const messages = [{ role: "user" as const, content: "Where is the rabo?" }];
-const metricsText = async (): Promise<string> => (await fetch(`${server!.url}/metrics`)).text();
+const metricsText = async (): Promise<string> => (await fetch(`${started!.server.url}/metrics`)).text();
 
 /** A stream the upstream ends cleanly after some content: no finish_reason, no [DONE]. */
 const cutAfter =
@@ -54,7 +46,7 @@ describe("an upstream stream cut short", () => {
 
   it("ends the response with an error event and without [DONE] or a finish reason", async () => {
     await start(cutAfter("The rabo ", "is on shelf"));
-    const response = await fetch(`${server!.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, messages, stream: true }) });
+    const response = await fetch(`${started!.server.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, messages, stream: true }) });
     expect(response.status).toBe(200);
     const events = (await response.text()).split("\n\n").filter((event) => event.length > 0);
     expect(events.at(-1)).toMatch(/^data: \{"error":\{/);
@@ -137,7 +129,7 @@ describe("usage", () => {
     const chunks: ChatCompletionChunk[] = [];
     for await (const chunk of await client.chat.completions.create({ model: MODEL, messages, stream: true, stream_options: { include_usage: true } })) chunks.push(chunk);
     expect(chunks.at(-1)!.usage).toEqual({ prompt_tokens: 17, completion_tokens: 5, total_tokens: 22 });
-    expect(upstream!.bodies[0]!.stream_options).toEqual({ include_usage: true });
+    expect(started!.upstream.bodies[0]!.stream_options).toEqual({ include_usage: true });
     expect(await metricsText()).toContain("envace_server_completion_tokens_total 5");
   });
 });

@@ -13,6 +13,7 @@ import { TinkerLossError } from "./errors.js";
 import { folderCheckpoints } from "./server/checkpoints.js";
 import type { TinkerServer } from "./server/options.js";
 import { startTinkerServer } from "./server/server.js";
+import { rolloutDatum } from "./testing/rollout-datum.js";
 
 /** A tiny transformer: 16 tokens, 15 ends a generation. */
 const tiny = { vocabSize: 16, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 32, eosTokenId: 15, initializerRange: 0.3 };
@@ -61,17 +62,9 @@ function batch(): Datum[] {
     { prompt: [1, 2, 3], output: [6, 15], advantage: -0.5, sampler: [-3.6, -3.4] },
     { prompt: [7, 8], output: [9, 10, 11, 15], advantage: 1, sampler: [-2.2, -3.5, -2.8, -3.6] },
   ];
-  return rows.map(({ prompt, output, advantage, sampler }) => {
-    const full = [...prompt, ...output];
-    const observed = prompt.length - 1;
-    return {
-      tokens: full.slice(0, -1),
-      targetTokens: full.slice(1),
-      logprobs: [...Array<number>(observed).fill(0), ...sampler],
-      advantages: [...Array<number>(observed).fill(0), ...output.map(() => advantage)],
-      mask: [...Array<number>(observed).fill(0), ...output.map(() => 1)],
-      refLogprobs: full.slice(1).map((_, t) => -2 - 0.1 * t),
-    };
+  return rows.map((row) => {
+    const datum = rolloutDatum(row);
+    return { ...datum, refLogprobs: datum.tokens.map((_, t) => -2 - 0.1 * t) };
   });
 }
 

@@ -4,8 +4,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { policyFromSpec } from "@envace/models";
 import OpenAI from "openai";
+import { afterEach } from "vitest";
 import type { ServerConfigInput } from "../config.js";
 import { startServer, type RunningServer } from "../serve.js";
+import { responseDrained } from "../stream.js";
 import { MODEL } from "./harness.js";
 
 export type Answer = (body: Record<string, unknown>, res: ServerResponse) => void | Promise<void>;
@@ -56,21 +58,31 @@ export function startStream(res: ServerResponse): void {
 
 /** Write, and wait for the reader when the socket is full (as a model server does). */
 export async function writeWaiting(res: ServerResponse, text: string): Promise<void> {
-  if (res.write(text)) return;
-  await new Promise<void>((resolve) => {
-    const done = (): void => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    res.on("close", done);
-  });
+  if (!res.write(text)) await responseDrained(res);
 }
 
-/** The server in front of `upstream`, and an `openai` client without retries. */
-export async function serverFor(upstream: SseUpstream, config: ServerConfigInput = {}): Promise<{ server: RunningServer; client: OpenAI }> {
-  const resolved = await policyFromSpec(`openai:${upstream.baseURL}#${MODEL},retries=0,timeout=10`);
-  const server = await startServer({ policy: resolved.policy, model: MODEL, config: { port: 0, log_level: "silent", ...config }, tokens: [] });
-  return { server, client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0 }) };
+/** An upstream, the server in front of it, and an `openai` client of the server without retries. */
+export interface StartedSse {
+  upstream: SseUpstream;
+  server: RunningServer;
+  client: OpenAI;
+}
+
+/** For a test file: `start` listens with an upstream answering `answer` and the server in front of it; both close after each test. */
+export function sseServers(): { start(answer: Answer, config?: ServerConfigInput): Promise<StartedSse> } {
+  let upstream: SseUpstream | undefined;
+  let server: RunningServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    await upstream?.close();
+    server = upstream = undefined;
+  });
+  return {
+    async start(answer, config = {}) {
+      upstream = await startSseUpstream(answer);
+      const resolved = await policyFromSpec(`openai:${upstream.baseURL}#${MODEL},retries=0,timeout=10`);
+      server = await startServer({ policy: resolved.policy, model: MODEL, config: { port: 0, log_level: "silent", ...config }, tokens: [] });
+      return { upstream, server, client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0 }) };
+    },
+  };
 }

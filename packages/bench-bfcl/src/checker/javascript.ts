@@ -38,17 +38,42 @@ function isQuoted(text: string): boolean {
   return (text.startsWith('"') && text.endsWith('"')) || (text.startsWith("'") && text.endsWith("'"));
 }
 
-function parseArray(code: string, itemType: string | undefined): PyObject {
-  try {
+/**
+ * What upstream's patterns find, each undefined where its pattern does not match: the insides of a
+ * 2-D array's rows, the inside of a flat array, the key and value texts of a dict. The scanners
+ * below find it in linear time; the converters' test plugs in upstream's expressions instead.
+ */
+export interface JavaScriptPatterns {
+  readonly arrayRows: (code: string) => string[] | undefined;
+  readonly arrayBody: (code: string) => string | undefined;
+  readonly dictPairs: (code: string) => [string, string][] | undefined;
+}
+
+const SCANNERS: JavaScriptPatterns = {
+  arrayRows: (code) => {
     const nested = nestedArrays(code);
-    if (nested !== undefined) {
-      return bracketed(nested).map((inside, index) => {
+    return nested === undefined ? undefined : bracketed(nested);
+  },
+  arrayBody: (code) => flatArray(code),
+  dictPairs: (code) => {
+    if (!code.startsWith("{")) return undefined;
+    const end = onLine(code, "}", 1);
+    return end === -1 ? undefined : dictPairs(code.slice(1, end));
+  },
+};
+
+/** Upstream's array conversion: rows' items read without a type, a flat array's items as `itemType`. */
+export function parseArray(code: string, itemType: string | undefined, patterns: JavaScriptPatterns = SCANNERS): PyObject {
+  try {
+    const rows = patterns.arrayRows(code);
+    if (rows !== undefined) {
+      return rows.map((inside, index) => {
         let text = inside.trim();
         if (index === 0 && text.startsWith("[")) text = text.slice(1);
         return text.split(",").map((element) => parseJavaScriptValue(element.trim()));
       });
     }
-    const body = flatArray(code)?.trim();
+    const body = patterns.arrayBody(code)?.trim();
     if (body === undefined) return code;
     const elements = body === "" ? [] : body.split(",");
     return elements.map((element) => {
@@ -127,17 +152,17 @@ function flatArray(code: string): string | undefined {
   return end === -1 ? undefined : code.slice(from, end);
 }
 
-function parseDict(code: string): PyObject {
+/** Upstream's dict conversion: nested arrays and dicts converted, other values read without a type. */
+export function parseDict(code: string, patterns: JavaScriptPatterns = SCANNERS): PyObject {
   if (code === "{}") return new PyHashDict();
-  if (!code.startsWith("{")) return code;
-  const end = onLine(code, "}", 1);
-  if (end === -1) return code;
+  const pairs = patterns.dictPairs(code);
+  if (pairs === undefined) return code;
   const dict = new PyHashDict();
-  for (const [rawKey, rawValue] of dictPairs(code.slice(1, end))) {
+  for (const [rawKey, rawValue] of pairs) {
     const key = stripChars(rawKey.trim(), "'\"");
     const value = rawValue.trim();
-    if (value.startsWith("[") && value.endsWith("]")) dict.set(key, parseArray(value, undefined));
-    else if (value.startsWith("{") && value.endsWith("}")) dict.set(key, parseDict(value));
+    if (value.startsWith("[") && value.endsWith("]")) dict.set(key, parseArray(value, undefined, patterns));
+    else if (value.startsWith("{") && value.endsWith("}")) dict.set(key, parseDict(value, patterns));
     else dict.set(key, parseJavaScriptValue(stripChars(value, "'\"")));
   }
   return dict;

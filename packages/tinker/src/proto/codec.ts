@@ -1,9 +1,9 @@
 import { WireEncodingError } from "../errors.js";
 import type { ForwardBackwardOutput, NumericArray, OutputTensor, SampleResponse, TensorData, WireDatum } from "../wire.js";
-import { readBfloat16s, readFloat32s, readInt32s, readInt64s, toNumbers, writeForwardBackwardRequest } from "./packed.js";
+import { type ForwardBackwardBody, readBfloat16s, readFloat32s, readInt32s, readInt64s, toNumbers, writeForwardBackwardRequest } from "./packed.js";
 import { DType, messageType, StopReason } from "./schema.js";
 
-export { readFloat32s, readInt32s, toNumbers } from "./packed.js";
+export { type ForwardBackwardBody, readFloat32s, readInt32s, toNumbers } from "./packed.js";
 
 /**
  * Conversions between the protobuf wire (SDK ≥ 0.25) and the JSON shapes of `wire.ts`, so the
@@ -51,16 +51,6 @@ function readTensor(bytes: Uint8Array, dtype: number): { data: NumericArray; dty
     default:
       throw new WireEncodingError(`unsupported tensor dtype ${dtype}`);
   }
-}
-
-/** The body of a `forward_backward` request as the SDK 0.25 sends it. */
-export interface ForwardBackwardBody {
-  model_id: string;
-  seq_id: number;
-  data: readonly WireDatum[];
-  loss_fn: string;
-  loss_fn_config?: Record<string, number> | null;
-  forward_only?: boolean;
 }
 
 export function encodeForwardBackwardRequest(body: ForwardBackwardBody): Uint8Array {

@@ -125,29 +125,24 @@ class Writer {
   }
 
   int32s(values: NumericArray): void {
-    if (!LITTLE) {
-      for (let i = 0; i < values.length; i++, this.pos += 4) this.view.setInt32(this.pos, values[i]!, true);
-      return;
-    }
-    if (values instanceof Int32Array) {
-      this.words(values);
-      return;
-    }
-    const words = new Int32Array(this.room(values.length * 4), 0, values.length);
-    words.set(values);
-    this.words(words);
+    this.words32(values, Int32Array, (at, x) => this.view.setInt32(at, x, true));
   }
 
   float32s(values: NumericArray): void {
+    this.words32(values, Float32Array, (at, x) => this.view.setFloat32(at, x, true));
+  }
+
+  /** 32-bit little-endian words: a typed array of the same kind as it is, anything else through scratch. */
+  private words32(values: NumericArray, Words: Int32ArrayConstructor | Float32ArrayConstructor, set: (at: number, value: number) => void): void {
     if (!LITTLE) {
-      for (let i = 0; i < values.length; i++, this.pos += 4) this.view.setFloat32(this.pos, values[i]!, true);
+      for (let i = 0; i < values.length; i++, this.pos += 4) set(this.pos, values[i]!);
       return;
     }
-    if (values instanceof Float32Array) {
+    if (values instanceof Words) {
       this.words(values);
       return;
     }
-    const words = new Float32Array(this.room(values.length * 4), 0, values.length);
+    const words = new Words(this.room(values.length * 4), 0, values.length);
     words.set(values);
     this.words(words);
   }
@@ -202,7 +197,8 @@ function writeTensor(w: Writer, t: TensorPlan): void {
   }
 }
 
-export interface PackedForwardBackward {
+/** The body of a `forward_backward` request as the SDK 0.25 sends it. */
+export interface ForwardBackwardBody {
   model_id: string;
   seq_id: number;
   data: readonly WireDatum[];
@@ -212,7 +208,7 @@ export interface PackedForwardBackward {
 }
 
 /** Encode a `forward_backward` body; proto3 defaults are left out, as protobufjs and the SDK do. */
-export function writeForwardBackwardRequest(body: PackedForwardBackward): Uint8Array {
+export function writeForwardBackwardRequest(body: ForwardBackwardBody): Uint8Array {
   const modelId = TEXT.encode(body.model_id);
   const lossFn = TEXT.encode(body.loss_fn);
   const config = Object.entries(body.loss_fn_config ?? {}).map(([key, value]) => ({ key: TEXT.encode(key), value }));

@@ -3,6 +3,7 @@ import { SamplingParams } from "@envace/protocol";
 import { defaultAdamParams, type Datum } from "@envace/training";
 import { TinkerService } from "../client.js";
 import type { TrainingClientOptions } from "../training-service.js";
+import { rolloutDatum } from "./rollout-datum.js";
 
 /**
  * The session recorded against SkyRL tx (`fixtures/skyrl/`) and replayed in the tests: every call
@@ -16,17 +17,7 @@ export function skyrlBatch(): Datum[] {
     { prompt: [9707, 11, 1879, 0, 1156], output: [3555, 374, 279], advantage: 0.5, sampler: [-11.2, -11.9, -12.1] },
     { prompt: [9707, 11, 1879, 0, 2585], output: [3555, 525, 151645], advantage: -0.5, sampler: [-11.4, -12.3, -11.8] },
   ];
-  return rows.map(({ prompt, output, advantage, sampler }) => {
-    const full = [...prompt, ...output];
-    const observed = prompt.length - 1;
-    return {
-      tokens: full.slice(0, -1),
-      targetTokens: full.slice(1),
-      logprobs: [...Array<number>(observed).fill(0), ...sampler],
-      advantages: [...Array<number>(observed).fill(0), ...output.map(() => advantage)],
-      mask: [...Array<number>(observed).fill(0), ...output.map(() => 1)],
-    };
-  });
+  return rows.map(rolloutDatum);
 }
 
 export const SKYRL_PROMPT = [9707, 11, 1879, 0, 1156, 3555, 374];

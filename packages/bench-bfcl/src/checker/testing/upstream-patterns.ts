@@ -1,60 +1,38 @@
-// Upstream's converters as regular expressions, verbatim: the reference the scanners in
+// Upstream's converters' regular expressions, verbatim: the reference the scanners in
 // ../javascript.ts and ../java.ts are compared with on short inputs, where backtracking is cheap.
-import { PyException, PyHashDict, type PyObject } from "@envace/python-text";
+// This is our own earlier implementation (a port of upstream's Python, before the scanners replaced
+// its expressions), not upstream's code; the JavaScript side shares the conversion around the
+// matches with ../javascript.ts and differs only in how the matches are found.
+import { PyHashDict, type PyObject } from "@envace/python-text";
 import { parseJavaValue } from "../java.js";
-import { convertJavaScript, parseJavaScriptValue } from "../javascript.js";
+import { type JavaScriptPatterns, parseArray, parseDict } from "../javascript.js";
 
 /* eslint-disable regexp/no-super-linear-backtracking, regexp/no-super-linear-move -- the reference, run only on short inputs */
 
 const ARRAY_2D = /^(?:\[\s*\[[^\n]*?\]\s*(,\s*\[[^\n]*?\]\s*)*\]|\bnew\s+Array\(\s*\[[^\n]*?\]\s*(,\s*\[[^\n]*?\]\s*)*\))/;
 const ARRAY = /^(?:\[([^\n]*?)\]|\bnew\s+Array\(([^\n]*?)\))/;
 
-export function javaScriptArray(code: string, itemType: string | undefined): PyObject {
-  try {
+const UPSTREAM: JavaScriptPatterns = {
+  arrayRows: (code) => {
     const nested = ARRAY_2D.exec(code);
-    if (nested) {
-      return [...nested[0].matchAll(/\[([^\n]*?)\]/g)].map((inner, index) => {
-        let text = inner[1]!.trim();
-        if (index === 0 && text.startsWith("[")) text = text.slice(1);
-        return text.split(",").map((element) => parseJavaScriptValue(element.trim()));
-      });
-    }
+    return nested ? [...nested[0].matchAll(/\[([^\n]*?)\]/g)].map((inner) => inner[1]!) : undefined;
+  },
+  arrayBody: (code) => {
     const flat = ARRAY.exec(code);
-    if (!flat) return code;
-    const body = (flat[1] ?? flat[2] ?? "").trim();
-    const elements = body === "" ? [] : body.split(",");
-    return elements.map((element) => {
-      const text = element.trim();
-      if (itemType === undefined) return parseJavaScriptValue(text);
-      return text.startsWith("'") || text.startsWith('"') ? convertJavaScript(text, itemType, "String") : convertJavaScript(text, itemType);
-    });
-  } catch (error) {
-    if (error instanceof PyException) return code;
-    throw error;
-  }
+    return flat ? (flat[1] ?? flat[2] ?? "") : undefined;
+  },
+  dictPairs: (code) => {
+    const match = /^\{([^\n]*?)\}/.exec(code);
+    return match ? [...match[1]!.matchAll(/([^:]+):\s*([^\n]*?)(?:,\s*(?=[^,]+:)|$)/g)].map((pair) => [pair[1]!, pair[2]!]) : undefined;
+  },
+};
+
+export function javaScriptArray(code: string, itemType: string | undefined): PyObject {
+  return parseArray(code, itemType, UPSTREAM);
 }
 
 export function javaScriptDict(code: string): PyObject {
-  if (code === "{}") return new PyHashDict();
-  const match = /^\{([^\n]*?)\}/.exec(code);
-  if (!match) return code;
-  const dict = new PyHashDict();
-  for (const pair of match[1]!.matchAll(/([^:]+):\s*([^\n]*?)(?:,\s*(?=[^,]+:)|$)/g)) {
-    const key = stripChars(pair[1]!.trim(), "'\"");
-    const value = pair[2]!.trim();
-    if (value.startsWith("[") && value.endsWith("]")) dict.set(key, javaScriptArray(value, undefined));
-    else if (value.startsWith("{") && value.endsWith("}")) dict.set(key, javaScriptDict(value));
-    else dict.set(key, parseJavaScriptValue(stripChars(value, "'\"")));
-  }
-  return dict;
-}
-
-function stripChars(text: string, chars: string): string {
-  let start = 0;
-  let end = text.length;
-  while (start < end && chars.includes(text[start]!)) start++;
-  while (end > start && chars.includes(text[end - 1]!)) end--;
-  return text.slice(start, end);
+  return parseDict(code, UPSTREAM);
 }
 
 const WORD = String.raw`[\p{L}\p{N}_]`;
