@@ -29,13 +29,16 @@ export function envaceConfig(rootDir) {
           ...[
             "VariableDeclarator[init.type='ObjectExpression'][init.properties.length=0] > Identifier.id",
             "PropertyDefinition[value.type='ObjectExpression'][value.properties.length=0]",
-          ].flatMap((site) => [
-            `${site} TSTypeReference[typeName.name='Record'] > TSTypeParameterInstantiation > TSStringKeyword:first-child`,
-            `${site} TSTypeLiteral > TSIndexSignature`,
-          ]).map((selector) => ({
-            selector,
-            message: "A record filled from string keys: start it from Object.create(null) or use a Map, so a `__proto__` key stays data and a missing key reads nothing.",
-          })),
+          ]
+            .flatMap((site) => [
+              `${site} TSTypeReference[typeName.name='Record'] > TSTypeParameterInstantiation > TSStringKeyword:first-child`,
+              `${site} TSTypeLiteral > TSIndexSignature`,
+            ])
+            .map((selector) => ({
+              selector,
+              message:
+                "A record filled from string keys: start it from Object.create(null) or use a Map, so a `__proto__` key stays data and a missing key reads nothing.",
+            })),
         ],
       },
     },

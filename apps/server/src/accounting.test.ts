@@ -77,11 +77,17 @@ describe("request accounting", () => {
 
 describe("error bodies", () => {
   it("a failing upstream, a silent one and an unreachable one: generic messages with stable codes, details only in the log", async () => {
-    const { lines, client, upstreamURL } = await start({ script: [reply.error(500, "boom at /srv/model/weights.bin"), reply.delay(3000, reply.text("late")), reply.error(500, "boom"), reply.text("x")] });
+    const { lines, client, upstreamURL } = await start({
+      script: [reply.error(500, "boom at /srv/model/weights.bin"), reply.delay(3000, reply.text("late")), reply.error(500, "boom"), reply.text("x")],
+    });
     const port = new URL(upstreamURL).port;
     const answers: { status: number; body: string }[] = [];
     for (const stream of [false, false, true]) {
-      const answer = await fetch(`${server!.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, messages: user, stream }) });
+      const answer = await fetch(`${server!.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: MODEL, messages: user, stream }),
+      });
       answers.push({ status: answer.status, body: await answer.text() });
     }
     // The upstream gone: the connection is refused.
@@ -95,7 +101,12 @@ describe("error bodies", () => {
     const { status, error } = refused as InstanceType<typeof OpenAI.APIError>;
     answers.push({ status: status ?? 0, body: JSON.stringify(error) });
     expect(answers.map((a) => a.status)).toEqual([502, 504, 502, 502]);
-    expect(answers.map((a) => (JSON.parse(a.body) as { error?: { code: string } }).error?.code ?? (JSON.parse(a.body) as { code: string }).code)).toEqual(["upstream_error", "upstream_timeout", "upstream_error", "upstream_error"]);
+    expect(answers.map((a) => (JSON.parse(a.body) as { error?: { code: string } }).error?.code ?? (JSON.parse(a.body) as { code: string }).code)).toEqual([
+      "upstream_error",
+      "upstream_timeout",
+      "upstream_error",
+      "upstream_error",
+    ]);
     for (const { body } of answers) {
       for (const secret of [port, "127.0.0.1", "localhost", "/srv/model", "boom", "http", "    at "]) expect(body).not.toContain(secret);
     }

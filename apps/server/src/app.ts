@@ -80,7 +80,9 @@ export function buildApp(options: AppOptions): App {
     forceCloseConnections: "idle",
     // A target the router cannot decode: a 400 that does not echo it.
     frameworkErrors: (_error, _request, reply) => {
-      void (reply as FastifyReply).code(400).send(new ApiError(400, "the request target is not a valid URL path", "invalid_request_error", null, "invalid_url").body);
+      void (reply as FastifyReply)
+        .code(400)
+        .send(new ApiError(400, "the request target is not a valid URL path", "invalid_request_error", null, "invalid_url").body);
     },
   });
   const metrics = new ServerMetrics();
@@ -136,7 +138,10 @@ export function buildApp(options: AppOptions): App {
   fastify.addHook("preParsing", (request, _reply, payload, done) => {
     const encoding = request.headers["content-encoding"];
     if (encoding === undefined || encoding.trim().toLowerCase() === "identity") done(null, payload);
-    else done(new ApiError(415, "request bodies must not be compressed (content-encoding: identity)", "invalid_request_error", null, "unsupported_content_encoding"));
+    else
+      done(
+        new ApiError(415, "request bodies must not be compressed (content-encoding: identity)", "invalid_request_error", null, "unsupported_content_encoding"),
+      );
   });
   // A response in flight when the shutdown starts tells its client not to reuse the connection.
   fastify.addHook("onSend", (_request, reply, payload, done) => {
@@ -177,7 +182,9 @@ export function buildApp(options: AppOptions): App {
 
   fastify.get("/ready", async (_request, reply) => {
     const readiness = options.ready === undefined ? { ready: true } : await options.ready();
-    return reply.code(readiness.ready ? 200 : 503).send({ status: readiness.ready ? "ready" : "not_ready", model: options.model, ...(readiness.reason === undefined ? {} : { reason: readiness.reason }) });
+    return reply
+      .code(readiness.ready ? 200 : 503)
+      .send({ status: readiness.ready ? "ready" : "not_ready", model: options.model, ...(readiness.reason === undefined ? {} : { reason: readiness.reason }) });
   });
 
   fastify.get("/metrics", async (_request, reply) => {
@@ -185,7 +192,9 @@ export function buildApp(options: AppOptions): App {
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
-  fastify.get("/v1/models", (_request, reply) => reply.send({ object: "list", data: [{ id: options.model, object: "model", created: 0, owned_by: "envace" }] }));
+  fastify.get("/v1/models", (_request, reply) =>
+    reply.send({ object: "list", data: [{ id: options.model, object: "model", created: 0, owned_by: "envace" }] }),
+  );
 
   fastify.post("/v1/chat/completions", async (request, reply) => {
     const turn = parseChatRequest(request.body, {
@@ -195,12 +204,25 @@ export function buildApp(options: AppOptions): App {
       logprobs: options.tokenizer !== undefined,
     });
     if (turn.model !== options.model) {
-      throw new ApiError(404, `model ${JSON.stringify(turn.model)} is not served here (served: ${options.model})`, "not_found_error", "model", "model_not_found");
+      throw new ApiError(
+        404,
+        `model ${JSON.stringify(turn.model)} is not served here (served: ${options.model})`,
+        "not_found_error",
+        "model",
+        "model_not_found",
+      );
     }
     if (slots.active >= slots.limit && slots.pending >= config.concurrency.queue) {
       metrics.rejected.inc();
       const seconds = String(config.concurrency.retry_after_s);
-      throw new ApiError(429, `the server is at capacity (${slots.active} generating, ${slots.pending} queued); retry after ${seconds} s`, "rate_limit_error", null, "queue_full", { "retry-after": seconds });
+      throw new ApiError(
+        429,
+        `the server is at capacity (${slots.active} generating, ${slots.pending} queued); retry after ${seconds} s`,
+        "rate_limit_error",
+        null,
+        "queue_full",
+        { "retry-after": seconds },
+      );
     }
     // A client that goes away cancels its generation, upstream included.
     const cancel = new AbortController();
@@ -244,7 +266,15 @@ export function buildApp(options: AppOptions): App {
       writeStream(reply, completion, turn, options.model);
       return reply;
     }
-    return { id: completion.id, object: "chat.completion", created: completion.created, model: options.model, choices: completion.choices, usage: completion.usage, ...(completion.envace ? { envace: completion.envace } : {}) };
+    return {
+      id: completion.id,
+      object: "chat.completion",
+      created: completion.created,
+      model: options.model,
+      choices: completion.choices,
+      usage: completion.usage,
+      ...(completion.envace ? { envace: completion.envace } : {}),
+    };
   });
 
   /** A hijacked streamed reply: its failures are answered here (as HTTP before the first event, in the stream after) and logged; onResponse still counts it. */
@@ -281,7 +311,14 @@ function writeStream(reply: FastifyReply, completion: Completion, turn: ChatTurn
     for (const delta of choiceDeltas(choice)) events.push(JSON.stringify({ ...head, choices: [delta] }));
   }
   if (turn.includeUsage || completion.envace) {
-    events.push(JSON.stringify({ ...head, choices: [], ...(turn.includeUsage ? { usage: completion.usage } : {}), ...(completion.envace ? { envace: completion.envace } : {}) }));
+    events.push(
+      JSON.stringify({
+        ...head,
+        choices: [],
+        ...(turn.includeUsage ? { usage: completion.usage } : {}),
+        ...(completion.envace ? { envace: completion.envace } : {}),
+      }),
+    );
   }
   reply
     .code(200)

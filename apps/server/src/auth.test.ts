@@ -28,7 +28,13 @@ export function spellings(path: string, port: number): string[] {
     const with_ = (replacement: string): string => join(segments.map((s, j) => (j === i ? replacement : s)));
     // Each character encoded alone, the first two together (`/%76%31/`), the whole segment.
     Array.from(segment).forEach((char, k) => out.add(with_(segment.slice(0, k) + encode(char) + segment.slice(k + 1))));
-    out.add(with_(Array.from(segment).map((c) => encode(c, true)).join("")));
+    out.add(
+      with_(
+        Array.from(segment)
+          .map((c) => encode(c, true))
+          .join(""),
+      ),
+    );
     out.add(with_(segment.toUpperCase()));
     out.add(with_(segment[0]!.toUpperCase() + segment.slice(1)));
   });
@@ -74,7 +80,14 @@ export function spellings(path: string, port: number): string[] {
 }
 
 /** Authorization headers that carry no valid token. */
-const BAD_AUTH: Record<string, string>[] = [{}, { authorization: "Bearer wrong-token-wrong-token-wrong-token!" }, { authorization: `Bearer ${TOKEN.slice(0, -1)}` }, { authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}` }, { authorization: "Bearer" }, { "x-api-key": TOKEN }];
+const BAD_AUTH: Record<string, string>[] = [
+  {},
+  { authorization: "Bearer wrong-token-wrong-token-wrong-token!" },
+  { authorization: `Bearer ${TOKEN.slice(0, -1)}` },
+  { authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}` },
+  { authorization: "Bearer" },
+  { "x-api-key": TOKEN },
+];
 
 let upstream: ScriptedServer;
 let app: App;
@@ -109,13 +122,27 @@ const isProtected = (url: string): boolean => url === "/v1" || url.startsWith("/
 describe("authorization on the matched route", () => {
   it("the route table has the protected routes and nothing else open but health and readiness", () => {
     const routes = routeTable();
-    expect(routes).toEqual(expect.arrayContaining([{ method: "POST", url: "/v1/chat/completions" }, { method: "GET", url: "/v1/models" }, { method: "HEAD", url: "/v1/models" }, { method: "GET", url: "/metrics" }, { method: "GET", url: "/v1/caller-route" }]));
+    expect(routes).toEqual(
+      expect.arrayContaining([
+        { method: "POST", url: "/v1/chat/completions" },
+        { method: "GET", url: "/v1/models" },
+        { method: "HEAD", url: "/v1/models" },
+        { method: "GET", url: "/metrics" },
+        { method: "GET", url: "/v1/caller-route" },
+      ]),
+    );
     expect([...new Set(routes.filter((r) => !isProtected(r.url)).map((r) => r.url))].sort()).toEqual(["/health", "/ready"]);
   });
 
   it("every protected route answers 2xx with the token, spelled plainly (the battery below can fail)", async () => {
     for (const route of routeTable().filter((r) => isProtected(r.url))) {
-      const answer = await rawRequest(port, route.method, route.url, { authorization: `Bearer ${TOKEN}`, ...(route.method === "POST" ? { "content-type": "application/json" } : {}) }, route.method === "POST" ? CHAT_BODY : undefined);
+      const answer = await rawRequest(
+        port,
+        route.method,
+        route.url,
+        { authorization: `Bearer ${TOKEN}`, ...(route.method === "POST" ? { "content-type": "application/json" } : {}) },
+        route.method === "POST" ? CHAT_BODY : undefined,
+      );
       expect([route, answer.status]).toEqual([route, 200]);
     }
   });
@@ -128,13 +155,22 @@ describe("authorization on the matched route", () => {
       for (const method of new Set([route.method, "HEAD", "OPTIONS", "GET", "POST"])) {
         for (const target of spellings(route.url, port)) {
           // Every header without a valid token on the plain target; on the others, none and a wrong one.
-          for (const auth of target === route.url ? BAD_AUTH : BAD_AUTH.slice(0, 2)) requests.push({ method, target, headers: { ...auth, ...(method === "POST" ? { "content-type": "application/json" } : {}) } });
+          for (const auth of target === route.url ? BAD_AUTH : BAD_AUTH.slice(0, 2))
+            requests.push({ method, target, headers: { ...auth, ...(method === "POST" ? { "content-type": "application/json" } : {}) } });
         }
       }
       // A few at a time: the answers are quick, and the upstream is on the same loop.
       for (let i = 0; i < requests.length; i += 32) {
         const batch = requests.slice(i, i + 32);
-        const answers = await Promise.all(batch.map((r) => rawRequest(port, r.method, r.target, r.headers, r.method === "POST" ? CHAT_BODY : undefined).catch((): RawAnswer => ({ status: 0, head: "", body: "" }))));
+        const answers = await Promise.all(
+          batch.map((r) =>
+            rawRequest(port, r.method, r.target, r.headers, r.method === "POST" ? CHAT_BODY : undefined).catch((): RawAnswer => ({
+              status: 0,
+              head: "",
+              body: "",
+            })),
+          ),
+        );
         answers.forEach((answer, k) => {
           const r = batch[k]!;
           if (answer.status >= 200 && answer.status < 300) leaks.push(`${r.method} ${r.target} ${JSON.stringify(r.headers)} -> ${answer.status}`);
@@ -150,8 +186,14 @@ describe("authorization on the matched route", () => {
 
   it("takes any of the tokens, with the scheme in any case and spaces around the token, and nothing else", async () => {
     const status = async (authorization: string): Promise<number> => (await rawRequest(port, "GET", "/v1/models", { authorization })).status;
-    expect(await Promise.all([`Bearer ${TOKEN}`, `bearer ${TOKEN}`, `BEARER   ${TOKEN}  `, `Bearer ${TOKEN}-second`].map(status))).toEqual([200, 200, 200, 200]);
-    expect(await Promise.all([`Bearer ${TOKEN}-third`, `Bearer ${TOKEN.slice(0, -1)}`, `Bearer ${TOKEN} ${TOKEN}`, `Bearer\t${TOKEN}`, `Token ${TOKEN}`, TOKEN].map(status))).toEqual([401, 401, 401, 401, 401, 401]);
+    expect(await Promise.all([`Bearer ${TOKEN}`, `bearer ${TOKEN}`, `BEARER   ${TOKEN}  `, `Bearer ${TOKEN}-second`].map(status))).toEqual([
+      200, 200, 200, 200,
+    ]);
+    expect(
+      await Promise.all(
+        [`Bearer ${TOKEN}-third`, `Bearer ${TOKEN.slice(0, -1)}`, `Bearer ${TOKEN} ${TOKEN}`, `Bearer\t${TOKEN}`, `Token ${TOKEN}`, TOKEN].map(status),
+      ),
+    ).toEqual([401, 401, 401, 401, 401, 401]);
   });
 
   it("the openai client with a base URL that spells /v1 as /%761 gets an authentication error", async () => {

@@ -59,7 +59,9 @@ describe("streaming to a reader that stops reading", () => {
       }
     });
     let paused: number | undefined;
-    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
 
     // Give the upstream time to push past every buffer on the way (loopback TCP stalls for a
     // moment as its windows fill, so a short wait could mistake that for backpressure).
@@ -70,7 +72,9 @@ describe("streaming to a reader that stops reading", () => {
     await sleep(500);
     expect(sent).toBe(stalledAt);
     const heldWhilePaused = most;
-    console.log(`paused reader: upstream held at ${stalledAt} of ${PIECES} deltas; server buffer peaked at ${heldWhilePaused} bytes (bound ${BOUND}); rss ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`);
+    console.log(
+      `paused reader: upstream held at ${stalledAt} of ${PIECES} deltas; server buffer peaked at ${heldWhilePaused} bytes (bound ${BOUND}); rss ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
+    );
     expect(stalledAt).toBeLessThan(PIECES);
     expect(heldWhilePaused).toBeLessThanOrEqual(BOUND);
 
@@ -80,7 +84,9 @@ describe("streaming to a reader that stops reading", () => {
     const text = Buffer.concat(received).toString("utf8");
     const events = text.slice(text.indexOf("\r\n\r\n") + 4);
     // Chunked transfer: the events are between chunk-size lines; take the JSON of each `data:` line.
-    const content = [...events.matchAll(/^data: (\{.*\})$/gm)].map((m) => (JSON.parse(m[1]!) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? "").join("");
+    const content = [...events.matchAll(/^data: (\{.*\})$/gm)]
+      .map((m) => (JSON.parse(m[1]!) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? "")
+      .join("");
     expect(content).toBe(Array.from({ length: PIECES }, (_, i) => piece(i)).join(""));
     expect(events).toContain("data: [DONE]");
     expect(most).toBeLessThanOrEqual(BOUND);

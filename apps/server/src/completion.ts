@@ -1,5 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { canGenerateN, trustedRequest, type GenerateRequest, type Generation, type Message, type Policy, type SamplingParams, type Tokenizer } from "@envace/protocol";
+import {
+  canGenerateN,
+  trustedRequest,
+  type GenerateRequest,
+  type Generation,
+  type Message,
+  type Policy,
+  type SamplingParams,
+  type Tokenizer,
+} from "@envace/protocol";
 import { formatRehearsalSetting, parseRehearsalSetting, rehearseConversation, type RehearsalMemory, type RehearsalSetting } from "@envace/rehearsal";
 import { rehearsePromptOf, type ServerConfig } from "./config.js";
 import { badField } from "./errors.js";
@@ -62,9 +71,15 @@ export function rehearsalFor(request: ChatTurnRequest, config: ServerConfig): { 
  * `n` committed samples: one request where the policy can sample several (an upstream's `n`),
  * else one each; `oneRequest` says which, for the usage.
  */
-async function generateChoices(policy: Policy, request: GenerateRequest, n: number, signal: AbortSignal): Promise<{ generations: Generation[]; oneRequest: boolean }> {
+async function generateChoices(
+  policy: Policy,
+  request: GenerateRequest,
+  n: number,
+  signal: AbortSignal,
+): Promise<{ generations: Generation[]; oneRequest: boolean }> {
   if (n > 1 && canGenerateN(policy)) return { generations: await policy.generateN(request, n, signal), oneRequest: true };
-  const seeded = (i: number): SamplingParams => (request.sampling.seed === undefined ? request.sampling : { ...request.sampling, seed: request.sampling.seed + i });
+  const seeded = (i: number): SamplingParams =>
+    request.sampling.seed === undefined ? request.sampling : { ...request.sampling, seed: request.sampling.seed + i };
   const generations = await Promise.all(Array.from({ length: n }, (_, i) => policy.generate(trustedRequest({ ...request, sampling: seeded(i) }), signal)));
   return { generations, oneRequest: n === 1 };
 }
@@ -132,7 +147,11 @@ export async function prepareTurn(
     const { value: memory, built } = await context.memories.obtain(
       keys,
       async () => {
-        const prepared = await rehearseConversation({ ...conversation(context, request, signal), setting, rehearsal: rehearsalOptions(context.config, budget, request.sampling.seed) });
+        const prepared = await rehearseConversation({
+          ...conversation(context, request, signal),
+          setting,
+          rehearsal: rehearsalOptions(context.config, budget, request.sampling.seed),
+        });
         attempts = prepared.rehearsal?.attempts.length ?? 0;
         return prepared.memory!;
       },

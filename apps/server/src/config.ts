@@ -5,7 +5,6 @@ import { RehearsalSettingText } from "@envace/rehearsal";
 import type { RehearsePromptOptions } from "@envace/trajectory";
 import { z } from "zod";
 
-
 /** The sections of the Rehearse-role prompt (`RehearseSections` of `@envace/trajectory`); each left out is shown. */
 const RehearsePrompt = z.strictObject({
   /** `true`: the built-in simulator instructions; `false`: none; a string: these instead. */
@@ -41,7 +40,11 @@ export const ServerConfig = z.strictObject({
   token_file: z.string().min(1).optional(),
   limits: z
     .strictObject({
-      body_bytes: z.number().int().positive().default(4 * 1024 * 1024),
+      body_bytes: z
+        .number()
+        .int()
+        .positive()
+        .default(4 * 1024 * 1024),
       max_completion_tokens: z.number().int().positive().default(8192),
       default_max_tokens: z.number().int().positive().default(1024),
       max_n: z.number().int().positive().default(8),
@@ -79,10 +82,26 @@ export const ServerConfig = z.strictObject({
       /** How the Rehearse role is prompted: the sections the policy was trained with. Default: all of them, with the built-in instructions. */
       rehearse_prompt: RehearsePrompt.nullable().default(null),
     })
-    .default({ setting: "none", memory_budget: null, max_attempts: 4, max_turns: 8, max_response_tokens: 1024, max_prompt_tokens: null, write_tools: null, rehearse_prompt: null }),
+    .default({
+      setting: "none",
+      memory_budget: null,
+      max_attempts: 4,
+      max_turns: 8,
+      max_response_tokens: 1024,
+      max_prompt_tokens: null,
+      write_tools: null,
+      rehearse_prompt: null,
+    }),
   /** Rehearsal memories kept, per conversation, least recently used evicted first. */
   memory: z
-    .strictObject({ max_entries: z.number().int().min(0).default(1024), max_bytes: z.number().int().min(0).default(16 * 1024 * 1024) })
+    .strictObject({
+      max_entries: z.number().int().min(0).default(1024),
+      max_bytes: z
+        .number()
+        .int()
+        .min(0)
+        .default(16 * 1024 * 1024),
+    })
     .default({ max_entries: 1024, max_bytes: 16 * 1024 * 1024 }),
   /** How long SIGTERM waits for requests in flight before it cuts them. */
   shutdown_grace_s: z.number().positive().default(30),
@@ -117,7 +136,9 @@ export function loadServerConfig(path: string): ServerConfig {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    throw new ServerConfigError(`${path}: cannot read the server config (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error });
+    throw new ServerConfigError(`${path}: cannot read the server config (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, {
+      cause: error,
+    });
   }
   const config = parseYamlConfig(text, path, ServerConfig, serverConfigError);
   // A token file named in the config is found beside it.
@@ -130,7 +151,8 @@ export const MIN_TOKEN_CHARS = 32;
 /** What is wrong with a bearer token, if anything: too short, or characters a `Bearer` header cannot carry. Never quotes the token. */
 export function tokenProblem(token: string): string | undefined {
   if (!/^[\x21-\x7e]*$/.test(token)) return "a bearer token may hold only visible ASCII characters (no spaces)";
-  if (token.length < MIN_TOKEN_CHARS) return `a bearer token needs at least ${MIN_TOKEN_CHARS} characters (this one has ${token.length}); make one with: openssl rand -hex 32`;
+  if (token.length < MIN_TOKEN_CHARS)
+    return `a bearer token needs at least ${MIN_TOKEN_CHARS} characters (this one has ${token.length}); make one with: openssl rand -hex 32`;
   return undefined;
 }
 
@@ -170,7 +192,9 @@ export function fitRehearsalToContext(config: ServerConfig, contextTokens: numbe
   const set = config.rehearsal.max_prompt_tokens;
   if (set === null) return { ...config, rehearsal: { ...config.rehearsal, max_prompt_tokens: room } };
   if (set > room) {
-    throw new ServerConfigError(`rehearsal.max_prompt_tokens: ${set} does not fit the model's context of ${contextTokens} tokens (${source}); set at most ${room}, or leave it out to derive it`);
+    throw new ServerConfigError(
+      `rehearsal.max_prompt_tokens: ${set} does not fit the model's context of ${contextTokens} tokens (${source}); set at most ${room}, or leave it out to derive it`,
+    );
   }
   return config;
 }

@@ -20,10 +20,25 @@ const withTool = (schema: string, extra = ""): string =>
 describe("deeply nested requests are refused where the request is read", () => {
   it.each([
     ["a tool schema nested 10^5 deep", withTool(nestedSchema(100_000)), "tools[0].function.parameters", `nested deeper than ${MAX_BODY_DEPTH} levels`],
-    ["the same with rehearsal on", withTool(nestedSchema(100_000), ',"envace":{"rehearsal":"parallel:1"}'), "tools[0].function.parameters", `nested deeper than ${MAX_BODY_DEPTH} levels`],
+    [
+      "the same with rehearsal on",
+      withTool(nestedSchema(100_000), ',"envace":{"rehearsal":"parallel:1"}'),
+      "tools[0].function.parameters",
+      `nested deeper than ${MAX_BODY_DEPTH} levels`,
+    ],
     ["the same streamed", withTool(nestedSchema(100_000), ',"stream":true'), "tools[0].function.parameters", `nested deeper than ${MAX_BODY_DEPTH} levels`],
-    ["content nested 10^5 deep", `{"model":"${MODEL}","messages":[{"role":"user","content":${"[".repeat(100_000)}${"]".repeat(100_000)}}]}`, "messages[0].content[0]", `nested deeper than ${MAX_BODY_DEPTH} levels`],
-    ["a tool schema within the body's limit but past the schema limit", withTool(nestedSchema(MAX_SCHEMA_DEPTH + 1)), "tools[0].function.parameters", `nested deeper than ${MAX_SCHEMA_DEPTH} levels`],
+    [
+      "content nested 10^5 deep",
+      `{"model":"${MODEL}","messages":[{"role":"user","content":${"[".repeat(100_000)}${"]".repeat(100_000)}}]}`,
+      "messages[0].content[0]",
+      `nested deeper than ${MAX_BODY_DEPTH} levels`,
+    ],
+    [
+      "a tool schema within the body's limit but past the schema limit",
+      withTool(nestedSchema(MAX_SCHEMA_DEPTH + 1)),
+      "tools[0].function.parameters",
+      `nested deeper than ${MAX_SCHEMA_DEPTH} levels`,
+    ],
   ])("%s → 400 naming the field and the limit, and nothing reaches the model", async (_name, body, param, limit) => {
     const before = harness.upstream.requests.length;
     const { status, body: answer } = await postRaw(harness.server, body);

@@ -27,7 +27,8 @@ const completion = await client.chat.completions.create({
   envace: { rehearsal: "parallel:1" },
 });
 const choice = completion.choices[0]!;
-for (const call of choice.message.tool_calls ?? []) if (call.type === "function") console.log(choice.finish_reason, call.function.name, call.function.arguments);
+for (const call of choice.message.tool_calls ?? [])
+  if (call.type === "function") console.log(choice.finish_reason, call.function.name, call.function.arguments);
 const { attempts, predicted_failures, memory } = (completion as unknown as { envace: Record<string, unknown> }).envace;
 console.log({ attempts, predicted_failures, memory });
 await server.close();

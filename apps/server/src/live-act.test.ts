@@ -3,7 +3,11 @@ import { describe, expect, it } from "vitest";
 import { LiveActStream } from "./live-act.js";
 import { toChoice, type ChoiceOptions, type ChunkChoice } from "./response.js";
 
-const options: ChoiceOptions = { tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }], parseToolCalls: true, callIdPrefix: "abc_0" };
+const options: ChoiceOptions = {
+  tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }],
+  parseToolCalls: true,
+  callIdPrefix: "abc_0",
+};
 const generation = (text: string): Generation => ({ role: "act", text, promptTokens: [], outputTokens: [], logprobs: null, finishReason: "stop" });
 
 /** Feed `text` one character at a time; what was released after each character, then the finish. */

@@ -54,7 +54,8 @@ export class LiveActStream {
       return out;
     }
     if (choice.message.reasoning_content !== undefined) {
-      for (const piece of pieces(choice.message.reasoning_content, 16)) out.push({ index, delta: { reasoning_content: piece }, finish_reason: null, logprobs: null });
+      for (const piece of pieces(choice.message.reasoning_content, 16))
+        out.push({ index, delta: { reasoning_content: piece }, finish_reason: null, logprobs: null });
     }
     for (const piece of pieces(content.slice(this.#content.length), 16)) out.push(contentDelta(index, piece));
     for (let i = this.#calls.length; i < calls.length; i += 1) out.push(...toolCallDeltas(index, i, calls[i]!));
@@ -78,7 +79,10 @@ export class LiveActStream {
     const out: ChunkChoice[] = [];
     for (let close = this.#text.indexOf(CLOSE, this.#scanned); close >= 0 && this.#callsReadable; close = this.#text.indexOf(CLOSE, this.#scanned)) {
       this.#scanned = close + CLOSE.length;
-      const parsed = parseActOutput({ text: this.#text.slice(0, this.#scanned) }, { tools: this.#options.tools, callId: (i) => `call_${this.#options.callIdPrefix}_${i}` });
+      const parsed = parseActOutput(
+        { text: this.#text.slice(0, this.#scanned) },
+        { tools: this.#options.tools, callId: (i) => `call_${this.#options.callIdPrefix}_${i}` },
+      );
       if (parsed.kind !== "tool_calls") {
         this.#callsReadable = false;
         break;

@@ -38,7 +38,9 @@ describe("stream: true in front of a tiny checkpoint", () => {
     const plain = (await harness.client.chat.completions.create({ ...request, model: TINY_MODEL })).choices[0]!;
     const { choice } = await streamed(request);
     expect(choice.content).toBe(plain.message.content ?? "");
-    expect(choice.calls).toEqual((plain.message.tool_calls ?? []).map((c) => (c.type === "function" ? { id: c.id, name: c.function.name, arguments: c.function.arguments } : {})));
+    expect(choice.calls).toEqual(
+      (plain.message.tool_calls ?? []).map((c) => (c.type === "function" ? { id: c.id, name: c.function.name, arguments: c.function.arguments } : {})),
+    );
     expect(choice.finish).toBe(plain.finish_reason);
   }, 60_000);
 

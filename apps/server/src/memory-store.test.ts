@@ -56,7 +56,12 @@ describe("prefixKeys and memoryScope", () => {
   it("the scope differs by owner, tools, rehearsal setting and memory budget", () => {
     const tool = { type: "function" as const, function: { name: "f" } };
     const base = memoryScope("token-a", [], "parallel:2", 64);
-    const others = [memoryScope("token-b", [], "parallel:2", 64), memoryScope("token-a", [tool], "parallel:2", 64), memoryScope("token-a", [], "parallel:1", 64), memoryScope("token-a", [], "parallel:2", null)];
+    const others = [
+      memoryScope("token-b", [], "parallel:2", 64),
+      memoryScope("token-a", [tool], "parallel:2", 64),
+      memoryScope("token-a", [], "parallel:1", 64),
+      memoryScope("token-a", [], "parallel:2", null),
+    ];
     expect(new Set([base, ...others]).size).toBe(5);
     expect(memoryScope("token-a", [], "parallel:2", 64)).toBe(base);
   });
@@ -94,10 +99,31 @@ describe("LruStore.obtain: single flight", () => {
   it("prefers the first key that has a value, and stores a build under the first key", async () => {
     const store = new LruStore<string>(10, 1000);
     store.set("short", "old", 1);
-    expect(await store.obtain(["long", "short"], () => Promise.resolve("new"), () => 1, never)).toEqual({ value: "old", built: false });
+    expect(
+      await store.obtain(
+        ["long", "short"],
+        () => Promise.resolve("new"),
+        () => 1,
+        never,
+      ),
+    ).toEqual({ value: "old", built: false });
     store.set("long", "longer", 1);
-    expect(await store.obtain(["long", "short"], () => Promise.resolve("new"), () => 1, never)).toEqual({ value: "longer", built: false });
-    expect(await store.obtain(["other", "none"], () => Promise.resolve("new"), () => 1, never)).toEqual({ value: "new", built: true });
+    expect(
+      await store.obtain(
+        ["long", "short"],
+        () => Promise.resolve("new"),
+        () => 1,
+        never,
+      ),
+    ).toEqual({ value: "longer", built: false });
+    expect(
+      await store.obtain(
+        ["other", "none"],
+        () => Promise.resolve("new"),
+        () => 1,
+        never,
+      ),
+    ).toEqual({ value: "new", built: true });
     expect([store.get("other"), store.get("none")]).toEqual(["new", undefined]);
   });
 
@@ -109,12 +135,24 @@ describe("LruStore.obtain: single flight", () => {
       throw new Error("upstream down");
     };
     const first = store.obtain(["k"], failing, () => 1, never);
-    const second = store.obtain(["k"], () => Promise.resolve("unused"), () => 1, never);
+    const second = store.obtain(
+      ["k"],
+      () => Promise.resolve("unused"),
+      () => 1,
+      never,
+    );
     open();
     await expect(first).rejects.toThrow("upstream down");
     await expect(second).rejects.toThrow("upstream down");
     expect([store.size, store.building]).toEqual([0, 0]);
-    expect(await store.obtain(["k"], () => Promise.resolve("again"), () => 1, never)).toEqual({ value: "again", built: true });
+    expect(
+      await store.obtain(
+        ["k"],
+        () => Promise.resolve("again"),
+        () => 1,
+        never,
+      ),
+    ).toEqual({ value: "again", built: true });
   });
 
   it("a waiter whose builder's client left builds on its own; a waiter that leaves stops waiting", async () => {
@@ -123,9 +161,19 @@ describe("LruStore.obtain: single flight", () => {
     // A build that runs until its request is cancelled.
     const cancelled = () => new Promise<string>((_resolve, reject) => leader.signal.addEventListener("abort", () => reject(leader.signal.reason as Error)));
     const first = store.obtain(["k"], cancelled, () => 1, leader.signal);
-    const second = store.obtain(["k"], () => Promise.resolve("own"), () => 1, never);
+    const second = store.obtain(
+      ["k"],
+      () => Promise.resolve("own"),
+      () => 1,
+      never,
+    );
     const leaving = new AbortController();
-    const third = store.obtain(["k"], () => Promise.resolve("unused"), () => 1, leaving.signal);
+    const third = store.obtain(
+      ["k"],
+      () => Promise.resolve("unused"),
+      () => 1,
+      leaving.signal,
+    );
     leaving.abort(new Error("client left"));
     await expect(third).rejects.toThrow("client left");
     leader.abort(new Error("leader left"));

@@ -146,7 +146,11 @@ export function prefixKeys(scope: string, messages: readonly Message[]): string[
   const keys: string[] = [];
   let key = scope;
   for (const message of messages) {
-    key = createHash("sha256").update(key).update("\n").update(sha256Hex(canonicalJson(message))).digest("hex");
+    key = createHash("sha256")
+      .update(key)
+      .update("\n")
+      .update(sha256Hex(canonicalJson(message)))
+      .digest("hex");
     keys.push(key);
   }
   return keys.reverse();

@@ -34,14 +34,22 @@ describe("operating the server", () => {
   it("refuses to listen beyond loopback without a token", async () => {
     const policy = ScriptedPolicy.queues("scripted", {});
     await expect(startServer({ policy, model: "m", config: { host: "0.0.0.0", port: 0, log_level: "silent" }, tokens: [] })).rejects.toThrow(ServeError);
-    await expect(startServer({ policy, model: "m", config: { host: "0.0.0.0", port: 0, log_level: "silent" }, tokens: [] })).rejects.toThrow(/without a bearer token/);
+    await expect(startServer({ policy, model: "m", config: { host: "0.0.0.0", port: 0, log_level: "silent" }, tokens: [] })).rejects.toThrow(
+      /without a bearer token/,
+    );
     extra = await startServer({ policy, model: "m", config: { host: "0.0.0.0", port: 0, log_level: "silent" }, tokens: [TOKEN] });
     expect(extra.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
   });
 
   it("lets the caller add its own routes before it listens", async () => {
     const policy = ScriptedPolicy.queues("scripted", {});
-    extra = await startServer({ policy, model: "m", config: { port: 0, log_level: "silent" }, tokens: [], prepare: ({ fastify }) => fastify.get("/caller-route", () => ({ mine: true })) });
+    extra = await startServer({
+      policy,
+      model: "m",
+      config: { port: 0, log_level: "silent" },
+      tokens: [],
+      prepare: ({ fastify }) => fastify.get("/caller-route", () => ({ mine: true })),
+    });
     expect(await (await fetch(`${extra.url}/caller-route`)).json()).toEqual({ mine: true });
   });
 

@@ -54,7 +54,9 @@ describe("private rehearsal per request", () => {
   it("rehearses before answering a request with tools, reports it in the envace field, and the next turn reuses the memory", async () => {
     harness = await startHarness({ script, tokens: TOKENS, apiKey: TOKENS[0]! });
     const body = { model: MODEL, messages: opening, tools: [lookupTool], seed: 5, envace: { rehearsal: "parallel:2", memory_budget: 200 } };
-    const first = (await harness.client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)) as OpenAI.ChatCompletion & { envace: Record<string, unknown> };
+    const first = (await harness.client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)) as OpenAI.ChatCompletion & {
+      envace: Record<string, unknown>;
+    };
     expect(first.envace).toMatchObject({ rehearsal: "parallel:2", attempts: 2, predicted_failures: 1, memory: "new" });
     expect(first.envace.memory_tokens).toBeGreaterThan(0);
     const roles = harness.upstream.scripted.map(roleOf);
@@ -81,13 +83,17 @@ describe("private rehearsal per request", () => {
 
     const before = harness.upstream.scripted.length;
     const next = { ...body, messages: [...opening, first.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: '{"stock": 0}' }] };
-    const second = (await harness.client.chat.completions.create(next as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)) as OpenAI.ChatCompletion & { envace: Record<string, unknown> };
+    const second = (await harness.client.chat.completions.create(next as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)) as OpenAI.ChatCompletion & {
+      envace: Record<string, unknown>;
+    };
     expect(second.envace).toMatchObject({ attempts: 0, memory: "reused", predicted_failures: 1 });
     expect(harness.upstream.scripted.length - before).toBe(1);
 
     // Another client's identical conversation does not see the first client's memory.
     const other = new OpenAI({ baseURL: `${harness.server.url}/v1`, apiKey: TOKENS[1], maxRetries: 0 });
-    const third = (await other.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)) as OpenAI.ChatCompletion & { envace: Record<string, unknown> };
+    const third = (await other.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)) as OpenAI.ChatCompletion & {
+      envace: Record<string, unknown>;
+    };
     expect(third.envace).toMatchObject({ attempts: 2, memory: "new" });
     const metrics = await (await fetch(`${harness.server.url}/metrics`)).text();
     expect(metrics).toContain("envace_server_rehearsal_attempts_total 4");
@@ -123,15 +129,28 @@ describe("the rehearsal memory's key: the whole conversation it was built from",
       return role === "reflect" && delayMs > 0 ? reply.delay(delayMs, answer) : answer;
     };
   }
-  const called = { role: "assistant" as const, content: null, tool_calls: [{ id: "call_1", type: "function" as const, function: { name: "lookup", arguments: '{"item":"rabo"}' } }] };
-  const conversation = (secret: string) => [...opening, called, { role: "tool" as const, tool_call_id: "call_1", content: `${secret}: the rabo is in aisle 9` }];
+  const called = {
+    role: "assistant" as const,
+    content: null,
+    tool_calls: [{ id: "call_1", type: "function" as const, function: { name: "lookup", arguments: '{"item":"rabo"}' } }],
+  };
+  const conversation = (secret: string) => [
+    ...opening,
+    called,
+    { role: "tool" as const, tool_call_id: "call_1", content: `${secret}: the rabo is in aisle 9` },
+  ];
   type Answer = OpenAI.ChatCompletion & { envace: Record<string, unknown> };
   const committedSystem = (h: Harness): string => (h.upstream.scripted.at(-1)!.body as { messages: { content: string }[] }).messages[0]!.content;
 
   it("a conversation with the same opening but other later turns never gets a memory built from another's turns", async () => {
     harness = await startHarness({ script: tracking(), config: { rehearsal: { setting: "parallel:1" } } });
     const ask = (messages: unknown, envace?: unknown) =>
-      harness!.client.chat.completions.create({ model: MODEL, messages, tools: [lookupTool], ...(envace ? { envace } : {}) } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming) as unknown as Promise<Answer>;
+      harness!.client.chat.completions.create({
+        model: MODEL,
+        messages,
+        tools: [lookupTool],
+        ...(envace ? { envace } : {}),
+      } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming) as unknown as Promise<Answer>;
     // Conversation A reaches the server first with a tool result only A holds.
     expect((await ask(conversation("secret-A"))).envace).toMatchObject({ memory: "new", attempts: 1 });
     expect(committedSystem(harness)).toContain("Plan made from secret-A.");

@@ -130,9 +130,11 @@ const depthParam = (path: readonly (string | number)[]): string => formatPath(pa
 
 /** Parse a request body: the first invalid field becomes a 400 that names it. */
 export function parseChatRequest(body: unknown, limits: RequestLimits): ChatTurnRequest {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ApiError(400, "the request body must be a JSON object", "invalid_request_error", null, "invalid_body");
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new ApiError(400, "the request body must be a JSON object", "invalid_request_error", null, "invalid_body");
   const deep = pathBeyondDepth(body, MAX_BODY_DEPTH);
-  if (deep !== undefined) throw badField(depthParam(deep), `nested deeper than ${MAX_BODY_DEPTH} levels (the server's limit for a request body)`, "nesting_too_deep");
+  if (deep !== undefined)
+    throw badField(depthParam(deep), `nested deeper than ${MAX_BODY_DEPTH} levels (the server's limit for a request body)`, "nesting_too_deep");
   const parsed = ChatCompletionRequest.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -146,10 +148,12 @@ export function parseChatRequest(body: unknown, limits: RequestLimits): ChatTurn
   const request = parsed.data;
   const choice = request.tool_choice ?? "auto";
   if (choice === "required" || typeof choice === "object") throw badField("tool_choice", 'only "auto" and "none" are supported', "unsupported_value");
-  if (request.parallel_tool_calls === false) throw badField("parallel_tool_calls", "the model may call several tools in one turn; false cannot be honoured", "unsupported_value");
+  if (request.parallel_tool_calls === false)
+    throw badField("parallel_tool_calls", "the model may call several tools in one turn; false cannot be honoured", "unsupported_value");
   if ((request.presence_penalty ?? 0) !== 0) throw badField("presence_penalty", "penalties are not supported; send 0 or leave it out", "unsupported_value");
   if ((request.frequency_penalty ?? 0) !== 0) throw badField("frequency_penalty", "penalties are not supported; send 0 or leave it out", "unsupported_value");
-  if (request.response_format && request.response_format.type !== "text") throw badField("response_format.type", 'only "text" is supported', "unsupported_value");
+  if (request.response_format && request.response_format.type !== "text")
+    throw badField("response_format.type", 'only "text" is supported', "unsupported_value");
   if ((request.top_logprobs ?? 0) > 0) throw badField("top_logprobs", "alternatives are not returned; send 0 or leave it out", "unsupported_value");
   if (request.logprobs === true && !limits.logprobs) throw badField("logprobs", "this model returns no per-token logprobs", "unsupported_value");
   const n = request.n ?? 1;
@@ -168,7 +172,11 @@ export function parseChatRequest(body: unknown, limits: RequestLimits): ChatTurn
   };
   for (const [i, tool] of (request.tools ?? []).entries()) {
     if (tool.function.parameters !== undefined && pathBeyondDepth(tool.function.parameters, MAX_SCHEMA_DEPTH) !== undefined) {
-      throw badField(`tools[${i}].function.parameters`, `nested deeper than ${MAX_SCHEMA_DEPTH} levels (the server's limit for a tool schema)`, "nesting_too_deep");
+      throw badField(
+        `tools[${i}].function.parameters`,
+        `nested deeper than ${MAX_SCHEMA_DEPTH} levels (the server's limit for a tool schema)`,
+        "nesting_too_deep",
+      );
     }
   }
   const tools: ToolSpec[] = (request.tools ?? []).map((tool) => ({

@@ -137,7 +137,8 @@ export function choiceDeltas(choice: Choice, pieceSize = 16): ChunkChoice[] {
   const { index } = choice;
   const out: ChunkChoice[] = [{ index, delta: { role: "assistant", content: "" }, finish_reason: null, logprobs: null }];
   if (choice.message.reasoning_content !== undefined) {
-    for (const piece of pieces(choice.message.reasoning_content, pieceSize)) out.push({ index, delta: { reasoning_content: piece }, finish_reason: null, logprobs: null });
+    for (const piece of pieces(choice.message.reasoning_content, pieceSize))
+      out.push({ index, delta: { reasoning_content: piece }, finish_reason: null, logprobs: null });
   }
   const content = choice.message.content ?? "";
   const contentPieces = pieces(content, pieceSize);
@@ -152,7 +153,14 @@ export function choiceDeltas(choice: Choice, pieceSize = 16): ChunkChoice[] {
 
 /** One tool call as stream deltas: its id and name, then its arguments in pieces. */
 export function toolCallDeltas(index: number, callIndex: number, call: WireToolCall, pieceSize = 16): ChunkChoice[] {
-  const out: ChunkChoice[] = [{ index, delta: { tool_calls: [{ index: callIndex, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }, finish_reason: null, logprobs: null }];
+  const out: ChunkChoice[] = [
+    {
+      index,
+      delta: { tool_calls: [{ index: callIndex, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] },
+      finish_reason: null,
+      logprobs: null,
+    },
+  ];
   for (const piece of pieces(call.function.arguments, pieceSize)) {
     out.push({ index, delta: { tool_calls: [{ index: callIndex, function: { arguments: piece } }] }, finish_reason: null, logprobs: null });
   }

@@ -12,13 +12,22 @@ const GOOD = "0123456789abcdef0123456789abcdef"; // 32 characters
 
 describe("bearer tokens: one rule for every source", () => {
   it("takes 32 characters and refuses 31, from the config, the environment, the tokens option and a token file, naming the source", () => {
-    expect(serverTokens(parseServerConfig({ tokens: [GOOD] }, "server.yaml"), undefined, { ENVACE_SERVER_TOKEN: `${GOOD}-env` })).toEqual([GOOD, `${GOOD}-env`]);
+    expect(serverTokens(parseServerConfig({ tokens: [GOOD] }, "server.yaml"), undefined, { ENVACE_SERVER_TOKEN: `${GOOD}-env` })).toEqual([
+      GOOD,
+      `${GOOD}-env`,
+    ]);
     const short = GOOD.slice(1);
-    expect(() => parseServerConfig({ tokens: [GOOD, short] }, "server.yaml")).toThrow(new ServerConfigError("server.yaml: tokens[1]: a bearer token needs at least 32 characters (this one has 31); make one with: openssl rand -hex 32"));
-    expect(() => serverTokens(defaults, undefined, { ENVACE_SERVER_TOKEN: "x" })).toThrow(new ServeError("ENVACE_SERVER_TOKEN: a bearer token needs at least 32 characters (this one has 1); make one with: openssl rand -hex 32"));
+    expect(() => parseServerConfig({ tokens: [GOOD, short] }, "server.yaml")).toThrow(
+      new ServerConfigError("server.yaml: tokens[1]: a bearer token needs at least 32 characters (this one has 31); make one with: openssl rand -hex 32"),
+    );
+    expect(() => serverTokens(defaults, undefined, { ENVACE_SERVER_TOKEN: "x" })).toThrow(
+      new ServeError("ENVACE_SERVER_TOKEN: a bearer token needs at least 32 characters (this one has 1); make one with: openssl rand -hex 32"),
+    );
     expect(() => serverTokens(defaults, [short])).toThrow(/^tokens\[0\] \(the tokens option\): a bearer token needs at least 32 characters/);
     // A token a Bearer header cannot carry would be accepted and never match: refused instead.
-    expect(() => serverTokens(defaults, [`${GOOD} with spaces`])).toThrow("tokens[0] (the tokens option): a bearer token may hold only visible ASCII characters (no spaces)");
+    expect(() => serverTokens(defaults, [`${GOOD} with spaces`])).toThrow(
+      "tokens[0] (the tokens option): a bearer token may hold only visible ASCII characters (no spaces)",
+    );
     // The environment's token is not read when the caller gives its own; an empty variable is no token.
     expect(serverTokens(defaults, [], { ENVACE_SERVER_TOKEN: "x" })).toEqual([]);
     expect(serverTokens(defaults, undefined, { ENVACE_SERVER_TOKEN: "" })).toEqual([]);
@@ -35,7 +44,9 @@ describe("bearer tokens: one rule for every source", () => {
     expect(() => serverTokens(config, [])).toThrow(`${join(dir, "tokens.txt")}:2: a bearer token needs at least 32 characters (this one has 5)`);
     writeFileSync(join(dir, "tokens.txt"), "# none yet\n");
     expect(() => serverTokens(config, [])).toThrow(`${join(dir, "tokens.txt")}: the token file holds no token`);
-    expect(() => serverTokens(parseServerConfig({ token_file: join(dir, "missing") }, "x"), [])).toThrow(`${join(dir, "missing")}: cannot read the token file (ENOENT)`);
+    expect(() => serverTokens(parseServerConfig({ token_file: join(dir, "missing") }, "x"), [])).toThrow(
+      `${join(dir, "missing")}: cannot read the token file (ENOENT)`,
+    );
   });
 });
 
@@ -60,7 +71,9 @@ describe("rehearsal fitted to the model's context", () => {
     expect(fitRehearsalToContext(set, 512, "m").rehearsal.max_prompt_tokens).toBe(300);
     const over = parseServerConfig({ rehearsal: { max_prompt_tokens: 4096 } }, "x");
     expect(() => fitRehearsalToContext(over, 512, "base/config.json max_position_embeddings")).toThrow(
-      new ServerConfigError("rehearsal.max_prompt_tokens: 4096 does not fit the model's context of 512 tokens (base/config.json max_position_embeddings); set at most 511, or leave it out to derive it"),
+      new ServerConfigError(
+        "rehearsal.max_prompt_tokens: 4096 does not fit the model's context of 512 tokens (base/config.json max_position_embeddings); set at most 511, or leave it out to derive it",
+      ),
     );
   });
 
@@ -69,13 +82,25 @@ describe("rehearsal fitted to the model's context", () => {
     expect(checkpointContext(base)).toBe(512);
     expect(checkpointContext(tmpdir())).toBeUndefined();
     const model = await policyFromSpec(`tiny:${base}`);
-    const server = await startServer({ policy: model.policy, tokenizer: model.tokenizer, model: "base", contextTokens: checkpointContext(base), config: { port: 0, log_level: "silent", rehearsal: { setting: "parallel:1" } }, tokens: [] });
+    const server = await startServer({
+      policy: model.policy,
+      tokenizer: model.tokenizer,
+      model: "base",
+      contextTokens: checkpointContext(base),
+      config: { port: 0, log_level: "silent", rehearsal: { setting: "parallel:1" } },
+      tokens: [],
+    });
     try {
       const item = { type: "object", properties: { item: { type: "string" } }, required: ["item"] };
       const response = await fetch(`${server.url}/v1/chat/completions`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ model: "base", max_tokens: 16, messages: [{ role: "user", content: "Buy me a rabo." }], tools: ["stock", "buy"].map((name) => ({ type: "function", function: { name, parameters: item } })) }),
+        body: JSON.stringify({
+          model: "base",
+          max_tokens: 16,
+          messages: [{ role: "user", content: "Buy me a rabo." }],
+          tools: ["stock", "buy"].map((name) => ({ type: "function", function: { name, parameters: item } })),
+        }),
       });
       const body = (await response.json()) as { envace?: { attempts: number } };
       expect(response.status).toBe(200);

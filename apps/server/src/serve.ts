@@ -6,7 +6,16 @@ import { parseModelSpec, policyFromSpec, type ModelSpec } from "@envace/models";
 import { InputError, type Policy, type Tokenizer } from "@envace/protocol";
 import type { Logger } from "pino";
 import { buildApp, type App } from "./app.js";
-import { fitRehearsalToContext, isLoopback, loadServerConfig, parseServerConfig, readTokenFile, tokenProblem, type ServerConfig, type ServerConfigInput } from "./config.js";
+import {
+  fitRehearsalToContext,
+  isLoopback,
+  loadServerConfig,
+  parseServerConfig,
+  readTokenFile,
+  tokenProblem,
+  type ServerConfig,
+  type ServerConfigInput,
+} from "./config.js";
 import { upstreamProbe, type ReadinessProbe } from "./ready.js";
 
 /** The server cannot start as configured (no token beyond loopback, a port in use, …). */
@@ -55,7 +64,12 @@ export function serverTokens(config: ServerConfig, extra: readonly string[] | un
   const tokens = [...config.tokens];
   if (config.token_file !== undefined) tokens.push(...readTokenFile(config.token_file));
   const fromEnv = env.ENVACE_SERVER_TOKEN;
-  const more = extra === undefined ? (fromEnv !== undefined && fromEnv.length > 0 ? [{ token: fromEnv, source: "ENVACE_SERVER_TOKEN" }] : []) : extra.map((token, i) => ({ token, source: `tokens[${i}] (the tokens option)` }));
+  const more =
+    extra === undefined
+      ? fromEnv !== undefined && fromEnv.length > 0
+        ? [{ token: fromEnv, source: "ENVACE_SERVER_TOKEN" }]
+        : []
+      : extra.map((token, i) => ({ token, source: `tokens[${i}] (the tokens option)` }));
   for (const { token, source } of more) {
     const problem = tokenProblem(token);
     if (problem !== undefined) throw new ServeError(`${source}: ${problem}`);
@@ -71,7 +85,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const config = fitRehearsalToContext(parseServerConfig(options.config ?? {}, "server config"), options.contextTokens, "the model's context");
   const tokens = serverTokens(config, options.tokens);
   if (tokens.length === 0 && !isLoopback(config.host)) throw new ServeError(`refusing to listen on ${config.host} without a bearer token: ${NO_TOKEN}`);
-  const app = buildApp({ policy: options.policy, tokenizer: options.tokenizer, model: options.model, config, tokens, logger: options.logger, ready: options.ready });
+  const app = buildApp({
+    policy: options.policy,
+    tokenizer: options.tokenizer,
+    model: options.model,
+    config,
+    tokens,
+    logger: options.logger,
+    ready: options.ready,
+  });
   options.prepare?.(app);
   // Connections and the responses each has open, for a shutdown that closes every connection
   // without a request in progress: idle keep-alive ones, and those that never sent a request
@@ -206,9 +228,21 @@ export async function serve(options: ServeCommandOptions, log: Logger, print: (l
       ? undefined
       : upstreamProbe(connection.baseURL, {
           headers: connection.headers,
-          onChange: (readiness, detail) => log[readiness.ready ? "info" : "warn"]({ ready: readiness.ready, detail }, readiness.ready ? "the model server answers" : "the model server does not answer"),
+          onChange: (readiness, detail) =>
+            log[readiness.ready ? "info" : "warn"](
+              { ready: readiness.ready, detail },
+              readiness.ready ? "the model server answers" : "the model server does not answer",
+            ),
         });
-  const server = await startServer({ policy: model.policy, tokenizer: model.tokenizer, model: servedModelName(spec, config), config: fitted, tokens, logger: log, ready });
+  const server = await startServer({
+    policy: model.policy,
+    tokenizer: model.tokenizer,
+    model: servedModelName(spec, config),
+    config: fitted,
+    tokens,
+    logger: log,
+    ready,
+  });
   print(`envace serve: ${servedModelName(spec, config)} on ${server.url}/v1`);
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {

@@ -45,7 +45,8 @@ const THINK_MS = 800;
  * several milliseconds with the machine's other work, so the added latency is the median of the rounds'.
  */
 const ROUNDS = Number(process.env.ENVACE_SERVER_BENCH_ROUNDS ?? 5);
-if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`ENVACE_SERVER_BENCH_ROUNDS: ${process.env.ENVACE_SERVER_BENCH_ROUNDS} is not a whole number of rounds ≥ 1`);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1)
+  throw new Error(`ENVACE_SERVER_BENCH_ROUNDS: ${process.env.ENVACE_SERVER_BENCH_ROUNDS} is not a whole number of rounds ≥ 1`);
 
 interface Load {
   turns: number;
@@ -300,8 +301,12 @@ async function measure(upstreamURL: string, serverURL: string, proxyURL: string)
   const rate = (r: LoadResult) => r.requests / r.seconds;
   const row = (name: string, r: LoadResult) =>
     `${name.padEnd(34)} ${String(r.requests).padStart(6)} ${String(r.errors).padStart(6)} ${percentile(r.latenciesMs, 50).toFixed(2).padStart(9)} ${percentile(r.latenciesMs, 99).toFixed(2).padStart(9)} ${rate(r).toFixed(0).padStart(8)} ${String(r.resent).padStart(6)}`;
-  console.log(`server bench: ${CONVERSATIONS} conversations from a second process, the server and the upstream in their own, all compiled; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}`);
-  console.log(`${"load / target".padEnd(34)} ${"reqs".padStart(6)} ${"errors".padStart(6)} ${"p50 ms".padStart(9)} ${"p99 ms".padStart(9)} ${"req/s".padStart(8)} ${"resent".padStart(6)}`);
+  console.log(
+    `server bench: ${CONVERSATIONS} conversations from a second process, the server and the upstream in their own, all compiled; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}`,
+  );
+  console.log(
+    `${"load / target".padEnd(34)} ${"reqs".padStart(6)} ${"errors".padStart(6)} ${"p50 ms".padStart(9)} ${"p99 ms".padStart(9)} ${"req/s".padStart(8)} ${"resent".padStart(6)}`,
+  );
   rounds.forEach((round, i) => {
     for (const target of order) console.log(row(`paced ${i + 1} (${THINK_MS} ms think), ${target}`, round[target]));
   });
@@ -319,7 +324,9 @@ async function measure(upstreamURL: string, serverURL: string, proxyURL: string)
     `  its garbage-collection pauses (paced rounds): ${pacedGcMs.length}, ${gcTotal.toFixed(0)} ms in all, median ${(pacedGcMs.length ? median(pacedGcMs) : 0).toFixed(2)} ms, longest ${Math.max(0, ...pacedGcMs).toFixed(2)} ms`,
   );
   console.log(`  added by the bare proxy, the same rounds: p50 ${range(added("bare proxy", 50))}, p99 ${range(added("bare proxy", 99))}`);
-  console.log(`throughput (saturating): ${rate(saturatingThrough).toFixed(0)} req/s through the server, ${((rate(saturatingThrough) / rate(saturatingDirect)) * 100).toFixed(0)}% of the upstream alone`);
+  console.log(
+    `throughput (saturating): ${rate(saturatingThrough).toFixed(0)} req/s through the server, ${((rate(saturatingThrough) / rate(saturatingDirect)) * 100).toFixed(0)}% of the upstream alone`,
+  );
   const runs = [...rounds.flatMap((round) => order.map((target) => round[target])), saturatingDirect, saturatingThrough];
   const errors = runs.reduce((sum, r) => sum + r.errors, 0);
   if (errors > 0) throw new Error(`${errors} requests failed`);

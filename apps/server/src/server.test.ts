@@ -44,12 +44,15 @@ describe("chat completions through the server, driven by the openai client", () 
   it("passes native tool calls of the upstream through with their ids", async () => {
     harness = await startHarness({ script: [reply.toolCalls([{ id: "call_up_1", name: "lookup", arguments: { item: "mela" } }])] });
     const completion = await harness.client.chat.completions.create({ model: MODEL, messages: user, tools: [lookupTool] });
-    expect(completion.choices[0]!.message.tool_calls).toEqual([{ id: "call_up_1", type: "function", function: { name: "lookup", arguments: '{"item":"mela"}' } }]);
+    expect(completion.choices[0]!.message.tool_calls).toEqual([
+      { id: "call_up_1", type: "function", function: { name: "lookup", arguments: '{"item":"mela"}' } },
+    ]);
     expect(completion.choices[0]!.message.content).toBeNull();
   });
 
   it("streams chunks that reassemble to the non-streaming answer: content and tool-call deltas", async () => {
-    const text = 'I will check the shelf for you now.<tool_call>{"name": "lookup", "arguments": {"item": "rabo with a long name"}}</tool_call><tool_call>{"name": "lookup", "arguments": {"item": "mela"}}</tool_call>';
+    const text =
+      'I will check the shelf for you now.<tool_call>{"name": "lookup", "arguments": {"item": "rabo with a long name"}}</tool_call><tool_call>{"name": "lookup", "arguments": {"item": "mela"}}</tool_call>';
     harness = await startHarness({ script: [reply.text(text), reply.text(text)] });
     const plain = await harness.client.chat.completions.create({ model: MODEL, messages: user, tools: [lookupTool] });
     const stream = await harness.client.chat.completions.create({ model: MODEL, messages: user, tools: [lookupTool], stream: true });
@@ -62,7 +65,9 @@ describe("chat completions through the server, driven by the openai client", () 
     ]);
     const message = plain.choices[0]!.message;
     expect(message.content).toBe(streamed!.content);
-    expect(message.tool_calls!.map((c) => (c.type === "function" ? [c.function.name, c.function.arguments] : []))).toEqual(streamed!.calls.map((c) => [c.name, c.arguments]));
+    expect(message.tool_calls!.map((c) => (c.type === "function" ? [c.function.name, c.function.arguments] : []))).toEqual(
+      streamed!.calls.map((c) => [c.name, c.arguments]),
+    );
   });
 
   it("returns n choices, streamed or not", async () => {
@@ -108,11 +113,20 @@ describe("chat completions through the server, driven by the openai client", () 
   });
 
   it("streams an upstream's tokens as they come, and the stream reassembles to the non-streaming answer", async () => {
-    const tokens = tokensOf("On shelf 4.", Array.from({ length: 11 }, () => -0.5));
+    const tokens = tokensOf(
+      "On shelf 4.",
+      Array.from({ length: 11 }, () => -0.5),
+    );
     harness = await startHarness({ script: [reply.tokens(tokens), reply.tokens(tokens)] });
     const plain = await harness.client.chat.completions.create({ model: MODEL, messages: user });
     const chunks: ChatCompletionChunk[] = [];
-    for await (const chunk of await harness.client.chat.completions.create({ model: MODEL, messages: user, stream: true, stream_options: { include_usage: true } })) chunks.push(chunk);
+    for await (const chunk of await harness.client.chat.completions.create({
+      model: MODEL,
+      messages: user,
+      stream: true,
+      stream_options: { include_usage: true },
+    }))
+      chunks.push(chunk);
     const [streamed] = await reassemble(chunks.values() as unknown as AsyncIterable<ChatCompletionChunk>);
     expect(streamed!.content).toBe(plain.choices[0]!.message.content);
     expect(streamed!.content).toBe("On shelf 4.");
@@ -145,4 +159,3 @@ describe("chat completions through the server, driven by the openai client", () 
     expect(Date.now() - started).toBeLessThan(2000);
   });
 });
-

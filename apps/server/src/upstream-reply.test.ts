@@ -46,7 +46,11 @@ describe("an upstream stream cut short", () => {
 
   it("ends the response with an error event and without [DONE] or a finish reason", async () => {
     await start(cutAfter("The rabo ", "is on shelf"));
-    const response = await fetch(`${started!.server.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, messages, stream: true }) });
+    const response = await fetch(`${started!.server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: MODEL, messages, stream: true }),
+    });
     expect(response.status).toBe(200);
     const events = (await response.text()).split("\n\n").filter((event) => event.length > 0);
     expect(events.at(-1)).toMatch(/^data: \{"error":\{/);
@@ -112,7 +116,9 @@ describe("usage", () => {
   });
 
   it("n choices of one upstream request count its usage once", async () => {
-    const client = await start(json(completionBody([{ content: "Shelf 4." }, { content: "Shelf 5." }], { prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 })));
+    const client = await start(
+      json(completionBody([{ content: "Shelf 4." }, { content: "Shelf 5." }], { prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 })),
+    );
     const completion = await client.chat.completions.create({ model: MODEL, messages, n: 2 });
     expect(completion.usage).toEqual({ prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 });
   });
@@ -123,11 +129,14 @@ describe("usage", () => {
       res.write(chunkEvent({ role: "assistant", content: "Shelf " }));
       res.write(chunkEvent({ content: "4." }));
       res.write(chunkEvent({}, "stop"));
-      res.write(`data: ${JSON.stringify({ id: "chatcmpl-up", object: "chat.completion.chunk", created: 0, model: MODEL, choices: [], usage: { prompt_tokens: 17, completion_tokens: 5, total_tokens: 22 } })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: "chatcmpl-up", object: "chat.completion.chunk", created: 0, model: MODEL, choices: [], usage: { prompt_tokens: 17, completion_tokens: 5, total_tokens: 22 } })}\n\n`,
+      );
       res.end("data: [DONE]\n\n");
     });
     const chunks: ChatCompletionChunk[] = [];
-    for await (const chunk of await client.chat.completions.create({ model: MODEL, messages, stream: true, stream_options: { include_usage: true } })) chunks.push(chunk);
+    for await (const chunk of await client.chat.completions.create({ model: MODEL, messages, stream: true, stream_options: { include_usage: true } }))
+      chunks.push(chunk);
     expect(chunks.at(-1)!.usage).toEqual({ prompt_tokens: 17, completion_tokens: 5, total_tokens: 22 });
     expect(started!.upstream.bodies[0]!.stream_options).toEqual({ include_usage: true });
     expect(await metricsText()).toContain("envace_server_completion_tokens_total 5");

@@ -21,7 +21,11 @@ const cases: [string, Record<string, unknown>, string][] = [
   ["an unknown role", { model: MODEL, messages: [{ role: "function", content: "x" }] }, "messages[0].role"],
   ["an image part", { model: MODEL, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] }, "messages[0].content"],
   ["a tool message without its call id", { model: MODEL, messages: [{ role: "tool", content: "x" }] }, "messages[0].tool_call_id"],
-  ["a tool call with object arguments", { model: MODEL, messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: {} } }] }] }, "messages[0].tool_calls[0].function.arguments"],
+  [
+    "a tool call with object arguments",
+    { model: MODEL, messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: {} } }] }] },
+    "messages[0].tool_calls[0].function.arguments",
+  ],
   ["a non-function tool", { model: MODEL, messages, tools: [{ type: "web_search" }] }, "tools[0].type"],
   ["tool_choice required", { model: MODEL, messages, tools: [tool], tool_choice: "required" }, "tool_choice"],
   ["a named tool_choice", { model: MODEL, messages, tools: [tool], tool_choice: { type: "function", function: { name: "lookup" } } }, "tool_choice"],
@@ -76,7 +80,14 @@ describe("every malformed or unsupported request is a 400 naming its field", () 
       model: MODEL,
       messages: [
         { role: "developer", content: "Be brief." },
-        { role: "user", content: [{ type: "text", text: "Say " }, { type: "text", text: "ok." }], name: "ada" },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Say " },
+            { type: "text", text: "ok." },
+          ],
+          name: "ada",
+        },
       ],
       tools: null,
       stop: "\n\n",

@@ -15,7 +15,11 @@ const cli = join(root, "apps/trainer/src/cli.ts");
 const tracer = join(root, "apps/trainer/src/testing/trace-imports.mjs");
 
 /** `envace …` as a child process, as a person runs it: exit code, stdout and stderr. */
-function spawnEnvace(args: string[], env: Record<string, string> = {}, preload: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function spawnEnvace(
+  args: string[],
+  env: Record<string, string> = {},
+  preload: string[] = [],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ["--conditions=@envace/source", "--import", "tsx", ...preload.flatMap((file) => ["--import", file]), cli, ...args], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
@@ -32,7 +36,6 @@ function spawnEnvace(args: string[], env: Record<string, string> = {}, preload: 
 function linesOf(text: string): string[] {
   return text.split("\n").filter((line) => line !== "");
 }
-
 
 /** `envace` in process, with what it prints on the console and what it writes to stderr (the log, progress). */
 async function run(argv: string[]): Promise<{ code: number; out: string[]; err: string[]; stderr: string }> {
@@ -66,7 +69,22 @@ describe("every command and subcommand", () => {
   const tree = commands().map(({ path, command }) => [`envace ${path.join(" ")}`.trim(), path, command] as const);
 
   it("covers the commands the README lists", () => {
-    expect(tree.map(([name]) => name)).toEqual(expect.arrayContaining(["envace", "envace train", "envace pretrain", "envace demo", "envace report", "envace eval", "envace eval bfcl", "envace eval builtin", "envace eval finmcp", "envace eval tau2", "envace eval vita", "envace serve"]));
+    expect(tree.map(([name]) => name)).toEqual(
+      expect.arrayContaining([
+        "envace",
+        "envace train",
+        "envace pretrain",
+        "envace demo",
+        "envace report",
+        "envace eval",
+        "envace eval bfcl",
+        "envace eval builtin",
+        "envace eval finmcp",
+        "envace eval tau2",
+        "envace eval vita",
+        "envace serve",
+      ]),
+    );
   });
 
   it.each(tree)("%s --help shows its usage, options, the global options and an example, exit 0", async (name, path) => {
@@ -95,12 +113,49 @@ describe("every command and subcommand", () => {
 
   it("keeps the options and defaults of each command", async () => {
     const builtin = (await run(["eval", "builtin", "--help"])).out.join("\n");
-    for (const flag of ["--tasks <n>", "--seed <s>", "--split <split>", "--system-prompt <prompt>", "--rehearse-prompt <prompt>", "--reflect-prompt <prompt>", "--rehearsal <settings>", "--memory-budget <tokens>", "--safe-writes [gate]", "--concurrency <n>", "--max-turns <n>", "--max-prompt-tokens <n>", "--max-response-tokens <n>", "--temperature <t>", "--top-p <p>", "--no-fidelity", "--save-trajectories"]) {
+    for (const flag of [
+      "--tasks <n>",
+      "--seed <s>",
+      "--split <split>",
+      "--system-prompt <prompt>",
+      "--rehearse-prompt <prompt>",
+      "--reflect-prompt <prompt>",
+      "--rehearsal <settings>",
+      "--memory-budget <tokens>",
+      "--safe-writes [gate]",
+      "--concurrency <n>",
+      "--max-turns <n>",
+      "--max-prompt-tokens <n>",
+      "--max-response-tokens <n>",
+      "--temperature <t>",
+      "--top-p <p>",
+      "--no-fidelity",
+      "--save-trajectories",
+    ]) {
       expect(builtin).toContain(flag);
     }
     expect(builtin).toMatch(/--tasks <n> +held-out tasks \(default: 50\)/);
     const tau2 = (await run(["eval", "tau2", "--help"])).out.join("\n");
-    for (const flag of ["--domain <name>", "--data <dir>", "--policy <spec>", "--user <spec>", "--judge <spec>", "--trials <k>", "--out <dir>", "--tasks <ids>", "--tasks-file <file>", "--db <file>", "--concurrency <n>", "--max-steps <n>", "--max-errors <n>", "--temperature <t>", "--user-temperature <t>", "--seed <n>", "--agent-instruction <file>", "--rescore <file>"]) {
+    for (const flag of [
+      "--domain <name>",
+      "--data <dir>",
+      "--policy <spec>",
+      "--user <spec>",
+      "--judge <spec>",
+      "--trials <k>",
+      "--out <dir>",
+      "--tasks <ids>",
+      "--tasks-file <file>",
+      "--db <file>",
+      "--concurrency <n>",
+      "--max-steps <n>",
+      "--max-errors <n>",
+      "--temperature <t>",
+      "--user-temperature <t>",
+      "--seed <n>",
+      "--agent-instruction <file>",
+      "--rescore <file>",
+    ]) {
       expect(tau2).toContain(flag);
     }
     const train = (await run(["train", "--help"])).out.join("\n");
@@ -130,8 +185,16 @@ describe("a command line that cannot run", () => {
 describe("the global log options", () => {
   it.each([
     [["--log-format", "xml", "demo"], {}, "envace: option '--log-format <format>' argument 'xml' is invalid. Allowed choices are pretty, json."],
-    [["--log-level", "loud", "demo"], {}, "envace: option '--log-level <level>' argument 'loud' is invalid. Allowed choices are fatal, error, warn, info, debug, trace, silent."],
-    [["demo"], { ENVACE_LOG_FORMAT: "xml" }, "envace: option '--log-format <format>' value 'xml' from env 'ENVACE_LOG_FORMAT' is invalid. Allowed choices are pretty, json."],
+    [
+      ["--log-level", "loud", "demo"],
+      {},
+      "envace: option '--log-level <level>' argument 'loud' is invalid. Allowed choices are fatal, error, warn, info, debug, trace, silent.",
+    ],
+    [
+      ["demo"],
+      { ENVACE_LOG_FORMAT: "xml" },
+      "envace: option '--log-format <format>' value 'xml' from env 'ENVACE_LOG_FORMAT' is invalid. Allowed choices are pretty, json.",
+    ],
   ])("%j with %j: a value it does not know is a usage error, exit 2", async (argv, env, line) => {
     vi.stubEnv("ENVACE_LOG_FORMAT", undefined);
     for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
@@ -199,16 +262,20 @@ describe("a failure prints one line for its kind (told by its class, never its m
 });
 
 describe("envace loads a command only when it runs", () => {
-  it.each([["--help"], ["eval", "bfcl", "--help"], ["eval", "builtin", "--bogus"]])("envace %s loads nothing but cli.ts and commander", async (...args) => {
-    const trace = join(workspace(), "imports.txt");
-    writeFileSync(trace, "");
-    const result = await spawnEnvace(args, { ENVACE_TRACE_IMPORTS: trace }, [tracer]);
-    expect(result.code).toBe(args[0] === "--help" || args[2] === "--help" ? 0 : 2);
-    const loaded = linesOf(readFileSync(trace, "utf8")).filter((url) => url.startsWith("file:"));
-    const outsideCommander = loaded.filter((url) => url !== `file://${cli}` && !/\/node_modules\/(commander|@commander-js\/extra-typings)\//.test(url));
-    expect(loaded).toContain(`file://${cli}`);
-    expect(outsideCommander).toEqual([]);
-  }, 60_000);
+  it.each([["--help"], ["eval", "bfcl", "--help"], ["eval", "builtin", "--bogus"]])(
+    "envace %s loads nothing but cli.ts and commander",
+    async (...args) => {
+      const trace = join(workspace(), "imports.txt");
+      writeFileSync(trace, "");
+      const result = await spawnEnvace(args, { ENVACE_TRACE_IMPORTS: trace }, [tracer]);
+      expect(result.code).toBe(args[0] === "--help" || args[2] === "--help" ? 0 : 2);
+      const loaded = linesOf(readFileSync(trace, "utf8")).filter((url) => url.startsWith("file:"));
+      const outsideCommander = loaded.filter((url) => url !== `file://${cli}` && !/\/node_modules\/(commander|@commander-js\/extra-typings)\//.test(url));
+      expect(loaded).toContain(`file://${cli}`);
+      expect(outsideCommander).toEqual([]);
+    },
+    60_000,
+  );
 });
 
 describe("one line for every user fault", () => {
@@ -230,7 +297,9 @@ describe("one line for every user fault", () => {
 
   it("a missing --data folder: says so, writes no run directory, exit 1", async () => {
     const { dir, result } = await scoreSaved('{"id": "simple_python_0", "result": "[f(x=1)]"}\n', "nonexistent");
-    expect(linesOf(result.stderr)).toEqual([`envace eval bfcl: ${join(dir, "nonexistent")}: no such folder (--data must be an upstream BFCL data folder, bfcl_eval/data)`]);
+    expect(linesOf(result.stderr)).toEqual([
+      `envace eval bfcl: ${join(dir, "nonexistent")}: no such folder (--data must be an upstream BFCL data folder, bfcl_eval/data)`,
+    ]);
     expect(result.stdout).toBe("");
     expect(existsSync(join(dir, "run", "summary.json"))).toBe(false);
   }, 60_000);
@@ -238,9 +307,22 @@ describe("one line for every user fault", () => {
   it("an unreachable model server: its URL and the error, nothing written, exit 1", async () => {
     const dir = workspace();
     const url = await closedPort();
-    const result = await spawnEnvace(["eval", "bfcl", "--data", dir, "--category", "simple_python", "--policy", `openai:${url}/v1#m,retries=0`, "--out", join(dir, "run")]);
+    const result = await spawnEnvace([
+      "eval",
+      "bfcl",
+      "--data",
+      dir,
+      "--category",
+      "simple_python",
+      "--policy",
+      `openai:${url}/v1#m,retries=0`,
+      "--out",
+      join(dir, "run"),
+    ]);
     expect(result.code).toBe(1);
-    expect(linesOf(result.stderr)).toEqual([expect.stringMatching(new RegExp(`^envace eval bfcl: ${url}/v1/models: connection failed \\(.*ECONNREFUSED.*\\)$`))]);
+    expect(linesOf(result.stderr)).toEqual([
+      expect.stringMatching(new RegExp(`^envace eval bfcl: ${url}/v1/models: connection failed \\(.*ECONNREFUSED.*\\)$`)),
+    ]);
     expect(existsSync(join(dir, "run"))).toBe(false);
   }, 60_000);
 });

@@ -31,7 +31,13 @@ const integer = realNumber(Number.isInteger, "a whole number");
 
 /** A repeatable option whose values may also be comma-separated: `--x a,b --x c` is [a, b, c]. */
 function list(text: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), ...text.split(",").map((item) => item.trim()).filter(Boolean)];
+  return [
+    ...(previous ?? []),
+    ...text
+      .split(",")
+      .map((item) => item.trim())
+      .filter(Boolean),
+  ];
 }
 
 /** Memory budgets: `none` or a number of tokens, repeatable and comma-separated. */
@@ -62,7 +68,13 @@ function withUsageErrors<C extends CommandUnknownOpts>(command: C, path: string)
   command.configureOutput({
     ...consoleOutput,
     // eslint-disable-next-line regexp/no-super-linear-move -- the argument parser's own short message
-    outputError: (text, write) => write(`${name}: ${text.replace(/^error: /, "").trim().replace(/\s*\n\s*/g, " ")}\n`),
+    outputError: (text, write) =>
+      write(
+        `${name}: ${text
+          .replace(/^error: /, "")
+          .trim()
+          .replace(/\s*\n\s*/g, " ")}\n`,
+      ),
   });
   command.showHelpAfterError(`(see ${name} --help)`);
   return command;
@@ -130,7 +142,7 @@ function declare(state: RunState): Command {
    * own checks cannot express, if anything is; the first that does is a usage error.
    */
   const runs =
-    <O,>(load: () => Promise<{ run(options: O, log: Logger): Promise<void> }>, ...refusals: Refusal<O>[]) =>
+    <O>(load: () => Promise<{ run(options: O, log: Logger): Promise<void> }>, ...refusals: Refusal<O>[]) =>
     async (options: O, command: CommandUnknownOpts): Promise<void> => {
       const refused = refusals.map((refusal) => refusal(options)).find((problem) => problem !== undefined);
       if (refused !== undefined) command.error(refused, { exitCode: 2 });
@@ -145,7 +157,9 @@ function declare(state: RunState): Command {
 
   withUsageErrors(envace.command("train"), "train")
     .summary("train a policy (EnvACE, GRPO baselines) and evaluate it")
-    .description("Train a policy (EnvACE, or a GRPO baseline), evaluate it on held-out tasks and write the report. Running again with the same config resumes the run.")
+    .description(
+      "Train a policy (EnvACE, or a GRPO baseline), evaluate it on held-out tasks and write the report. Running again with the same config resumes the run.",
+    )
     .option("--config <file>", "a YAML or JSON train config (see apps/trainer/presets/ for documented examples)")
     .addOption(new Option("--preset <name>", 'a config shipped with envace; "default" is the embedded default').default("default").conflicts("config"))
     .requiredOption("--out <dir>", "the run directory; running again with the same config resumes it")
@@ -175,7 +189,9 @@ function declare(state: RunState): Command {
 
   withUsageErrors(envace.command("report"), "report")
     .summary("write an HTML report of one or more runs")
-    .description("Write a self-contained HTML report of one or more runs: <run dir>/report.html for one run, envace-report.html for several, unless --out is given.")
+    .description(
+      "Write a self-contained HTML report of one or more runs: <run dir>/report.html for one run, envace-report.html for several, unless --out is given.",
+    )
     .argument("<run dirs...>", "run directories written by envace train")
     .option("--out <file>", "the HTML file to write")
     .addHelpText("after", example("envace report runs/default", "envace report runs/default runs/grpo-simulator --out compare.html"))
@@ -193,11 +209,22 @@ function declare(state: RunState): Command {
     .description("Score a policy, saved outputs, or the oracle on BFCL v4 categories with the upstream AST checker and multi-turn environments.")
     .usage("--data <dir> --out <run dir> (--policy <spec|oracle> | --results <file>) [options]")
     .requiredOption("--data <dir>", "an upstream BFCL data folder (bfcl_eval/data): BFCL_v4_*.json, possible_answer/, multi_turn_func_doc/")
-    .requiredOption("--out <dir>", "run directory: options.json, entries.jsonl, summary.json, summary.md (and results.jsonl for a model); running again with the same options resumes it")
+    .requiredOption(
+      "--out <dir>",
+      "run directory: options.json, entries.jsonl, summary.json, summary.md (and results.jsonl for a model); running again with the same options resumes it",
+    )
     .option("--category <names>", "categories or collections, comma-separated or repeated (default: all)", list)
     .option("--policy <spec>", "oracle (replay the reference answers), or a model: openai:<url>#<model>, onnx:<dir>, tiny:<dir>")
-    .addOption(new Option("--results <file>", 'score saved outputs: JSON Lines {"id", "result"}, upstream\'s raw form or [{"name": {"arg": value}}]').conflicts("policy"))
-    .addOption(new Option("--mode <mode>", "how a model is asked: Python call syntax in text, or native tool calls").choices(["prompt", "fc"] as const).default("prompt" as const))
+    .addOption(
+      new Option("--results <file>", 'score saved outputs: JSON Lines {"id", "result"}, upstream\'s raw form or [{"name": {"arg": value}}]').conflicts(
+        "policy",
+      ),
+    )
+    .addOption(
+      new Option("--mode <mode>", "how a model is asked: Python call syntax in text, or native tool calls")
+        .choices(["prompt", "fc"] as const)
+        .default("prompt" as const),
+    )
     .option("--long-context <file>", "upstream's long_context.py, for multi_turn_long_context (default: found next to --data)")
     .option("--concurrency <n>", "entries in flight at once for a model", wholeNumber(1), 8)
     .option("--temperature <t>", "sampling temperature for a model", nonNegative, 0.6)
@@ -206,7 +233,12 @@ function declare(state: RunState): Command {
     // Kept so that scripts written for it still run: a run directory with the same options resumes by itself.
     .addOption(new Option("--resume", "deprecated: a run directory with the same options resumes by itself").hideHelp())
     .option("--underscore-to-dot", 'expect "_" where function names have "." (for saved outputs of such models)')
-    .addHelpText("after", example("envace eval bfcl --data path/to/berkeley-function-call-leaderboard/bfcl_eval/data --category simple_python,multi_turn_base --policy oracle --out runs/bfcl-oracle --limit 5"))
+    .addHelpText(
+      "after",
+      example(
+        "envace eval bfcl --data path/to/berkeley-function-call-leaderboard/bfcl_eval/data --category simple_python,multi_turn_base --policy oracle --out runs/bfcl-oracle --limit 5",
+      ),
+    )
     .action(runs(() => import("./commands/eval-bfcl.js"), exactlyOne("policy", "results", "give exactly one of --policy and --results")));
 
   withUsageErrors(evaluate.command("builtin"), "eval builtin")
@@ -222,12 +254,29 @@ function declare(state: RunState): Command {
     .option("--tasks <n>", "held-out tasks", wholeNumber(1), 50)
     .option("--seed <s>", "seed of the held-out tasks and of all sampling", wholeNumber(0), 0)
     .addOption(new Option("--split <split>", "which tasks").choices(["test", "train"] as const).default("test" as const))
-    .addOption(new Option("--system-prompt <prompt>", "the system prompt the policy was trained with (short, as envace train)").choices(["default", "short"] as const).default("short" as const))
-    .addOption(new Option("--rehearse-prompt <prompt>", "the Rehearse prompt it was trained with: compact (as envace train) or the full one").choices(["compact", "full"] as const).default("compact" as const))
-    .addOption(new Option("--reflect-prompt <prompt>", "the reflect instructions: compact (a policy trained with sft.roles reflect) or the default ones").choices(["compact", "default"] as const).default("default" as const))
+    .addOption(
+      new Option("--system-prompt <prompt>", "the system prompt the policy was trained with (short, as envace train)")
+        .choices(["default", "short"] as const)
+        .default("short" as const),
+    )
+    .addOption(
+      new Option("--rehearse-prompt <prompt>", "the Rehearse prompt it was trained with: compact (as envace train) or the full one")
+        .choices(["compact", "full"] as const)
+        .default("compact" as const),
+    )
+    .addOption(
+      new Option("--reflect-prompt <prompt>", "the reflect instructions: compact (a policy trained with sft.roles reflect) or the default ones")
+        .choices(["compact", "default"] as const)
+        .default("default" as const),
+    )
     .option("--rehearsal <settings>", "none, parallel:N or sequential:N; repeat or comma-separate (default: none)", list)
     .option("--memory-budget <tokens>", "token budget of the rehearsal memory, or none; repeat or comma-separate (default: none)", budgets)
-    .addOption(new Option("--safe-writes [gate]", "gate writes that rehearsal predicted to fail (the flag alone: on)").choices(["off", "on", "both"] as const).preset("on" as const).default("off" as const))
+    .addOption(
+      new Option("--safe-writes [gate]", "gate writes that rehearsal predicted to fail (the flag alone: on)")
+        .choices(["off", "on", "both"] as const)
+        .preset("on" as const)
+        .default("off" as const),
+    )
     .option("--concurrency <n>", "tasks at once", wholeNumber(1), 4)
     .option("--max-turns <n>", "Act turns per rollout", wholeNumber(1), 8)
     .option("--max-prompt-tokens <n>", "prompt limit per generation (default: the model's context for tiny/onnx, else 12288)", wholeNumber(1))
@@ -258,11 +307,19 @@ function declare(state: RunState): Command {
     .usage("--data <samples> (--policy <spec> --mcp <command|url> --out <run dir> | --predictions <file> [--out <dir>]) [options]")
     .requiredOption("--data <file>", "the samples: JSON Lines (one sample a line) or a JSON array")
     .option("--policy <spec>", "the model: openai:<url>#<model>, onnx:<dir>, tiny:<dir>")
-    .addOption(new Option("--predictions <file>", 'score recorded predictions: JSON Lines {"id", "predicted": [tool names], "error"?} (entries.jsonl of a run fits)').conflicts("policy"))
+    .addOption(
+      new Option(
+        "--predictions <file>",
+        'score recorded predictions: JSON Lines {"id", "predicted": [tool names], "error"?} (entries.jsonl of a run fits)',
+      ).conflicts("policy"),
+    )
     .option("--mcp <command|url>", "the tool server: a command line started over stdio, or a streamable-HTTP URL")
     .option("--mcp-env <KEY=VALUE>", "an environment variable for a stdio server, repeatable", list)
     .option("--allow-remote-mcp", "allow an HTTP server that is not on this machine's loopback")
-    .option("--out <dir>", "run directory: options.json, entries.jsonl (a line per sample as it finishes), summary.json; running again with the same options resumes it")
+    .option(
+      "--out <dir>",
+      "run directory: options.json, entries.jsonl (a line per sample as it finishes), summary.json; running again with the same options resumes it",
+    )
     .option("--call-timeout <ms>", "longest wait for one tool call (and to connect)", wholeNumber(1), 30_000)
     .option("--max-rounds <n>", "model calls per user turn (upstream: 20)", wholeNumber(1), 20)
     .option("--concurrency <n>", "samples in flight at once", wholeNumber(1), 4)
@@ -305,7 +362,10 @@ function declare(state: RunState): Command {
     .option("--tasks-file <file>", "another tasks.json (a split, or your own tasks); telecom ships tasks_small.json and no tasks.json")
     .option("--db <file>", "another database file (e.g. upstream's airline db.json)")
     .option("--policy-variant <name>", "telecom's tech-support policy: manual (default) or workflow")
-    .option("--solo", "upstream's solo mode (mock, telecom): no user simulator; the agent works each task's ticket alone with both sides' tools and ends with done")
+    .option(
+      "--solo",
+      "upstream's solo mode (mock, telecom): no user simulator; the agent works each task's ticket alone with both sides' tools and ends with done",
+    )
     .option("--concurrency <n>", "conversations in flight at once (default: 4, 1 for the oracle)", wholeNumber(1))
     .option("--max-steps <n>", "messages per conversation before it is cut (default: 200)", wholeNumber(1))
     .option("--max-errors <n>", "tool errors per conversation before it is cut (default: 10)", wholeNumber(1))
@@ -355,7 +415,9 @@ function declare(state: RunState): Command {
         "envace eval vita --domain instore --data path/to/vitabench/data/vita/domains --policy openai:http://localhost:8000/v1#Qwen/Qwen3-8B --judge openai:http://localhost:8001/v1#judge --trials 4 --out runs/vita-instore",
       ),
     )
-    .action(runs(() => import("./commands/eval-vita.js"), exactlyOne("replay", "policy", "give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>")));
+    .action(
+      runs(() => import("./commands/eval-vita.js"), exactlyOne("replay", "policy", "give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>")),
+    );
 
   withUsageErrors(envace.command("serve"), "serve")
     .summary("serve a policy as an OpenAI-compatible endpoint that rehearses privately")

@@ -11,7 +11,17 @@
  * console.log(formatBuiltinTable(summaries, false));
  * ```
  */
-import { BUILTIN_REFLECT_INSTRUCTIONS, BUILTIN_REHEARSE_PROMPT, BuiltinEnvironment, DOMAIN_VERSION, generateTasks, outcomeReward, SYSTEM_PROMPT, SYSTEM_PROMPT_SHORT, WRITE_TOOLS } from "@envace/bench-builtin";
+import {
+  BUILTIN_REFLECT_INSTRUCTIONS,
+  BUILTIN_REHEARSE_PROMPT,
+  BuiltinEnvironment,
+  DOMAIN_VERSION,
+  generateTasks,
+  outcomeReward,
+  SYSTEM_PROMPT,
+  SYSTEM_PROMPT_SHORT,
+  WRITE_TOOLS,
+} from "@envace/bench-builtin";
 import type { Policy, Tokenizer } from "@envace/protocol";
 import { EvalRun } from "@envace/records";
 import type { Episode } from "@envace/rehearsal";
@@ -93,14 +103,20 @@ export class BuiltinEvalRun {
    * crash is dropped and told to `notify`); nothing else is written until `evaluate`.
    */
   static open(out: string, config: BuiltinEvalConfig, notify?: (line: string) => void): BuiltinEvalRun {
-    const key = (entry: EvaluationEntry): string => episodeKey({ rehearsal: entry.setting, memoryBudget: entry.memoryBudget, safeWrites: entry.safeWrites }, entry.taskId);
+    const key = (entry: EvaluationEntry): string =>
+      episodeKey({ rehearsal: entry.setting, memoryBudget: entry.memoryBudget, safeWrites: entry.safeWrites }, entry.taskId);
     return new BuiltinEvalRun(out, config, EvalRun.open({ out, options: config, entry: EvaluationEntry, key, notify, legacyOptionsFile: "eval-config.json" }));
   }
 
   /** Evaluate every setting's missing episodes, appending each as it finishes; the summaries in setting order. */
   async evaluate(options: BuiltinEvaluateOptions): Promise<EvaluationSummary[]> {
     const { config, run } = this;
-    const tasks = generateTasks({ seed: config.seed, count: config.tasks, split: config.split, systemPrompt: config.systemPrompt === "short" ? SYSTEM_PROMPT_SHORT : SYSTEM_PROMPT });
+    const tasks = generateTasks({
+      seed: config.seed,
+      count: config.tasks,
+      split: config.split,
+      systemPrompt: config.systemPrompt === "short" ? SYSTEM_PROMPT_SHORT : SYSTEM_PROMPT,
+    });
     const pending = new Set(run.start(options.settings.flatMap((s) => tasks.map((t) => episodeKey(s, t.id)))));
     const total = options.settings.length * tasks.length;
     options.onStart?.({ remaining: pending.size, done: total - pending.size, total });
@@ -145,7 +161,9 @@ export class BuiltinEvalRun {
               }),
         });
       }
-      summaries.push(summarizeEntries([...previous, ...fresh], { setting: setting.rehearsal, memoryBudget: setting.memoryBudget, safeWrites: setting.safeWrites }));
+      summaries.push(
+        summarizeEntries([...previous, ...fresh], { setting: setting.rehearsal, memoryBudget: setting.memoryBudget, safeWrites: setting.safeWrites }),
+      );
       run.writeSummary({ config, settings: summaries });
     }
     return summaries;
@@ -155,7 +173,22 @@ export class BuiltinEvalRun {
 /** The results as a plain-text table, then fidelity per tool. */
 export function formatBuiltinTable(summaries: readonly EvaluationSummary[], exactTokens: boolean): string {
   const rate = (value: number | null): string => (value === null ? "-" : value.toFixed(3));
-  const header = ["setting", "budget", "gate", "tasks", "success", "reward", "fid.exact", "fid.keys", "fid.status", "fid.fail", `tokens/task${exactTokens ? "" : "*"}`, "memory", "fallbacks", "errors"];
+  const header = [
+    "setting",
+    "budget",
+    "gate",
+    "tasks",
+    "success",
+    "reward",
+    "fid.exact",
+    "fid.keys",
+    "fid.status",
+    "fid.fail",
+    `tokens/task${exactTokens ? "" : "*"}`,
+    "memory",
+    "fallbacks",
+    "errors",
+  ];
   const rows = summaries.map((s) => [
     s.setting,
     s.setting === "none" ? "-" : String(s.memoryBudget ?? "none"),
@@ -186,11 +219,21 @@ export function formatBuiltinTable(summaries: readonly EvaluationSummary[], exac
     lines.push(render([["setting", ...tools], ...toolRows]));
   }
   if (!exactTokens) lines.push("", "* estimated where the policy returned no token ids");
-  lines.push("", "fid.fail: real calls that failed and that the Rehearse role, asked from the same history, predicted to fail / all real calls that failed; fallbacks: reflect/summarize outputs replaced by deterministic summaries (unreadable or prompt too long); gate: re-prompts that changed the call / all re-prompts");
+  lines.push(
+    "",
+    "fid.fail: real calls that failed and that the Rehearse role, asked from the same history, predicted to fail / all real calls that failed; fallbacks: reflect/summarize outputs replaced by deterministic summaries (unreadable or prompt too long); gate: re-prompts that changed the call / all re-prompts",
+  );
   return lines.join("\n");
 }
 
 function render(table: readonly string[][]): string {
   const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]?.length ?? 0)));
-  return table.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()).join("\n");
+  return table
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }

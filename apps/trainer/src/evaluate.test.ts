@@ -1,10 +1,4 @@
-import {
-  BuiltinEnvironment,
-  generateTasks,
-  goldTrajectory,
-  outcomeReward,
-  WRITE_TOOLS,
-} from "@envace/bench-builtin";
+import { BuiltinEnvironment, generateTasks, goldTrajectory, outcomeReward, WRITE_TOOLS } from "@envace/bench-builtin";
 import type { GenerateRequest, JsonObject, Policy, Task, Tokenizer, ToolResult } from "@envace/protocol";
 import { ScriptedPolicy } from "@envace/trajectory";
 import { describe, expect, it } from "vitest";
@@ -73,7 +67,10 @@ function goldPolicy(rehearser: Rehearser, options: { failOn?: string } = {}): Sc
         }
         case "rehearse": {
           const g = goldOf(request);
-          const simulated = JSON.parse((request.messages.at(-1)?.content ?? "").split("## Tool call to simulate\n")[1]!) as { name: string; arguments: JsonObject };
+          const simulated = JSON.parse((request.messages.at(-1)?.content ?? "").split("## Tool call to simulate\n")[1]!) as {
+            name: string;
+            arguments: JsonObject;
+          };
           const real = g.results.get(key(simulated.name, simulated.arguments));
           if (real === undefined) throw new Error("not a gold call");
           return rehearser(simulated.name, real);
@@ -106,12 +103,31 @@ const goldCalls = (tool: string): number => tasks.reduce((n, t) => n + (t.goldAc
 
 describe("evaluate: the built-in shop against its real environment", () => {
   it("scores a gold policy without rehearsal: every task solved, every gold call made once", async () => {
-    const result = await evaluate({ policy: goldPolicy(perfect), tasks, environment: () => new BuiltinEnvironment(), reward: outcomeReward, tokenizer: charTokenizer });
-    expect(result).toMatchObject({ setting: "none", memoryBudget: null, tasks: tasks.length, successes: tasks.length, successRate: 1, meanReward: 1, errors: 0 });
+    const result = await evaluate({
+      policy: goldPolicy(perfect),
+      tasks,
+      environment: () => new BuiltinEnvironment(),
+      reward: outcomeReward,
+      tokenizer: charTokenizer,
+    });
+    expect(result).toMatchObject({
+      setting: "none",
+      memoryBudget: null,
+      tasks: tasks.length,
+      successes: tasks.length,
+      successRate: 1,
+      meanReward: 1,
+      errors: 0,
+    });
     expect(result.entries.map((e) => e.taskId)).toEqual(tasks.map((t) => t.id));
     expect(result.entries.map((e) => e.environmentCalls)).toEqual(tasks.map((t) => t.goldActions?.length));
     expect(result.entries.every((e) => e.rehearsal === null && e.tokens.rehearsal === 0)).toBe(true);
-    expect(result.fidelity.overall).toMatchObject({ compared: tasks.reduce((n, t) => n + (t.goldActions?.length ?? 0), 0), exactRate: 1, keysRate: 1, statusRate: 1 });
+    expect(result.fidelity.overall).toMatchObject({
+      compared: tasks.reduce((n, t) => n + (t.goldActions?.length ?? 0), 0),
+      exactRate: 1,
+      keysRate: 1,
+      statusRate: 1,
+    });
     for (const entry of result.entries) expect(EvaluationEntry.parse(JSON.parse(JSON.stringify(entry)))).toEqual(entry);
   });
 
@@ -126,7 +142,13 @@ describe("evaluate: the built-in shop against its real environment", () => {
       writeTools: WRITE_TOOLS,
       tokenizer: charTokenizer,
     });
-    expect(result).toMatchObject({ setting: "sequential:2", memoryBudget: 120, successRate: 1, rehearsalEnvironmentCalls: 0, malformed: { reflect: 0, summarize: 0 } });
+    expect(result).toMatchObject({
+      setting: "sequential:2",
+      memoryBudget: 120,
+      successRate: 1,
+      rehearsalEnvironmentCalls: 0,
+      malformed: { reflect: 0, summarize: 0 },
+    });
     expect(result.entries.map((e) => e.environmentCalls)).toEqual(tasks.map((t) => t.goldActions?.length));
     for (const entry of result.entries) {
       expect(entry.rehearsal).toMatchObject({ attempts: 2, summarySource: "policy" });
@@ -148,7 +170,14 @@ describe("evaluate: the built-in shop against its real environment", () => {
   it("prompts the Rehearse role as the policy was trained, in attempts and fidelity probes alike", async () => {
     const { policy, systems: rehearseSystems } = systemsOf("rehearse");
     const rehearsePrompt = { sections: { instructions: "You are the shop's tools.", tools: false, examples: false } };
-    const result = await evaluate({ policy, tasks: tasks.slice(0, 2), environment: () => new BuiltinEnvironment(), reward: outcomeReward, rehearsal: "parallel:1", rehearsePrompt });
+    const result = await evaluate({
+      policy,
+      tasks: tasks.slice(0, 2),
+      environment: () => new BuiltinEnvironment(),
+      reward: outcomeReward,
+      rehearsal: "parallel:1",
+      rehearsePrompt,
+    });
     const calls = tasks.slice(0, 2).reduce((n, t) => n + (t.goldActions?.length ?? 0), 0);
     // One rehearsal attempt and one probe per gold call.
     expect(rehearseSystems).toHaveLength(2 * calls);
@@ -159,7 +188,15 @@ describe("evaluate: the built-in shop against its real environment", () => {
   it("prompts the reflect role with the instructions the policy was trained with", async () => {
     const { policy, systems: reflectSystems } = systemsOf("reflect");
     const run = (judgeInstructions?: { reflect: string }) =>
-      evaluate({ policy, tasks: tasks.slice(0, 2), environment: () => new BuiltinEnvironment(), reward: outcomeReward, rehearsal: "parallel:2", fidelity: false, ...(judgeInstructions ? { judgeInstructions } : {}) });
+      evaluate({
+        policy,
+        tasks: tasks.slice(0, 2),
+        environment: () => new BuiltinEnvironment(),
+        reward: outcomeReward,
+        rehearsal: "parallel:2",
+        fidelity: false,
+        ...(judgeInstructions ? { judgeInstructions } : {}),
+      });
     await run({ reflect: "Judge it." });
     // Two attempts per task, each reflected on once.
     expect(reflectSystems).toEqual(["Judge it.", "Judge it.", "Judge it.", "Judge it."]);
@@ -221,7 +258,12 @@ describe("evaluate: the built-in shop against its real environment", () => {
     });
     expect(result.entries[1]).toMatchObject({ taskId: victim.id, error: "server down", environmentCalls: 0 });
     // The committed rollout closes its environment, and evaluate closes each once more when the task ends.
-    expect([...new Set(closed)].sort()).toEqual(tasks.slice(0, 3).map((t) => t.id).sort());
+    expect([...new Set(closed)].sort()).toEqual(
+      tasks
+        .slice(0, 3)
+        .map((t) => t.id)
+        .sort(),
+    );
     expect(closed.filter((id) => id === victim.id)).toHaveLength(1);
   });
 
@@ -265,7 +307,13 @@ describe("evaluate: the built-in shop against its real environment", () => {
         return { ...generation, promptTokens: [], outputTokens: [], logprobs: null };
       },
     };
-    const result = await evaluate({ policy, tasks: tasks.slice(0, 2), environment: () => new BuiltinEnvironment(), reward: outcomeReward, rehearsal: "parallel:1" });
+    const result = await evaluate({
+      policy,
+      tasks: tasks.slice(0, 2),
+      environment: () => new BuiltinEnvironment(),
+      reward: outcomeReward,
+      rehearsal: "parallel:1",
+    });
     expect(result.tokensEstimated).toBe(true);
     expect(result.tokensPerTask).toBeGreaterThan(0);
     expect(result.entries.every((e) => (e.tokens.byRole.act?.estimated ?? 0) > 0)).toBe(true);

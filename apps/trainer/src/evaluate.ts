@@ -240,7 +240,10 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
     const trajectory = episode.committed.trajectory;
     let verdict: RewardVerdict;
     try {
-      verdict = await options.reward(trajectory, task, { state: await environment.state(), ...(options.signal === undefined ? {} : { signal: options.signal }) });
+      verdict = await options.reward(trajectory, task, {
+        state: await environment.state(),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
     } catch (error) {
       if (options.signal?.aborted === true) throw error;
       return told(task, failedEntry(base, error, environment, started), { episode, verdict: null, comparisons: [] });
@@ -260,41 +263,44 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluationResu
     const run = episode.rehearsal;
     const rehearsalUsage = run?.usage ?? {};
     const method = addUsage(rehearsalUsage, episode.committed.usage);
-    return told(task, {
-      ...base,
-      success: isSuccess(verdict),
-      reward: verdict.status === "scored" ? verdict.value : null,
-      verdict,
-      termination: terminationName(trajectory),
-      tokens: {
-        total: totalTokens(method),
-        rehearsal: totalTokens(rehearsalUsage),
-        committed: totalTokens(episode.committed.usage),
-        probes: totalTokens(probed.usage),
-        byRole: method,
-        estimated: [method, probed.usage].some((u: Usage) => Object.values(u).some((r) => r.estimated > 0)),
+    return told(
+      task,
+      {
+        ...base,
+        success: isSuccess(verdict),
+        reward: verdict.status === "scored" ? verdict.value : null,
+        verdict,
+        termination: terminationName(trajectory),
+        tokens: {
+          total: totalTokens(method),
+          rehearsal: totalTokens(rehearsalUsage),
+          committed: totalTokens(episode.committed.usage),
+          probes: totalTokens(probed.usage),
+          byRole: method,
+          estimated: [method, probed.usage].some((u: Usage) => Object.values(u).some((r) => r.estimated > 0)),
+        },
+        environmentCalls: environment.calls,
+        rehearsalEnvironmentCalls: environment.callsBeforeCommit,
+        rehearsal:
+          run === undefined
+            ? null
+            : {
+                attempts: run.attempts.length,
+                malformed: run.malformed,
+                skipped: run.skipped,
+                memory: run.memory.text,
+                memoryTokens: run.memory.tokens,
+                memoryCompressed: run.memory.compressed,
+                predictedFailures: run.memory.predictedFailures.length,
+                summarySource: run.summary.source,
+              },
+        gate: { events: episode.committed.gate.length, changed: episode.committed.gate.filter((e) => e.changed).length },
+        fidelity: probed.comparisons.map(fidelityRecord),
+        durationMs: Date.now() - started,
       },
-      environmentCalls: environment.calls,
-      rehearsalEnvironmentCalls: environment.callsBeforeCommit,
-      rehearsal:
-        run === undefined
-          ? null
-          : {
-              attempts: run.attempts.length,
-              malformed: run.malformed,
-              skipped: run.skipped,
-              memory: run.memory.text,
-              memoryTokens: run.memory.tokens,
-              memoryCompressed: run.memory.compressed,
-              predictedFailures: run.memory.predictedFailures.length,
-              summarySource: run.summary.source,
-            },
-      gate: { events: episode.committed.gate.length, changed: episode.committed.gate.filter((e) => e.changed).length },
-      fidelity: probed.comparisons.map(fidelityRecord),
-      durationMs: Date.now() - started,
-    }, { episode, verdict, comparisons: probed.comparisons });
+      { episode, verdict, comparisons: probed.comparisons },
+    );
   };
-
 
   await Promise.all(
     options.tasks.map((task, index) =>
@@ -323,7 +329,10 @@ function seededSampling(
 ): { sampling: EvaluateOptions["sampling"]; rehearsalSampling: EvaluateOptions["rehearsalSampling"] } {
   const { seed } = options;
   if (seed === undefined) return { sampling: options.sampling, rehearsalSampling: options.rehearsalSampling };
-  const withSeed = (params: SamplingParamsInput | undefined, role: number): SamplingParamsInput => ({ ...params, seed: deriveSeed(seed, seedOfText(taskId), role) });
+  const withSeed = (params: SamplingParamsInput | undefined, role: number): SamplingParamsInput => ({
+    ...params,
+    seed: deriveSeed(seed, seedOfText(taskId), role),
+  });
   const rehearsal = options.rehearsalSampling;
   return {
     sampling: { act: withSeed(options.sampling?.act, 0), user: withSeed(options.sampling?.user, 1) },
@@ -346,7 +355,8 @@ export function summarizeEntries(
   const scored = entries.flatMap((e) => (e.reward === null ? [] : [e.reward]));
   const roles = new Set(entries.flatMap((e) => Object.keys(e.tokens.byRole)));
   const byRole = Object.create(null) as Record<string, number>;
-  for (const role of [...roles].sort()) byRole[role] = mean(entries.map((e) => (e.tokens.byRole[role]?.promptTokens ?? 0) + (e.tokens.byRole[role]?.outputTokens ?? 0))) ?? 0;
+  for (const role of [...roles].sort())
+    byRole[role] = mean(entries.map((e) => (e.tokens.byRole[role]?.promptTokens ?? 0) + (e.tokens.byRole[role]?.outputTokens ?? 0))) ?? 0;
   const rehearsed = entries.flatMap((e) => (e.rehearsal === null ? [] : [e.rehearsal]));
   const sum = (pick: (e: EvaluationEntry) => number): number => entries.reduce((total, e) => total + pick(e), 0);
   return {

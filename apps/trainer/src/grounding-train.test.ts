@@ -28,12 +28,18 @@ ${extra}
 
 /** Every record but the clock's fields. */
 function records(dir: string): MetricsRecord[] {
-  return readMetrics(join(dir, "metrics.jsonl")).records.map((r) => Object.fromEntries(Object.entries(r).filter(([key]) => !/(_s|seconds)$/.test(key))) as MetricsRecord);
+  return readMetrics(join(dir, "metrics.jsonl")).records.map(
+    (r) => Object.fromEntries(Object.entries(r).filter(([key]) => !/(_s|seconds)$/.test(key))) as MetricsRecord,
+  );
 }
 
 /** Every file of a checkpoint folder, by name. */
 function checkpoint(dir: string): Record<string, Buffer> {
-  return Object.fromEntries(readdirSync(dir).filter((f) => f !== "complete").map((f) => [f, readFileSync(join(dir, f))]));
+  return Object.fromEntries(
+    readdirSync(dir)
+      .filter((f) => f !== "complete")
+      .map((f) => [f, readFileSync(join(dir, f))]),
+  );
 }
 
 describe("training with grounding", () => {

@@ -41,7 +41,11 @@ export interface Grounding {
  * The run's grounding, or undefined when it is off (absent, or fraction 0: EnvACE exactly). On
  * resume, the calls already made are read back from the kept step records, so the run's cap holds.
  */
-export function openGrounding(config: Pick<TrainConfig, "grounding">, domain: Pick<Domain, "name" | "environment">, kept: readonly MetricsRecord[]): Grounding | undefined {
+export function openGrounding(
+  config: Pick<TrainConfig, "grounding">,
+  domain: Pick<Domain, "name" | "environment">,
+  kept: readonly MetricsRecord[],
+): Grounding | undefined {
   const grounding = config.grounding;
   if (grounding === undefined || grounding.fraction === 0) return undefined;
   // The config refuses grounding for a data source without a real environment.
@@ -103,7 +107,9 @@ const FIDELITY_KEYS = ["exact", "keys", "status", "unreadable", "failures", "fai
 
 /** The step record's `grounding`: the counts, the fidelity (`use: metric`), and the supervised term's loss where it trained. */
 export function groundingRecord(config: GroundingConfig, metrics: GroundingMetrics, update: Pick<UpdateResult, "supervised">): Record<string, unknown> {
-  const measured = config.use.includes("metric") ? metrics : Object.fromEntries(Object.entries(metrics).filter(([key]) => !(FIDELITY_KEYS as readonly string[]).includes(key)));
+  const measured = config.use.includes("metric")
+    ? metrics
+    : Object.fromEntries(Object.entries(metrics).filter(([key]) => !(FIDELITY_KEYS as readonly string[]).includes(key)));
   return {
     ...measured,
     fraction: config.fraction,

@@ -39,7 +39,13 @@ describe("createLogger", () => {
     log.info("hidden");
     log.debug("hidden");
     log.error("shown");
-    expect(stream.text().trimEnd().split("\n").map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(["shown"]);
+    expect(
+      stream
+        .text()
+        .trimEnd()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { msg: string }).msg),
+    ).toEqual(["shown"]);
     const silent = captured();
     createLogger({ logFormat: "pretty", logLevel: "silent" }, silent).fatal("hidden");
     expect(silent.text()).toBe("");

@@ -189,13 +189,20 @@ afterAll(() => rmSync(runsDir, { recursive: true, force: true }));
 /** Run `envace` from source, in the repository root, with `runs/…` arguments moved under a temporary folder. */
 async function runEnvace(args: readonly string[]): Promise<void> {
   const moved = args.map((word) => (word.startsWith("runs/") ? join(runsDir, word) : word));
-  await promisify(execFile)(process.execPath, ["--conditions=@envace/source", "--import", "tsx", "apps/trainer/src/cli.ts", ...moved], { cwd: root, timeout: 60_000 });
+  await promisify(execFile)(process.execPath, ["--conditions=@envace/source", "--import", "tsx", "apps/trainer/src/cli.ts", ...moved], {
+    cwd: root,
+    timeout: 60_000,
+  });
 }
 
 describe("shell commands in READMEs", () => {
   it("finds the blocks, run and marked, and the studies' commands", () => {
-    expect(readmes.map((path) => relative(root, path))).toEqual(expect.arrayContaining(["README.md", join("apps", "trainer", "README.md"), join("packages", "bench-tau2", "README.md")]));
-    expect(blocks.some((block) => block.needs === undefined && block.lines.some((line) => simpleCommands(line).some((words) => envaceArgs(words) !== undefined)))).toBe(true);
+    expect(readmes.map((path) => relative(root, path))).toEqual(
+      expect.arrayContaining(["README.md", join("apps", "trainer", "README.md"), join("packages", "bench-tau2", "README.md")]),
+    );
+    expect(
+      blocks.some((block) => block.needs === undefined && block.lines.some((line) => simpleCommands(line).some((words) => envaceArgs(words) !== undefined))),
+    ).toBe(true);
     expect(blocks.some((block) => block.needs !== undefined)).toBe(true);
     expect(blocks.some((block) => block.file.startsWith("docs"))).toBe(true);
   });
@@ -208,7 +215,10 @@ describe("shell commands in READMEs", () => {
     expect(pnpmProblems(["tset"])).toEqual(["pnpm tset: not a script of package.json"]);
     expect(pnpmProblems(["--filter", "@envace/nothing", "bench"])).toEqual(["pnpm --filter @envace/nothing: no such workspace package"]);
     expect(pnpmArgs(shellWords("ENVACE_X=1 npx -y pnpm@12.4.2 --filter @envace/grpo bench"))).toEqual(["--filter", "@envace/grpo", "bench"]);
-    expect(simpleCommands("umask 077 && openssl rand -hex 32 > ~/x")).toEqual([["umask", "077"], ["openssl", "rand", "-hex", "32", ">", "~/x"]]);
+    expect(simpleCommands("umask 077 && openssl rand -hex 32 > ~/x")).toEqual([
+      ["umask", "077"],
+      ["openssl", "rand", "-hex", "32", ">", "~/x"],
+    ]);
   });
 
   for (const [index, block] of blocks.entries()) {

@@ -14,7 +14,9 @@ const withExamples = ["packages", "apps"]
 
 describe("README examples", () => {
   it("finds the packages that have one", () => {
-    expect(withExamples).toEqual(expect.arrayContaining(["packages/bench-builtin", "packages/protocol", "packages/rehearsal", "apps/server"].map((name) => join(...name.split("/")))));
+    expect(withExamples).toEqual(
+      expect.arrayContaining(["packages/bench-builtin", "packages/protocol", "packages/rehearsal", "apps/server"].map((name) => join(...name.split("/")))),
+    );
   });
 
   for (const name of withExamples) {

@@ -14,7 +14,9 @@ const tasks = generateTasks({ seed: 9, count: 2, split: "train" });
 function goldPolicy(task: Task): ScriptedPolicy {
   const examples = goldTrajectory(task).examples;
   const acts = examples.flatMap((e) => (e.role === "act" ? [e.text] : []));
-  const answers = new Map(examples.flatMap((e) => (e.role === "rehearse" ? [[JSON.stringify({ name: e.call.name, arguments: e.call.arguments }), e.text]] : [])));
+  const answers = new Map(
+    examples.flatMap((e) => (e.role === "rehearse" ? [[JSON.stringify({ name: e.call.name, arguments: e.call.arguments }), e.text]] : [])),
+  );
   return new ScriptedPolicy("gold", (request: GenerateRequest) => {
     if (request.role === "act") return acts[request.messages.filter((m) => m.role === "tool").length]!;
     const prompt = request.messages.at(-1)?.content ?? "";
@@ -27,7 +29,10 @@ describe("rollouts", () => {
   const task = tasks[0]!;
   const domain = { name: "builtin", environment: () => new BuiltinEnvironment(), rehearsePrompt: {} };
   const base = (environment: "self" | "real") => ({
-    config: parseConfig(environment === "real" ? "mode: grpo\nenvironment: real\nrollout: { rollouts_per_task: 2 }" : "rollout: { rollouts_per_task: 2 }", "c.yaml"),
+    config: parseConfig(
+      environment === "real" ? "mode: grpo\nenvironment: real\nrollout: { rollouts_per_task: 2 }" : "rollout: { rollouts_per_task: 2 }",
+      "c.yaml",
+    ),
     domain,
     tasks: [task],
     counter: new CallCounter(),
@@ -100,7 +105,11 @@ describe("rollouts", () => {
     const trajectories = await rollouts(options);
     expect(trajectories.map((t) => t.id)).toEqual([0, 1, 2, 3].map((r) => `${task.id}/${r}`));
     const verdicts = await rewards({ reward: outcomeReward }, options.tasks, trajectories);
-    const batch = computeAdvantages(trajectories.flatMap((t) => rowsOf(t)), verdicts, { baseline: "row", roleWise: true, groupSize: 2 });
+    const batch = computeAdvantages(
+      trajectories.flatMap((t) => rowsOf(t)),
+      verdicts,
+      { baseline: "row", roleWise: true, groupSize: 2 },
+    );
     expect(batch.groups.filter((g) => g.role === "act").map((g) => g.rollouts)).toEqual([4]);
   });
 });
@@ -111,7 +120,9 @@ describe("rollouts that start from a memory of the group's own first rollouts", 
   const buyer = new ScriptedPolicy("buyer", (request) => {
     if (request.role === "rehearse") return '<execution_result>{"error": {"code": "out_of_stock", "message": "none left"}}</execution_result>';
     if (request.role !== "act") return "unreadable";
-    return request.messages.some((m) => m.role === "tool") ? "Sorry, it is out of stock." : '<tool_call>{"name": "buy", "arguments": {"user": "ada", "item": "rabo", "qty": 1}}</tool_call>';
+    return request.messages.some((m) => m.role === "tool")
+      ? "Sorry, it is out of stock."
+      : '<tool_call>{"name": "buy", "arguments": {"user": "ada", "item": "rabo", "qty": 1}}</tool_call>';
   });
 
   it("conditions the rollouts after the first memory_attempts on their memory, numbers the group on and calls nothing", async () => {
@@ -145,12 +156,23 @@ describe("rollouts that start from a memory of the group's own first rollouts", 
     };
     const config = parseConfig("rollout: { rollouts_per_task: 4, memory_attempts: 2 }", "c.yaml");
     const domain = { name: "builtin", environment: () => new BuiltinEnvironment(), rehearsePrompt: {}, judgeInstructions: { reflect: "Judge it." } };
-    await rollouts({ config, domain, tasks: [task], actor: recording, rehearser: recording, counter: new CallCounter(), limit: new ConcurrencyLimit(4), step: 1 });
+    await rollouts({
+      config,
+      domain,
+      tasks: [task],
+      actor: recording,
+      rehearser: recording,
+      counter: new CallCounter(),
+      limit: new ConcurrencyLimit(4),
+      step: 1,
+    });
     expect(systems).toEqual(["Judge it.", "Judge it."]);
   });
 
   it("is refused at load when no rollout would start from the memory, or the attempts would be real", () => {
-    expect(() => parseConfig("rollout: { rollouts_per_task: 2, memory_attempts: 2 }", "c.yaml")).toThrow(/rollout\.memory_attempts \(2\) must be below rollout\.rollouts_per_task \(2\)/);
+    expect(() => parseConfig("rollout: { rollouts_per_task: 2, memory_attempts: 2 }", "c.yaml")).toThrow(
+      /rollout\.memory_attempts \(2\) must be below rollout\.rollouts_per_task \(2\)/,
+    );
     expect(() => parseConfig("mode: grpo\nenvironment: real\nrollout: { memory_attempts: 2 }", "c.yaml")).toThrow(/memory_attempts.*environment: real/);
   });
 });
@@ -178,10 +200,15 @@ describe("rollouts of a dual-control task (the user has a phone of their own)", 
     const sides = [0, 1].map(() => Object.assign(side(task.tools), { user: side(userToolsOf(task)) }));
     let made = 0;
     const domain = { name: "dual", environment: () => sides[made++ % 2]!, rehearsePrompt: {}, users: simulateUser({ policy: play }) };
-    const config = parseConfig(environment === "real" ? "mode: grpo\nenvironment: real\nrollout: { rollouts_per_task: 2 }" : "rollout: { rollouts_per_task: 2 }", "c.yaml");
+    const config = parseConfig(
+      environment === "real" ? "mode: grpo\nenvironment: real\nrollout: { rollouts_per_task: 2 }" : "rollout: { rollouts_per_task: 2 }",
+      "c.yaml",
+    );
     const counter = new CallCounter();
     const trajectories = await rollouts({ config, domain, tasks: [task], actor: play, rehearser: play, counter, limit: new ConcurrencyLimit(4), step: 1 });
-    const userOutcomes = trajectories.map((t) => t.steps.flatMap((s) => (s.type === "user" ? (s.actions ?? []).flatMap((a) => a.outcomes.map((o) => `${o.provenance}:${o.call.name}`)) : [])));
+    const userOutcomes = trajectories.map((t) =>
+      t.steps.flatMap((s) => (s.type === "user" ? (s.actions ?? []).flatMap((a) => a.outcomes.map((o) => `${o.provenance}:${o.call.name}`)) : [])),
+    );
     return { sides, calls: counter.take(), userOutcomes };
   };
 

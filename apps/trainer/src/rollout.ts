@@ -55,7 +55,8 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
   };
   const real = domain.environment;
   // The config refuses environment: real for a data source without one.
-  if (config.environment === "real" && real === undefined) throw new InvariantError(`the ${domain.name} data has no real environment: use environment self or simulator`);
+  if (config.environment === "real" && real === undefined)
+    throw new InvariantError(`the ${domain.name} data has no real environment: use environment self or simulator`);
   // A task drawn more than once in a step (more tasks per step than tasks) is one larger group:
   // GRPO groups by task, so two groups of one task would be one anyway.
   const draws = new Map<Task, number>();
@@ -66,7 +67,8 @@ export async function rollouts(options: RolloutOptions): Promise<Trajectory[]> {
         ...part,
         actor,
         // A real environment holds episode state: one per rollout. A rehearsal environment per group.
-        environment: config.environment === "real" ? () => counter.wrap(real!(task)) : new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt }),
+        environment:
+          config.environment === "real" ? () => counter.wrap(real!(task)) : new RehearsalEnvironment({ policy: rehearser, prompt: domain.rehearsePrompt }),
         // Dual control (τ² telecom): the user's own side, the real environment's (counted too) or imagined.
         userEnvironment:
           config.environment === "real"

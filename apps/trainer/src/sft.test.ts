@@ -46,7 +46,15 @@ describe("goldRows", () => {
 
 describe("reflectExamples", () => {
   // A two-step gold dialogue by hand: look up ada, then reply; the gold solution declined pay 9.
-  const task: Task = { id: "t", messages: [{ role: "system", content: "Shop." }, { role: "user", content: "ada pays bo 9." }], tools: [], metadata: {} };
+  const task: Task = {
+    id: "t",
+    messages: [
+      { role: "system", content: "Shop." },
+      { role: "user", content: "ada pays bo 9." },
+    ],
+    tools: [],
+    metadata: {},
+  };
   const lookup = { id: "c1", name: "user", arguments: { user: "ada" } };
   const gold: Trajectory = {
     id: "t/gold",
@@ -96,7 +104,9 @@ describe("reflectExamples", () => {
     const [row] = goldRows(task, examples, { renderer, rehearsePrompt });
     const example = examples[0]!;
     expect(row!.role).toBe("reflect");
-    expect(tokenizer.decode(row!.promptTokens)).toBe(new ChatTemplate(TINY_COMPACT_CHAT_TEMPLATE).render(example.role === "reflect" ? example.messages : [], { addGenerationPrompt: true }));
+    expect(tokenizer.decode(row!.promptTokens)).toBe(
+      new ChatTemplate(TINY_COMPACT_CHAT_TEMPLATE).render(example.role === "reflect" ? example.messages : [], { addGenerationPrompt: true }),
+    );
     expect(tokenizer.decode(row!.outputTokens.slice(0, -1))).toBe(example.text);
   });
 });
@@ -149,11 +159,7 @@ describe("mergeContinuations", () => {
   });
 
   it("joins Act turns of one dialogue across interleaved Rehearse rows, keeping every target masked in", () => {
-    const data = mergeContinuations([
-      row("a", "act", [1, 2], [3, 4], 0),
-      row("a", "rehearse", [9, 9, 3], [5], 1),
-      row("a", "act", [1, 2, 3, 4, 6], [7], 2),
-    ]);
+    const data = mergeContinuations([row("a", "act", [1, 2], [3, 4], 0), row("a", "rehearse", [9, 9, 3], [5], 1), row("a", "act", [1, 2, 3, 4, 6], [7], 2)]);
     expect(data).toHaveLength(2);
     const act = data[0]!;
     expect(act.tokens).toEqual([1, 2, 3, 4, 6]);

@@ -22,7 +22,12 @@ export const REFUSED_WRITE_REVISION = "do not try it: tell the user why";
  * fails the outcome check. A policy trained on them judges its rehearsals the way the outcome
  * check would, so the rehearsal memory holds its own judgements instead of the fallback's.
  */
-export function reflectExamples(task: Task, gold: Trajectory, declined: { call: ToolCall; result: ToolResult } | undefined, instructions: string): GoldExample[] {
+export function reflectExamples(
+  task: Task,
+  gold: Trajectory,
+  declined: { call: ToolCall; result: ToolResult } | undefined,
+  instructions: string,
+): GoldExample[] {
   const judged = (attempt: AttemptDigest, reachedGoal: boolean, wentWrong: string, revision: string): GoldExample => ({
     role: "reflect",
     messages: buildReflectPrompt(task, attempt, instructions),
@@ -87,10 +92,7 @@ export function goldRows(task: Task, examples: readonly GoldExample[], { rendere
         seen: example.history.length + 1,
       };
     } else {
-      const messages = buildRehearsePrompt(
-        { tools, history: example.history, latestAct: example.latestAct, call: example.call },
-        rehearsePrompt,
-      );
+      const messages = buildRehearsePrompt({ tools, history: example.history, latestAct: example.latestAct, call: example.call }, rehearsePrompt);
       promptTokens = renderer.prompt(messages, []);
     }
     const row: SftRow = {
@@ -229,4 +231,3 @@ export async function supervisedWarmStart(backend: TrainingBackend, data: readon
     }
   }
 }
-

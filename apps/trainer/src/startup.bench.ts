@@ -50,7 +50,13 @@ console.log(`envace start-up, whole processes (median of ${RUNS} interleaved run
 const width = Math.max(...cases.map(([name]) => name.length));
 for (const [name] of cases) {
   const s = samples.get(name)!;
-  console.log(`  ${name.padEnd(width)}  ${median(s.map((x) => x.ms)).toFixed(0).padStart(6)} ms  ${median(s.map((x) => x.rssMiB)).toFixed(0).padStart(4)} MiB`);
+  console.log(
+    `  ${name.padEnd(width)}  ${median(s.map((x) => x.ms))
+      .toFixed(0)
+      .padStart(6)} ms  ${median(s.map((x) => x.rssMiB))
+      .toFixed(0)
+      .padStart(4)} MiB`,
+  );
 }
 
 const data = resolve(app, "../..", process.env.ENVACE_DATA ?? "../shared/data", "bfcl");
@@ -61,5 +67,7 @@ if (!existsSync(data)) {
   const categories = "simple_python,multiple,parallel,multi_turn_base";
   const evals = [0, 1, 2].map(() => run([bin, "eval", "bfcl", "--data", data, "--category", categories, "--policy", "oracle", "--out", join(out, "run")]));
   rmSync(out, { recursive: true, force: true });
-  console.log(`\n  envace eval bfcl --policy oracle (${categories}, bundle): ${median(evals.map((x) => x.ms)).toFixed(0)} ms, peak RSS ${Math.max(...evals.map((x) => x.rssMiB)).toFixed(0)} MiB`);
+  console.log(
+    `\n  envace eval bfcl --policy oracle (${categories}, bundle): ${median(evals.map((x) => x.ms)).toFixed(0)} ms, peak RSS ${Math.max(...evals.map((x) => x.rssMiB)).toFixed(0)} MiB`,
+  );
 }

@@ -48,7 +48,10 @@ describe("train", () => {
         });
       }
     }
-    expect(kept.eval.map((r) => [r.step, r.setting])).toEqual([...Array<[number, string]>(4).fill([0, "none"]), ...Array<[number, string]>(4).fill([2, "none"])]);
+    expect(kept.eval.map((r) => [r.step, r.setting])).toEqual([
+      ...Array<[number, string]>(4).fill([0, "none"]),
+      ...Array<[number, string]>(4).fill([2, "none"]),
+    ]);
     const outcomes = records.filter((r) => r.kind === "eval").map((r) => r.outcomes);
     expect([kept.eval.slice(0, 4), kept.eval.slice(4)].map((e) => e.map((r) => (r.success ? "1" : "0")).join(""))).toEqual(outcomes);
     for (const r of kept.eval) {
@@ -65,9 +68,7 @@ describe("train", () => {
       const dir = runDir();
       await train(config, dir, { log: quiet });
       // Everything but the clock.
-      return readMetrics(join(dir, "metrics.jsonl")).records.map((r) =>
-        Object.fromEntries(Object.entries(r).filter(([key]) => !/(_s|seconds)$/.test(key))),
-      );
+      return readMetrics(join(dir, "metrics.jsonl")).records.map((r) => Object.fromEntries(Object.entries(r).filter(([key]) => !/(_s|seconds)$/.test(key))));
     };
     const first = await runOnce();
     expect(first.filter((r) => (r as { kind: string }).kind === "train")).toHaveLength(2);
@@ -102,7 +103,10 @@ describe("train", () => {
 
   it("with kl_coef > 0 scores a frozen reference: the KL to it starts at exactly 0, then grows; the sampler's drift is logged apart", async () => {
     const dir = runDir();
-    const config = parseConfig(MICRO_CONFIG.replace("actor: { lr: 0.0001 }", "actor: { kl_coef: 0.001, lr: 0.01 }").replace("total_steps: 2", "total_steps: 3"), "kl.yaml");
+    const config = parseConfig(
+      MICRO_CONFIG.replace("actor: { lr: 0.0001 }", "actor: { kl_coef: 0.001, lr: 0.01 }").replace("total_steps: 2", "total_steps: 3"),
+      "kl.yaml",
+    );
     await train(config, dir, { log: quiet });
     const steps = readMetrics(join(dir, "metrics.jsonl")).records.filter((r) => r.kind === "train");
     expect(steps.map((r) => r.step)).toEqual([1, 2, 3]);
@@ -130,7 +134,10 @@ describe("train", () => {
     await train(parseConfig(MICRO_CONFIG, "micro.yaml"), first, { log: quiet });
     const warm = join(first, "checkpoints", "sft");
     const second = runDir();
-    const config = parseConfig(`${MICRO_CONFIG}\nmode: grpo\nenvironment: simulator\n`.replace("init_from: null", `init_from: ${warm}`).replace("enabled: true", "enabled: false"), "b.yaml");
+    const config = parseConfig(
+      `${MICRO_CONFIG}\nmode: grpo\nenvironment: simulator\n`.replace("init_from: null", `init_from: ${warm}`).replace("enabled: true", "enabled: false"),
+      "b.yaml",
+    );
     await train(config, second, { log: quiet });
     const weights = (dir: string): Buffer => readFileSync(join(dir, "checkpoints", "sft", "model.safetensors"));
     expect(weights(second).equals(weights(first))).toBe(true);

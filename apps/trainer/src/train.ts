@@ -11,7 +11,16 @@ import { ConcurrencyLimit } from "@envace/concurrency";
 import { InvariantError } from "@envace/errors";
 import { IncrementalRenderer, rowsOf } from "@envace/trajectory";
 import type { TrainConfig } from "./config/schema.js";
-import { adamOptions, advantageOptions, evalSampling, miniBatching, policyLossOptions, rolloutLimits, scoringOptions, sftStageOptions } from "./config/to-options.js";
+import {
+  adamOptions,
+  advantageOptions,
+  evalSampling,
+  miniBatching,
+  policyLossOptions,
+  rolloutLimits,
+  scoringOptions,
+  sftStageOptions,
+} from "./config/to-options.js";
 import { evaluate, type EvaluatedTaskDetail, type EvaluationResult } from "./evaluate.js";
 import { formatInterval, wilsonInterval } from "./report/stats.js";
 import { ProgressBar } from "./run/progress.js";
@@ -147,14 +156,30 @@ async function trainOn(
       });
 
       // Grounding: a share of the rehearsed calls also executed for real (none when it is off).
-      const grounded = await groundRollouts({ grounding, domain, tasks, trajectories, counter, seed: config.seed, step, tokenizer: rehearseModel.tokenizer, concurrency: config.rollout.concurrency, ...(signal === undefined ? {} : { signal }) });
+      const grounded = await groundRollouts({
+        grounding,
+        domain,
+        tasks,
+        trajectories,
+        counter,
+        seed: config.seed,
+        step,
+        tokenizer: rehearseModel.tokenizer,
+        concurrency: config.rollout.concurrency,
+        ...(signal === undefined ? {} : { signal }),
+      });
 
       // Reward, then role-wise advantages over each task's group of rollouts.
       const verdicts = await rewards(domain, tasks, trajectories);
       const trainingRows = trajectories.flatMap((t) => rowsOf(t, { roles: trainedRoles }));
       const rehearseVerdicts = domain.rehearseReward && (await rewards({ reward: domain.rehearseReward }, tasks, trajectories));
       const batch = rehearseVerdicts
-        ? computeRoleAdvantages(trainingRows, (role) => (role === "rehearse" ? rehearseVerdicts : verdicts), advantageOptions(config.algorithm, config.rollout), grounded.advantages)
+        ? computeRoleAdvantages(
+            trainingRows,
+            (role) => (role === "rehearse" ? rehearseVerdicts : verdicts),
+            advantageOptions(config.algorithm, config.rollout),
+            grounded.advantages,
+          )
         : computeAdvantages(trainingRows, verdicts, advantageOptions(config.algorithm, config.rollout), grounded.advantages);
 
       kept?.append(keptTrainRecords({ step, trajectories, verdicts, batch, memories, groups: config.rollout.keep }));
@@ -163,7 +188,19 @@ async function trainOn(
       const update = await updatePolicies(config, policies, batch, reference, grounded.supervised);
 
       // Log, evaluate now and then, checkpoint.
-      const record: MetricsRecord = { ...stepMetrics({ step, batch, trajectories, verdicts, update, environmentCalls: counter.take(), elapsedSeconds: elapsed(), stepSeconds: (Date.now() - stepStarted) / 1000 }), ...grounded.record(update) };
+      const record: MetricsRecord = {
+        ...stepMetrics({
+          step,
+          batch,
+          trajectories,
+          verdicts,
+          update,
+          environmentCalls: counter.take(),
+          elapsedSeconds: elapsed(),
+          stepSeconds: (Date.now() - stepStarted) / 1000,
+        }),
+        ...grounded.record(update),
+      };
       logRecord(record);
       bar.tick(`reward ${formatNumber((record.reward as Record<string, number>).mean)} ${((Date.now() - stepStarted) / 1000).toFixed(1)}s/step`);
       const final = step === config.trainer.total_steps;
@@ -203,21 +240,29 @@ async function warmStart(
     const context = model.contextTokens;
     const dataFor = (roles: readonly string[]): Datum[] => {
       const rows = domain.train.flatMap((task) =>
-        goldRows(task, domain.gold!(task).filter((e) => roles.includes(e.role)), {
-          renderer,
-          rehearsePrompt: domain.rehearsePrompt,
-          argumentWeight: sft.argument_weight,
-        }),
+        goldRows(
+          task,
+          domain.gold!(task).filter((e) => roles.includes(e.role)),
+          {
+            renderer,
+            rehearsePrompt: domain.rehearsePrompt,
+            argumentWeight: sft.argument_weight,
+          },
+        ),
       );
       const all = mergeContinuations(rows);
       const data = all.filter((d) => d.tokens.length <= context);
-      if (data.length < all.length) log(`sft: left out ${all.length - data.length} of ${all.length} sequences longer than the model's context (${context} tokens)`);
+      if (data.length < all.length)
+        log(`sft: left out ${all.length - data.length} of ${all.length} sequences longer than the model's context (${context} tokens)`);
       return data;
     };
     // The curriculum stage first (e.g. Act alone, where copying forms), then every role.
     const stages = [...(sft.curriculum === undefined ? [] : [{ name: "sft curriculum", ...sft.curriculum }]), { name: "sft", ...sft }];
     const staged = stages.map((stage) => ({ stage, data: dataFor(stage.roles) }));
-    const bar = new ProgressBar("sft", staged.reduce((sum, { stage, data }) => sum + Math.ceil(data.length / sft.batch_size) * stage.epochs, 0));
+    const bar = new ProgressBar(
+      "sft",
+      staged.reduce((sum, { stage, data }) => sum + Math.ceil(data.length / sft.batch_size) * stage.epochs, 0),
+    );
     let done = 0;
     for (const [index, { stage, data }] of staged.entries()) {
       await supervisedWarmStart(model.backend, data, {
@@ -241,10 +286,16 @@ async function trainedPolicies(config: TrainConfig, run: RunDirectory, base: Tra
   const from = run.resumeStep > 0 ? run.checkpointPath(stepName(run.resumeStep)) : run.checkpointPath("sft");
   if (config.mode !== "per-role") {
     const model = run.resumeStep > 0 ? await loadModel(config, `${from}/policy`) : base;
-    return new Map([["act", model], ["rehearse", model]]);
+    return new Map([
+      ["act", model],
+      ["rehearse", model],
+    ]);
   }
   const load = (role: PolicyRole): Promise<TrainedModel> => loadModel(config, run.resumeStep > 0 ? `${from}/${role}` : from);
-  return new Map([["act", await load("act")], ["rehearse", await load("rehearse")]]);
+  return new Map([
+    ["act", await load("act")],
+    ["rehearse", await load("rehearse")],
+  ]);
 }
 
 async function saveAll(policies: Policies, dir: string): Promise<void> {
@@ -273,10 +324,32 @@ async function updatePolicies(
   const batching = miniBatching(config.actor);
   if (act === rehearse) return policyUpdate(act.backend, batch.rows, loss, adam, ref, scoring, batching, supervised);
   const [a, r] = await Promise.all([
-    policyUpdate(act.backend, batch.rows.filter((s) => s.row.role === "act"), loss, adam, ref, scoring, batching),
-    policyUpdate(rehearse.backend, batch.rows.filter((s) => s.row.role === "rehearse"), loss, adam, ref, scoring, batching, supervised),
+    policyUpdate(
+      act.backend,
+      batch.rows.filter((s) => s.row.role === "act"),
+      loss,
+      adam,
+      ref,
+      scoring,
+      batching,
+    ),
+    policyUpdate(
+      rehearse.backend,
+      batch.rows.filter((s) => s.row.role === "rehearse"),
+      loss,
+      adam,
+      ref,
+      scoring,
+      batching,
+      supervised,
+    ),
   ]);
-  return { loss: a.loss + r.loss, metrics: { ...prefixed("act", a.metrics), ...prefixed("rehearse", r.metrics) }, tokens: a.tokens + r.tokens, ...(r.supervised === undefined ? {} : { supervised: r.supervised }) };
+  return {
+    loss: a.loss + r.loss,
+    metrics: { ...prefixed("act", a.metrics), ...prefixed("rehearse", r.metrics) },
+    tokens: a.tokens + r.tokens,
+    ...(r.supervised === undefined ? {} : { supervised: r.supervised }),
+  };
 }
 
 function prefixed(prefix: string, metrics: Record<string, number>): Record<string, number> {

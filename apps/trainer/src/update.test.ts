@@ -49,7 +49,11 @@ function recordingBackend() {
   const backend: TrainingBackend = {
     forwardBackward: (data: Datum[]) => {
       seen.push({ outputs: data.map((d) => d.targetTokens.at(-1)!), step: steps });
-      return Promise.resolve({ logprobs: data.map((d) => d.logprobs), loss: seen.length, metrics: { "clip_fraction:mean": seen.length / 10, "ratio:max": 1 + seen.length / 10, "tokens:sum": data.length } });
+      return Promise.resolve({
+        logprobs: data.map((d) => d.logprobs),
+        loss: seen.length,
+        metrics: { "clip_fraction:mean": seen.length / 10, "ratio:max": 1 + seen.length / 10, "tokens:sum": data.length },
+      });
     },
     forward: () => Promise.reject(new Error("not used")),
     optimStep: () => Promise.resolve({ learning_rate: 1e-4, grad_norm: ++steps }),

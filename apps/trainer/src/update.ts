@@ -94,7 +94,12 @@ export async function policyUpdate(
   }
   const tokens = batches.flat().reduce((s, d) => s + d.mask.reduce((a, m) => a + m, 0), 0);
   const targetTokens = targets.reduce((s, t) => s + t.tokens, 0);
-  return { loss: mean(losses), metrics: combineMetrics(metrics), tokens, ...(supervisedLosses.length > 0 ? { supervised: { loss: mean(supervisedLosses), tokens: targetTokens } } : {}) };
+  return {
+    loss: mean(losses),
+    metrics: combineMetrics(metrics),
+    tokens,
+    ...(supervisedLosses.length > 0 ? { supervised: { loss: mean(supervisedLosses), tokens: targetTokens } } : {}),
+  };
 }
 
 /**

@@ -51,7 +51,10 @@ export function resolveCategories(names: readonly string[]): string[] {
     const collection = CATEGORY_COLLECTIONS[name];
     if (collection) for (const category of collection) found.add(category);
     else if ((SCORING_CATEGORIES as readonly string[]).includes(name)) found.add(name);
-    else throw new InputError(`unknown BFCL category "${name}" (categories: ${SCORING_CATEGORIES.join(", ")}; collections: ${Object.keys(CATEGORY_COLLECTIONS).join(", ")})`);
+    else
+      throw new InputError(
+        `unknown BFCL category "${name}" (categories: ${SCORING_CATEGORIES.join(", ")}; collections: ${Object.keys(CATEGORY_COLLECTIONS).join(", ")})`,
+      );
   }
   return [...found].sort();
 }

@@ -67,7 +67,10 @@ for (const category of SINGLE_TURN_CATEGORIES) {
   // Baseline: the same matching over plain JSON values with exact equality.
   const plain = entries.map((entry) => ({
     calls: oracleCalls(entry).map((c): FunctionCall<string> => ({ name: c.name, args: new Map([...c.args].map(([k, v]) => [k, JSON.stringify(toJson(v))])) })),
-    expected: (entry.answer ?? []).map((a) => ({ name: a.name, params: new Map([...a.params].map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => JSON.stringify(toJson(x))) : []])) })),
+    expected: (entry.answer ?? []).map((a) => ({
+      name: a.name,
+      params: new Map([...a.params].map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => JSON.stringify(toJson(x))) : []])),
+    })),
     functions: entry.functions.map((f) => ({ name: f.name, params: new Map(Object.entries(f.parameters.properties)), required: f.parameters.required })),
   }));
   const rules = alternativesRules<string>({ equals: (a, b) => a === b, isOmissionMarker: (v) => v === '""' });

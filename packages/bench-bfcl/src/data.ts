@@ -231,9 +231,11 @@ function parseSingleTurnAnswer(line: Line): AnswerCall[] {
   if (!Array.isArray(truth)) throw new RecordError(line.source, [{ path: "ground_truth", message: "expected a list of calls" }]);
   return truth.map((call, i) => {
     const path = `ground_truth[${i}]`;
-    if (!(call instanceof PyHashDict) || call.size !== 1) throw new RecordError(line.source, [{ path, message: "expected {function_name: {param: [values]}}" }]);
+    if (!(call instanceof PyHashDict) || call.size !== 1)
+      throw new RecordError(line.source, [{ path, message: "expected {function_name: {param: [values]}}" }]);
     const [name, params] = [...call][0]!;
-    if (typeof name !== "string" || !(params instanceof PyHashDict)) throw new RecordError(line.source, [{ path, message: "expected {function_name: {param: [values]}}" }]);
+    if (typeof name !== "string" || !(params instanceof PyHashDict))
+      throw new RecordError(line.source, [{ path, message: "expected {function_name: {param: [values]}}" }]);
     const map = new Map<string, PyObject>();
     for (const [param, acceptable] of params) {
       if (typeof param !== "string") throw new RecordError(line.source, [{ path: `${path}.${name}`, message: "parameter names must be strings" }]);
@@ -287,7 +289,12 @@ function multiTurnEntry(line: Line, answerLine: Line, category: string, docs: Re
   for (const [index, className] of record.involved_classes.entries()) {
     const classDocs = docs.get(className);
     if (classDocs === undefined) {
-      throw new RecordError(line.source, [{ path: `involved_classes[${index}]`, message: `no function docs for "${className}" (expected multi_turn_func_doc/${FUNC_DOC_FILES[className] ?? "?"})` }]);
+      throw new RecordError(line.source, [
+        {
+          path: `involved_classes[${index}]`,
+          message: `no function docs for "${className}" (expected multi_turn_func_doc/${FUNC_DOC_FILES[className] ?? "?"})`,
+        },
+      ]);
     }
     functions.push(...classDocs);
   }
@@ -301,7 +308,9 @@ function multiTurnEntry(line: Line, answerLine: Line, category: string, docs: Re
     heldOut.set(Number(turn), docsOf(removed));
   }
   const truth = groundTruthOf(answerLine);
-  const groundTruth = Array.isArray(truth) ? truth.map((turn) => (Array.isArray(turn) && turn.every((c) => typeof c === "string") ? (turn) : undefined)) : undefined;
+  const groundTruth = Array.isArray(truth)
+    ? truth.map((turn) => (Array.isArray(turn) && turn.every((c) => typeof c === "string") ? turn : undefined))
+    : undefined;
   if (groundTruth === undefined || groundTruth.includes(undefined)) {
     throw new RecordError(answerLine.source, [{ path: "ground_truth", message: "expected a list of turns, each a list of call strings" }]);
   }

@@ -21,7 +21,14 @@ function show(calls: DecodedCall[]): string[] {
 describe("the Python expression parser", () => {
   it("reads strings in every quoting style", () => {
     const tree = parseExpression(String.raw`f(a='x\'y', b="q\"", c='''tri'ple''', d=r'\d+', e='a' "b", f='\x41\u00e9\n')`);
-    expect(tree.kind === "call" && tree.keywords.map((k) => (k.value.kind === "constant" ? k.value.value : undefined))).toEqual(["x'y", 'q"', "tri'ple", "\\d+", "ab", "Aé\n"]);
+    expect(tree.kind === "call" && tree.keywords.map((k) => (k.value.kind === "constant" ? k.value.value : undefined))).toEqual([
+      "x'y",
+      'q"',
+      "tri'ple",
+      "\\d+",
+      "ab",
+      "Aé\n",
+    ]);
   });
 
   it("reads numbers as Python does", () => {
@@ -29,7 +36,16 @@ describe("the Python expression parser", () => {
       const tree = parseExpression(source);
       return tree.kind === "list" ? tree.elts.map((e) => (e.kind === "constant" ? pyRepr(e.value) : unparse(e))) : [];
     };
-    expect(values("[1, 1.0, 1e3, 0x1F, 1_000, .5, 5., 99999999999999999999]")).toEqual(["1", "1.0", "1000.0", "31", "1000", "0.5", "5.0", "99999999999999999999"]);
+    expect(values("[1, 1.0, 1e3, 0x1F, 1_000, .5, 5., 99999999999999999999]")).toEqual([
+      "1",
+      "1.0",
+      "1000.0",
+      "31",
+      "1000",
+      "0.5",
+      "5.0",
+      "99999999999999999999",
+    ]);
   });
 
   it("tells string prefixes from names that start with the same letters", () => {
@@ -46,7 +62,12 @@ describe("the Python expression parser", () => {
       const tree = parseExpression(source);
       return tree.kind === "call" ? tree.keywords.map((k) => [k.arg, k.value.kind === "constant" ? k.value.value : k.value.kind]) : [];
     };
-    expect(keywords("f(base=b, unit='u', fmt=f, rate=r)")).toEqual([["base", "name"], ["unit", "u"], ["fmt", "name"], ["rate", "name"]]);
+    expect(keywords("f(base=b, unit='u', fmt=f, rate=r)")).toEqual([
+      ["base", "name"],
+      ["unit", "u"],
+      ["fmt", "name"],
+      ["rate", "name"],
+    ]);
     for (const source of ["Rb'x'", "bR'x'", "ur'x'", "bu'x'"]) expect(() => parseExpression(source), source).toThrow(PySyntaxError);
   });
 
@@ -130,10 +151,12 @@ describe("saved results in upstream's forms", () => {
   });
 
   it("reads Java and JavaScript call text: the first call, values as source text", () => {
-    expect(show(decodeJavaLikeCalls('[Geometry.create(controller="mapController", size=new int[]{1, 2}, map=new HashMap<String, Integer>())]', "java"))).toEqual([
-      "Geometry.create(controller='mapController', size='new int[]{1, 2}', map='new HashMap<String, Integer>()')",
+    expect(
+      show(decodeJavaLikeCalls('[Geometry.create(controller="mapController", size=new int[]{1, 2}, map=new HashMap<String, Integer>())]', "java")),
+    ).toEqual(["Geometry.create(controller='mapController', size='new int[]{1, 2}', map='new HashMap<String, Integer>()')"]);
+    expect(show(decodeJavaLikeCalls("validate(inputField='userInputField', isComplete=true)", "javascript"))).toEqual([
+      "validate(inputField='userInputField', isComplete='true')",
     ]);
-    expect(show(decodeJavaLikeCalls("validate(inputField='userInputField', isComplete=true)", "javascript"))).toEqual(["validate(inputField='userInputField', isComplete='true')"]);
     expect(() => decodeJavaLikeCalls("[f(a=1, a=2)]", "java")).toThrow(DecodeError);
   });
 

@@ -284,7 +284,15 @@ function matchingParen(text: string, open: number): number {
     else if (ch === ")" || ch === "]" || ch === "}") {
       if (stack.pop() !== ch) throw new DecodeError(`Error parsing source code: unbalanced '${ch}'`);
       if (stack.length === 0) {
-        if (text.slice(i + 1).trim().replace(/^;/, "").trim() !== "" && !/^[,;\s]/.test(text.slice(i + 1))) throw new DecodeError("Error parsing source code: text after the call");
+        if (
+          text
+            .slice(i + 1)
+            .trim()
+            .replace(/^;/, "")
+            .trim() !== "" &&
+          !/^[,;\s]/.test(text.slice(i + 1))
+        )
+          throw new DecodeError("Error parsing source code: text after the call");
         return i;
       }
     }

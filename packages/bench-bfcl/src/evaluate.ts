@@ -79,10 +79,20 @@ export async function evaluateBfcl(options: BfclEvalOptions): Promise<BfclEvalRe
   const { runnable, skipped } = await selectEntries(options, saved);
   // Saved results can still miss every entry `limit` keeps: no score, so no summary.
   if (runnable.length === 0) throw new InputError(`nothing scored: ${skipped.map((s) => `${s.category} (${s.reason})`).join(", ")}`);
-  const run = EvalRun.open({ out: options.outDir, options: runOptions(options), entry: SavedVerdict, key: (r) => r.id, serialize: entryLine, notify: options.notify });
+  const run = EvalRun.open({
+    out: options.outDir,
+    options: runOptions(options),
+    entry: SavedVerdict,
+    key: (r) => r.id,
+    serialize: entryLine,
+    notify: options.notify,
+  });
   run.start(runnable.flatMap(({ entries }) => entries.map((entry) => entry.id)));
   // results.jsonl holds Python's json.dumps text, which may carry NaN.
-  const resultsOut = options.source.kind === "policy" ? run.open("results.jsonl", z.unknown(), { parse: parsePyJson, serialize: (result: PyObject) => pyDumps(result) }) : undefined;
+  const resultsOut =
+    options.source.kind === "policy"
+      ? run.open("results.jsonl", z.unknown(), { parse: parsePyJson, serialize: (result: PyObject) => pyDumps(result) })
+      : undefined;
   const scores = await scoreCategories(options, saved, runnable, run, resultsOut);
   const sizes = Object.create(null) as Record<string, number>;
   for (const category of ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]) {
@@ -99,7 +109,12 @@ function runOptions(options: BfclEvalOptions): Record<string, unknown> {
   const { source } = options;
   return {
     benchmark: "bfcl",
-    source: source.kind === "policy" ? { kind: "policy", policy: source.policy.id, mode: source.mode, sampling: source.sampling } : source.kind === "results" ? { kind: "results", file: source.file } : { kind: "oracle" },
+    source:
+      source.kind === "policy"
+        ? { kind: "policy", policy: source.policy.id, mode: source.mode, sampling: source.sampling }
+        : source.kind === "results"
+          ? { kind: "results", file: source.file }
+          : { kind: "oracle" },
     astOptions: options.astOptions,
   };
 }
@@ -114,16 +129,21 @@ function checkRunnable(options: BfclEvalOptions, saved: ReadonlyMap<string, PyOb
   if (!existsSync(dataDir)) throw new InputError(`${dataDir}: no such folder (--data must be an upstream BFCL data folder, bfcl_eval/data)`);
   if (!statSync(dataDir).isDirectory()) throw new InputError(`${dataDir}: not a folder (--data must be an upstream BFCL data folder, bfcl_eval/data)`);
   const runnable = categories.filter((category) => !isAgentic(category));
-  if (runnable.length === 0) throw new InputError(`nothing to run: agentic categories (web search, memory) need live backends and are not run (asked for ${categories.join(", ")})`);
+  if (runnable.length === 0)
+    throw new InputError(`nothing to run: agentic categories (web search, memory) need live backends and are not run (asked for ${categories.join(", ")})`);
   const present = runnable.filter((category) => hasCategory(dataDir, category));
   if (present.length === 0) {
     const example = questionFileName(runnable[0]!);
-    throw new InputError(`${dataDir}: no BFCL question files for ${runnable.length === 1 ? runnable[0]! : `the ${runnable.length} categories asked for`} (expected ${example}${runnable.length > 1 ? " and the like" : ""})`);
+    throw new InputError(
+      `${dataDir}: no BFCL question files for ${runnable.length === 1 ? runnable[0]! : `the ${runnable.length} categories asked for`} (expected ${example}${runnable.length > 1 ? " and the like" : ""})`,
+    );
   }
   if (saved !== undefined && options.source.kind === "results") {
     const categoriesSaved = new Set([...saved.keys()].map(categoryOfId));
     if (!present.some((category) => categoriesSaved.has(category))) {
-      throw new InputError(`${options.source.file}: no results for ${present.length === 1 ? present[0]! : `any of the ${present.length} categories in ${dataDir}`}`);
+      throw new InputError(
+        `${options.source.file}: no results for ${present.length === 1 ? present[0]! : `any of the ${present.length} categories in ${dataDir}`}`,
+      );
     }
   }
 }
@@ -135,7 +155,10 @@ interface Runnable {
 }
 
 /** The categories that can be scored, with their entries, and those skipped with the reason. */
-async function selectEntries(options: BfclEvalOptions, saved: ReadonlyMap<string, PyObject> | undefined): Promise<{ runnable: Runnable[]; skipped: { category: string; reason: string }[] }> {
+async function selectEntries(
+  options: BfclEvalOptions,
+  saved: ReadonlyMap<string, PyObject> | undefined,
+): Promise<{ runnable: Runnable[]; skipped: { category: string; reason: string }[] }> {
   const skipped: { category: string; reason: string }[] = [];
   const runnable: Runnable[] = [];
   for (const category of options.categories) {
@@ -242,7 +265,12 @@ async function scoreAll(
   return results as Scored[];
 }
 
-async function scoreEntry(entry: Entry, options: BfclEvalOptions, saved: ReadonlyMap<string, PyObject> | undefined, filler: LongContextFiller | undefined): Promise<Scored> {
+async function scoreEntry(
+  entry: Entry,
+  options: BfclEvalOptions,
+  saved: ReadonlyMap<string, PyObject> | undefined,
+  filler: LongContextFiller | undefined,
+): Promise<Scored> {
   const source = options.source;
   if (entry.kind === "single_turn") {
     if (source.kind === "oracle") return { verdict: scoreSingleTurn(entry, { calls: oracleCalls(entry) }, options.astOptions) };
@@ -258,10 +286,17 @@ async function scoreEntry(entry: Entry, options: BfclEvalOptions, saved: Readonl
   if (source.kind === "results") {
     if (!saved!.has(entry.id)) return { verdict: missing(entry) };
     const decoded = decodeMultiTurnResult(saved!.get(entry.id)!);
-    if (decoded === undefined) return { verdict: { id: entry.id, category: entry.category, valid: false, error: "multi_turn:inference_error: the result is not a list of turns" } };
+    if (decoded === undefined)
+      return { verdict: { id: entry.id, category: entry.category, valid: false, error: "multi_turn:inference_error: the result is not a list of turns" } };
     return { verdict: scoreMultiTurn(entry, decoded, filler) };
   }
-  const inference = await inferMultiTurn(entry, { policy: source.policy, mode: source.mode, ...sampling(source), ...signal(options), ...(filler ? { filler } : {}) });
+  const inference = await inferMultiTurn(entry, {
+    policy: source.policy,
+    mode: source.mode,
+    ...sampling(source),
+    ...signal(options),
+    ...(filler ? { filler } : {}),
+  });
   return { verdict: scoreMultiTurn(entry, inference.calls, filler), raw: inference.raw };
 }
 

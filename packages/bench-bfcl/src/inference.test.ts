@@ -20,8 +20,12 @@ class ScriptPolicy implements Policy {
 }
 
 const fileSystemDocs = [
-  parsePyJson('{"name": "cd", "description": "Change directory.", "parameters": {"type": "dict", "properties": {"folder": {"type": "string", "description": "The folder."}}, "required": ["folder"]}}') as PyHashDict,
-  parsePyJson('{"name": "mkdir", "description": "Make a directory.", "parameters": {"type": "dict", "properties": {"dir_name": {"type": "string", "description": "Its name."}}, "required": ["dir_name"]}}') as PyHashDict,
+  parsePyJson(
+    '{"name": "cd", "description": "Change directory.", "parameters": {"type": "dict", "properties": {"folder": {"type": "string", "description": "The folder."}}, "required": ["folder"]}}',
+  ) as PyHashDict,
+  parsePyJson(
+    '{"name": "mkdir", "description": "Make a directory.", "parameters": {"type": "dict", "properties": {"dir_name": {"type": "string", "description": "Its name."}}, "required": ["dir_name"]}}',
+  ) as PyHashDict,
 ];
 
 function multiTurnEntry(groundTruth: string[][], heldOutAt?: number): MultiTurnEntry {
@@ -55,7 +59,9 @@ describe("multi-turn inference (prompting)", () => {
     expect(first!.messages[0]!.content).toContain('"name": "cd"');
     expect(first!.messages[0]!.content).not.toContain('"name": "mkdir"');
     // The held-out turn has no user message: the functions are offered instead, as a Python list.
-    expect(first!.messages[1]!.content).toBe(`[{'name': 'mkdir', 'description': 'Make a directory.', 'parameters': {'type': 'dict', 'properties': {'dir_name': {'type': 'string', 'description': 'Its name.'}}, 'required': ['dir_name']}}]\n${ADDITIONAL_FUNCTIONS_PROMPT}`);
+    expect(first!.messages[1]!.content).toBe(
+      `[{'name': 'mkdir', 'description': 'Make a directory.', 'parameters': {'type': 'dict', 'properties': {'dir_name': {'type': 'string', 'description': 'Its name.'}}, 'required': ['dir_name']}}]\n${ADDITIONAL_FUNCTIONS_PROMPT}`,
+    );
     expect(second!.messages.at(-1)).toEqual({ role: "user", content: "request 1" });
     expect(third!.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "call_1_0_0", name: "mkdir(dir_name='docs')", content: "None" });
   });
@@ -85,7 +91,11 @@ describe("function-calling mode", () => {
       category: "simple_python",
       question: [{ role: "user", content: "Area of a 10 by 5 triangle?" }],
       functions: [],
-      rawFunctions: [parsePyJson('{"name": "geo.area", "description": "Area.", "parameters": {"type": "dict", "properties": {"base": {"type": "float", "description": "Base."}}, "required": ["base"]}}') as PyHashDict],
+      rawFunctions: [
+        parsePyJson(
+          '{"name": "geo.area", "description": "Area.", "parameters": {"type": "dict", "properties": {"base": {"type": "float", "description": "Base."}}, "required": ["base"]}}',
+        ) as PyHashDict,
+      ],
       source: { file: "test" },
     };
     const policy = new ScriptPolicy(() => ({ toolCalls: [{ id: "c1", type: "function", function: { name: "geo_area", arguments: '{"base": 10.0}' } }] }));
@@ -95,7 +105,11 @@ describe("function-calling mode", () => {
       function: {
         name: "geo_area",
         description: "Area. Note that the provided function is in Python 3 syntax.",
-        parameters: { type: "object", properties: { base: { type: "number", description: "Base. This is a float type value.", format: "float" } }, required: ["base"] },
+        parameters: {
+          type: "object",
+          properties: { base: { type: "number", description: "Base. This is a float type value.", format: "float" } },
+          required: ["base"],
+        },
       },
     });
     expect("calls" in output && output.calls[0]!.name).toBe("geo_area");

@@ -134,7 +134,12 @@ describe.skipIf(!data)("multi-turn: a gold call with a changed argument is rejec
             const edited = changeArgument(call);
             if (edited === undefined || changed) continue;
             const replay = (text: string): string => {
-              const env = new EnvironmentSet({ involvedClasses: entry.involvedClasses, initialConfig: entry.initialConfig, longContext: false, session: createSession() });
+              const env = new EnvironmentSet({
+                involvedClasses: entry.involvedClasses,
+                initialConfig: entry.initialConfig,
+                longContext: false,
+                session: createSession(),
+              });
               const before = calls.flat(2);
               for (const earlier of before.slice(0, before.indexOf(call))) env.execute(earlier);
               return env.execute(text);

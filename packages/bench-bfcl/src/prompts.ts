@@ -60,7 +60,10 @@ export function withLanguageHints(functions: readonly PyHashDict[], language: La
       if (!(param instanceof PyHashDict)) continue;
       const type = text(param.get("type"));
       let description = text(param.get("description"));
-      description += type === "any" ? ` This parameter can be of any type of ${name} object in string representation.` : ` This is ${name} ${type} type parameter in string representation.`;
+      description +=
+        type === "any"
+          ? ` This parameter can be of any type of ${name} object in string representation.`
+          : ` This is ${name} ${type} type parameter in string representation.`;
       const listTypes = language === "java" ? ["ArrayList", "Array"] : ["array"];
       if (listTypes.includes(type)) {
         description += ` The list elements are of type ${text((param.get("items") as PyHashDict | undefined)?.get("type"))}; they are not in string representation.`;

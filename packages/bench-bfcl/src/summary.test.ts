@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { categoryScore, percent, summarize, summaryTable } from "./summary.js";
 
-const score = (category: string, correct: number, total: number) => categoryScore(category, Array.from({ length: total }, (_, i) => ({ valid: i < correct })));
+const score = (category: string, correct: number, total: number) =>
+  categoryScore(
+    category,
+    Array.from({ length: total }, (_, i) => ({ valid: i < correct })),
+  );
 
 describe("BFCL v4 summary", () => {
   it("averages as the leaderboard does and weights groups 10/10/10/30/40", () => {

@@ -81,10 +81,28 @@ export function summarize(scores: readonly CategoryScore[], sizes: Readonly<Reco
   );
   const group = (p: Part): GroupScore => ({ accuracy: p.accuracy, complete: p.complete });
   const allCategories = [
-    "simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple", "irrelevance",
-    "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance",
-    "multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context",
-    "web_search_base", "web_search_no_snippet", "memory_kv", "memory_vector", "memory_rec_sum",
+    "simple_python",
+    "simple_java",
+    "simple_javascript",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+    "live_irrelevance",
+    "live_relevance",
+    "multi_turn_base",
+    "multi_turn_miss_func",
+    "multi_turn_miss_param",
+    "multi_turn_long_context",
+    "web_search_base",
+    "web_search_no_snippet",
+    "memory_kv",
+    "memory_vector",
+    "memory_rec_sum",
   ];
   return {
     categories: [...scores],
@@ -117,7 +135,8 @@ export function summaryTable(summary: Summary): string {
   const lines = ["| category | correct | total | accuracy |", "| --- | ---: | ---: | ---: |"];
   for (const c of summary.categories) lines.push(`| ${c.category} | ${c.correct} | ${c.total} | ${percent(c.accuracy)} |`);
   lines.push("", "| group (BFCL v4) | weight | accuracy |", "| --- | ---: | ---: |");
-  const row = (name: string, weight: string, g: GroupScore): string => `| ${name} | ${weight} | ${percent(g.accuracy)}${g.complete ? "" : " (partial: categories not run count 0)"} |`;
+  const row = (name: string, weight: string, g: GroupScore): string =>
+    `| ${name} | ${weight} | ${percent(g.accuracy)}${g.complete ? "" : " (partial: categories not run count 0)"} |`;
   lines.push(row("non-live", "10", summary.groups.nonLive));
   lines.push(row("live", "10", summary.groups.live));
   lines.push(row("irrelevance", "10", summary.groups.irrelevance));

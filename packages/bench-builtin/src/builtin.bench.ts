@@ -93,8 +93,12 @@ const short = taskStats(generateTasks({ seed: 1, count: COUNT, split: "train", s
 console.log("\ntask statistics (train + test):");
 console.log(`  families   ${JSON.stringify(stats.families)}`);
 console.log(`  outcomes   ${JSON.stringify(stats.outcomes)}`);
-console.log(`  gold calls min ${stats.calls.min}, mean ${stats.calls.mean.toFixed(2)}, max ${stats.calls.max}; tasks per count ${JSON.stringify(stats.calls.histogram)}`);
-console.log(`  failing precondition (correct answer: no write) ${(stats.failingPreconditionFraction * 100).toFixed(1)}%; writes are ${(stats.writeCallFraction * 100).toFixed(1)}% of gold calls`);
+console.log(
+  `  gold calls min ${stats.calls.min}, mean ${stats.calls.mean.toFixed(2)}, max ${stats.calls.max}; tasks per count ${JSON.stringify(stats.calls.histogram)}`,
+);
+console.log(
+  `  failing precondition (correct answer: no write) ${(stats.failingPreconditionFraction * 100).toFixed(1)}%; writes are ${(stats.writeCallFraction * 100).toFixed(1)}% of gold calls`,
+);
 console.log("\nsize (plain rendering, renderPlain):");
 console.log(`  chars, default system prompt   max ${stats.chars.max} (budget ${GOLD_CHAR_BUDGET}), mean ${stats.chars.mean.toFixed(0)}`);
 console.log(`  chars, without system prompt   max ${stats.charsWithoutSystem.max}, mean ${stats.charsWithoutSystem.mean.toFixed(0)}`);

@@ -70,10 +70,7 @@ function rulesOf(run: GoldRun, required: readonly string[][]): ChecklistRule[] {
         focus_on: "assistant.tool_calls",
         question: `Before changing anything, did the assistant call ${target}?`,
         pass_condition: `A call ${target} comes before any ${WRITE_LIST} call.`,
-        failure_examples: [
-          `Calls ${WRITE_LIST} before ${target}.`,
-          `Never calls ${call.name}, or calls it with different arguments.`,
-        ],
+        failure_examples: [`Calls ${WRITE_LIST} before ${target}.`, `Never calls ${call.name}, or calls it with different arguments.`],
         required_for_next_turn: false,
         dependence: [],
         weight: round(READ_SHARE / reads.length),
@@ -94,10 +91,7 @@ function rulesOf(run: GoldRun, required: readonly string[][]): ChecklistRule[] {
         focus_on: "assistant.tool_calls",
         question: `Did the assistant make exactly the requested change: ${list}?`,
         pass_condition: `The ${WRITE_LIST} calls are exactly, in order: ${list}.`,
-        failure_examples: [
-          "A write with a different argument (quantity, amount, order id, user or item).",
-          "A missing, repeated or extra write.",
-        ],
+        failure_examples: ["A write with a different argument (quantity, amount, order id, user or item).", "A missing, repeated or extra write."],
         required_for_next_turn: true,
         dependence: readIds,
         weight: WRITE_SHARE,

@@ -102,10 +102,7 @@ const buy: FamilyRules<"buy"> = {
     }
     return { family: "buy", user, item, qty };
   },
-  instructions: ({ user, item, qty }) => [
-    `Buy ${qty} ${item} for ${user}.`,
-    `${user} wants ${qty} ${item}. Please buy ${qty === 1 ? "it" : "them"}.`,
-  ],
+  instructions: ({ user, item, qty }) => [`Buy ${qty} ${item} for ${user}.`, `${user} wants ${qty} ${item}. Please buy ${qty === 1 ? "it" : "them"}.`],
   solve({ user, item, qty }, call) {
     const balance = num(content(call("user", { user })), "balance");
     const looked = call("item", { item });
@@ -236,7 +233,12 @@ const swap: FamilyRules<"swap"> = {
     const cost = qty * num(info, "price");
     const nothing = "so I changed nothing";
     if (state !== "placed") {
-      return { outcome: "WRONG_STATE", reply: `Sorry, order ${id} is already ${state}, ${nothing}.`, required: [[state]], declined: { name: "cancel", args: { id } } };
+      return {
+        outcome: "WRONG_STATE",
+        reply: `Sorry, order ${id} is already ${state}, ${nothing}.`,
+        required: [[state]],
+        declined: { name: "cancel", args: { id } },
+      };
     }
     // Past the order's state, the write that fails is the purchase: asked now, before any cancel,
     // the shop refuses it with the same code (without the refund the balance is lower still).

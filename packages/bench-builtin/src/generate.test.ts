@@ -101,10 +101,20 @@ describe("coverage", () => {
     const seen = new Set(all.map((t) => `${builtinMeta(t).family}:${builtinMeta(t).outcome}`));
     expect([...seen].sort()).toEqual(
       [
-        "buy:ok", "buy:NOT_FOUND", "buy:ITEM_LOCKED", "buy:OUT_OF_STOCK", "buy:LOW_BALANCE",
-        "cancel:ok", "cancel:WRONG_STATE",
-        "pay:ok", "pay:LOW_BALANCE",
-        "swap:ok", "swap:WRONG_STATE", "swap:ITEM_LOCKED", "swap:OUT_OF_STOCK", "swap:LOW_BALANCE",
+        "buy:ok",
+        "buy:NOT_FOUND",
+        "buy:ITEM_LOCKED",
+        "buy:OUT_OF_STOCK",
+        "buy:LOW_BALANCE",
+        "cancel:ok",
+        "cancel:WRONG_STATE",
+        "pay:ok",
+        "pay:LOW_BALANCE",
+        "swap:ok",
+        "swap:WRONG_STATE",
+        "swap:ITEM_LOCKED",
+        "swap:OUT_OF_STOCK",
+        "swap:LOW_BALANCE",
       ].sort(),
     );
   });

@@ -6,7 +6,7 @@ import { fnv1a32 } from "./hash.js";
 import { checklistOf } from "./checklist.js";
 import { buildRequest, familyOutcomes, instructionVariants } from "./families.js";
 import { goldDialogue, runGold } from "./gold.js";
-import type { BuiltinMeta} from "./meta.js";
+import type { BuiltinMeta } from "./meta.js";
 import { DOMAIN_VERSION, Split } from "./meta.js";
 import { ITEM_NAMES, USER_NAMES, orderId } from "./names.js";
 import { SYSTEM_PROMPT } from "./prompt.js";
@@ -20,7 +20,10 @@ export const GenerateOptions = z.object({
   count: z.number().int().nonnegative(),
   split: Split,
   /** Families to draw from, uniformly. */
-  families: z.array(Family).min(1).default([...Family.options]),
+  families: z
+    .array(Family)
+    .min(1)
+    .default([...Family.options]),
   /** Probability that a task's correct outcome is a failed precondition (no write, explain why). */
   failureRate: z.number().min(0).max(1).default(0.4),
   systemPrompt: z.string().min(1).default(SYSTEM_PROMPT),

@@ -11,10 +11,7 @@ import { builtinMeta } from "./meta.js";
 import { transcriptOf } from "./transcript.js";
 import { checkOutcome, scoreTrajectory } from "./verify.js";
 
-const tasks: Task[] = [
-  ...generateTasks({ seed: 3, count: 150, split: "train" }),
-  ...generateTasks({ seed: 3, count: 150, split: "test" }),
-];
+const tasks: Task[] = [...generateTasks({ seed: 3, count: 150, split: "train" }), ...generateTasks({ seed: 3, count: 150, split: "test" })];
 
 describe("gold trajectories replayed against the real environment", () => {
   it("get every recorded answer back, reach the expected state and score 1", async () => {
@@ -125,7 +122,9 @@ describe("checklists", () => {
   });
 
   it("ask for each lookup, the exact writes or no write, and the reply, with writes depending on lookups", () => {
-    const swap = tasks.find((t) => (t.metadata as { family: string; outcome: string }).family === "swap" && (t.metadata as { outcome: string }).outcome === "ok")!;
+    const swap = tasks.find(
+      (t) => (t.metadata as { family: string; outcome: string }).family === "swap" && (t.metadata as { outcome: string }).outcome === "ok",
+    )!;
     const items = swap.checklists![0]![0]!;
     expect(items.map((i) => [i.id, i.weight, i.dependence, i.required_for_next_turn])).toEqual([
       ["read-user", 0.1, [], false],
@@ -171,7 +170,10 @@ describe("the declined write of a failing-precondition task", () => {
             ? { name: "buy", arguments: { user: request.user, item: request.newItem, qty: request.qty } }
             : request.family === "pay"
               ? { name: "pay", arguments: { from: request.user, to: request.to, amount: request.count * meta.world.items[request.item]!.price } }
-              : { name: "cancel", arguments: { id: Object.entries(meta.world.orders).find(([, o]) => o.user === request.user && o.item === request.item)![0] } };
+              : {
+                  name: "cancel",
+                  arguments: { id: Object.entries(meta.world.orders).find(([, o]) => o.user === request.user && o.item === request.item)![0] },
+                };
       expect({ name: example.call.name, arguments: example.call.arguments }).toEqual(expected);
       // Asked where the reply is given: the history is the reply's, the answer the real shop's.
       expect(example.history).toEqual(examples.at(-1)!.history);

@@ -1,14 +1,4 @@
-import {
-  AssistantMessage,
-  Message,
-  ToolCall,
-  ToolResult,
-  toWireToolCall,
-  type ActStep,
-  type Generation,
-  type Task,
-  type Trajectory,
-} from "@envace/protocol";
+import { AssistantMessage, Message, ToolCall, ToolResult, toWireToolCall, type ActStep, type Generation, type Task, type Trajectory } from "@envace/protocol";
 import { z } from "zod";
 import { toToolResult } from "./environment.js";
 import { solveRequest, type Solution } from "./families.js";

@@ -15,24 +15,25 @@ export type Split = z.infer<typeof Split>;
  */
 export const BuiltinMeta = z
   .object({
-  domain: z.literal("builtin"),
-  version: z.number().int().positive(),
-  split: Split,
-  seed: z.number().int().nonnegative(),
-  /** Index of the candidate draw this task came from (train and test never share one). */
-  candidate: z.number().int().nonnegative(),
-  family: Family,
-  outcome: Outcome,
-  /** Which phrasing of the request the instruction uses. */
-  variant: z.number().int().nonnegative(),
-  request: Request,
-  world: World,
-  /** Each entry lists accepted phrasings of one fact; the reply must contain one of each. */
-  required: z.array(z.array(z.string().min(1)).min(1)),
-}).refine((meta) => meta.request.family === meta.family, {
-  error: "request.family must equal family",
-  path: ["request", "family"],
-});
+    domain: z.literal("builtin"),
+    version: z.number().int().positive(),
+    split: Split,
+    seed: z.number().int().nonnegative(),
+    /** Index of the candidate draw this task came from (train and test never share one). */
+    candidate: z.number().int().nonnegative(),
+    family: Family,
+    outcome: Outcome,
+    /** Which phrasing of the request the instruction uses. */
+    variant: z.number().int().nonnegative(),
+    request: Request,
+    world: World,
+    /** Each entry lists accepted phrasings of one fact; the reply must contain one of each. */
+    required: z.array(z.array(z.string().min(1)).min(1)),
+  })
+  .refine((meta) => meta.request.family === meta.family, {
+    error: "request.family must equal family",
+    path: ["request", "family"],
+  });
 export type BuiltinMeta = z.infer<typeof BuiltinMeta>;
 
 // Rollouts score the same task many times; parse its metadata once per metadata object.

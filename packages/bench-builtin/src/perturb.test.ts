@@ -12,10 +12,7 @@ import { scoreTrajectory } from "./verify.js";
  * produced them; scoring replays the calls on a private copy of the world, so fabricated tool
  * messages in the edited dialogue cannot help.
  */
-const tasks: Task[] = [
-  ...generateTasks({ seed: 11, count: 200, split: "train" }),
-  ...generateTasks({ seed: 11, count: 200, split: "test" }),
-];
+const tasks: Task[] = [...generateTasks({ seed: 11, count: 200, split: "train" }), ...generateTasks({ seed: 11, count: 200, split: "test" })];
 
 interface Call {
   name: string;
@@ -69,7 +66,10 @@ describe("a skipped lookup", () => {
             ? [{ name: "pay", arguments: { from: r.user, to: r.to, amount: r.count } }]
             : r.family === "cancel"
               ? [{ name: "cancel", arguments: { id: "o1" } }]
-              : [{ name: "cancel", arguments: { id: "o1" } }, { name: "buy", arguments: { user: r.user, item: r.newItem, qty: r.qty } }];
+              : [
+                  { name: "cancel", arguments: { id: "o1" } },
+                  { name: "buy", arguments: { user: r.user, item: r.newItem, qty: r.qty } },
+                ];
       const score = value(verifiable(task, dialogue(task, guess, split(task).reply)));
       if (meta.outcome !== "ok") expect(score).toBe(0);
       successes += score;

@@ -13,8 +13,7 @@ export const SYSTEM_PROMPT =
  * A one-line system prompt for small context windows (a tiny model learns the rules from its
  * warm-start data instead). Pass it as `generateTasks({ systemPrompt: SYSTEM_PROMPT_SHORT, … })`.
  */
-export const SYSTEM_PROMPT_SHORT =
-  "You are a shop agent. Look things up before you change anything; if a change would fail, do not try it: tell the user why.";
+export const SYSTEM_PROMPT_SHORT = "You are a shop agent. Look things up before you change anything; if a change would fail, do not try it: tell the user why.";
 
 /**
  * The compact Rehearse-role prompt the embedded default trains with (`RehearsePromptOptions` of

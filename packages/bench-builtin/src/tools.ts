@@ -15,15 +15,7 @@ export const WRITE_TOOLS: readonly ToolName[] = ["buy", "cancel", "pay"];
  * protocol's generic codes; the rest are domain preconditions, so a rehearsal of a write can
  * predict its failure from what earlier reads showed.
  */
-export const ErrorCode = z.enum([
-  "TOOL_NOT_AVAILABLE",
-  "INVALID_PARAMETERS",
-  "NOT_FOUND",
-  "ITEM_LOCKED",
-  "OUT_OF_STOCK",
-  "LOW_BALANCE",
-  "WRONG_STATE",
-]);
+export const ErrorCode = z.enum(["TOOL_NOT_AVAILABLE", "INVALID_PARAMETERS", "NOT_FOUND", "ITEM_LOCKED", "OUT_OF_STOCK", "LOW_BALANCE", "WRONG_STATE"]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
 /** Parameter kinds: a name or id, or a whole number of at least 1. */

@@ -55,9 +55,7 @@ export function scoreTrajectory(task: Task, source: DialogueSource): RewardVerdi
 export const outcomeReward: RewardFunction = (trajectory, task, context) => {
   try {
     const verdict =
-      context?.state === undefined
-        ? scoreTrajectory(task, trajectory)
-        : checkOutcome(task, { state: context.state, reply: transcriptOf(trajectory).reply });
+      context?.state === undefined ? scoreTrajectory(task, trajectory) : checkOutcome(task, { state: context.state, reply: transcriptOf(trajectory).reply });
     return Promise.resolve(verdict);
   } catch (error) {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));

@@ -19,7 +19,10 @@ const quote = (symbol: string): ScriptedToolCall => ({ name: "get_stock_quote", 
 // What the scripted model does for each user message: its tool calls round by round, then an answer.
 const plans: Record<string, ScriptedToolCall[][]> = {
   "What is AAPL trading at?": [[quote("AAPL")]],
-  "What was MSFT's 2023 revenue, and what is its price now?": [[quote("MSFT")], [{ name: "get_financial_statement", arguments: { symbol: "MSFT", year: 2023 } }]],
+  "What was MSFT's 2023 revenue, and what is its price now?": [
+    [quote("MSFT")],
+    [{ name: "get_financial_statement", arguments: { symbol: "MSFT", year: 2023 } }],
+  ],
   "USD to CNY rate?": [],
   "NAV of fund 110011?": [[{ name: "get_fund_nav", arguments: { fund_code: "110011" } }]],
   "And in USD? Use the USD/CNY rate.": [[{ name: "get_exchange_rate", arguments: { base: "USD", quote: "CNY" } }]],
@@ -67,7 +70,12 @@ describe("FinMCP end to end: a scripted OpenAI-compatible model and the fixture 
     ]);
     // Real answers from the server; a failing tool and a tool off the sample's list are typed errors.
     const s1 = entries[0]!.turns[0]!;
-    expect(s1).toEqual({ user: 1, calls: [{ name: "get_stock_quote", arguments: { symbol: "AAPL" }, status: "ok" }], answer: "answer after 1 rounds", rounds: 2 });
+    expect(s1).toEqual({
+      user: 1,
+      calls: [{ name: "get_stock_quote", arguments: { symbol: "AAPL" }, status: "ok" }],
+      answer: "answer after 1 rounds",
+      rounds: 2,
+    });
     expect(entries[4]!.turns[0]!.calls.map((c) => c.code ?? c.status)).toEqual(["ok", "ok", "MCP_TOOL_ERROR"]);
     expect(entries[5]!.turns[0]!.calls[0]).toMatchObject({ name: "get_stock_quote", status: "error", code: "TOOL_NOT_AVAILABLE" });
     expect(entries[3]!.turns.map((t) => t.user)).toEqual([1, 5]);
@@ -96,7 +104,9 @@ describe("FinMCP end to end: a scripted OpenAI-compatible model and the fixture 
     expect(resumed.entries).toEqual([]);
     expect(resumed.summary).toEqual(summary);
     expect(server.requests.length).toBe(asked);
-    await expect(runFinMcp({ samples, policy, environment, out, maxRounds: 5 })).rejects.toThrow(`${out} holds a run with other options (maxRounds: (none) → 5)`);
+    await expect(runFinMcp({ samples, policy, environment, out, maxRounds: 5 })).rejects.toThrow(
+      `${out} holds a run with other options (maxRounds: (none) → 5)`,
+    );
   });
 
   it("stops a turn after maxRounds model calls that all call tools", async () => {
@@ -104,7 +114,12 @@ describe("FinMCP end to end: a scripted OpenAI-compatible model and the fixture 
     try {
       const policy = new OpenAIChatPolicy({ baseURL: looping.baseURL, model: "scripted-model", tokenData: "off" });
       const sample = samples.find((s) => s.id === "s3")!;
-      const turns = await inferSample({ sample, policy, environment: new McpEnvironment({ server: financeServer(), allow: () => sample.toolNames }), maxRounds: 3 });
+      const turns = await inferSample({
+        sample,
+        policy,
+        environment: new McpEnvironment({ server: financeServer(), allow: () => sample.toolNames }),
+        maxRounds: 3,
+      });
       expect(turns).toHaveLength(1);
       expect(turns[0]).toMatchObject({ rounds: 3, answer: null });
       expect(turns[0]!.calls.map((c) => c.status)).toEqual(["ok", "ok", "ok"]);
@@ -142,7 +157,12 @@ describe("FinMCP end to end: a scripted OpenAI-compatible model and the fixture 
     try {
       const policy = new OpenAIChatPolicy({ baseURL: rehearsing.baseURL, model: "scripted-model", tokenData: "off" });
       const sample = samples.find((s) => s.id === "s4")!;
-      const turns = await inferSample({ sample, policy, environment: new McpEnvironment({ server: financeServer(), allow: () => sample.toolNames }), rehearsal: "parallel:2" });
+      const turns = await inferSample({
+        sample,
+        policy,
+        environment: new McpEnvironment({ server: financeServer(), allow: () => sample.toolNames }),
+        rehearsal: "parallel:2",
+      });
       expect(turns.map((t) => t.calls.map((c) => [c.name, c.status]))).toEqual([[["get_fund_nav", "ok"]], [["get_exchange_rate", "ok"]]]);
       expect(turns.map((t) => [t.rehearsal?.attempts, t.rehearsal?.environmentCalls])).toEqual([
         [2, 0],
@@ -150,7 +170,18 @@ describe("FinMCP end to end: a scripted OpenAI-compatible model and the fixture 
       ]);
       expect(turns[1]!.rehearsal!.memory).toContain("Ask get_exchange_rate for USD/CNY once.");
       // Each turn: two attempts (an Act call, a rehearsed result, a final Act), two reflections, one summary; then the real turn.
-      expect(seen.map(roleOf).filter((r) => r !== "act")).toEqual(["rehearse", "rehearse", "reflect", "reflect", "summarize", "rehearse", "rehearse", "reflect", "reflect", "summarize"]);
+      expect(seen.map(roleOf).filter((r) => r !== "act")).toEqual([
+        "rehearse",
+        "rehearse",
+        "reflect",
+        "reflect",
+        "summarize",
+        "rehearse",
+        "rehearse",
+        "reflect",
+        "reflect",
+        "summarize",
+      ]);
       // The real turn's requests carry the memory in the system message.
       const real = seen.filter((b) => roleOf(b) === "act" && b.messages[0]!.content!.includes("Ask get_exchange_rate for USD/CNY once."));
       expect(real.length).toBeGreaterThan(0);

@@ -1,4 +1,14 @@
-import { SamplingParams, toWireToolCall, type Environment, type JsonObject, type Message, type Policy, type SamplingParamsInput, type ToolCall, type ToolSpec } from "@envace/protocol";
+import {
+  SamplingParams,
+  toWireToolCall,
+  type Environment,
+  type JsonObject,
+  type Message,
+  type Policy,
+  type SamplingParamsInput,
+  type ToolCall,
+  type ToolSpec,
+} from "@envace/protocol";
 import { parseRehearsalSetting, rehearse, withNote, type RehearsalSettingInput } from "@envace/rehearsal";
 import { parseActOutput, singleTurn, toolMessage } from "@envace/trajectory";
 import { userTurnIndices, type FinMcpSample } from "./sample.js";
@@ -113,7 +123,12 @@ export async function inferSample(options: InferSampleOptions): Promise<TurnReco
       for (const call of calls) {
         serverCalls += 1;
         const result = await environment.call(call);
-        record.calls.push({ name: call.name, arguments: call.arguments, status: result.status, ...(result.status === "error" ? { code: result.error.code } : {}) });
+        record.calls.push({
+          name: call.name,
+          arguments: call.arguments,
+          status: result.status,
+          ...(result.status === "error" ? { code: result.error.code } : {}),
+        });
         messages.push(toolMessage(result));
       }
     }
@@ -126,7 +141,11 @@ export async function inferSample(options: InferSampleOptions): Promise<TurnReco
  * (a name off the list is a false positive upstream, and the server refuses it); arguments that
  * are not a JSON object are sent as `{}`. Text-format calls (`<tool_call>`) are read by the Act parser.
  */
-function toolCallsOf(generation: { text: string; toolCalls?: readonly { id: string; function: { name: string; arguments: string } }[] | undefined }, tools: readonly ToolSpec[], record: TurnRecord): ToolCall[] {
+function toolCallsOf(
+  generation: { text: string; toolCalls?: readonly { id: string; function: { name: string; arguments: string } }[] | undefined },
+  tools: readonly ToolSpec[],
+  record: TurnRecord,
+): ToolCall[] {
   if (generation.toolCalls !== undefined && generation.toolCalls.length > 0) {
     return generation.toolCalls.map((wire) => ({ id: wire.id, name: wire.function.name, arguments: objectOf(wire.function.arguments) }));
   }

@@ -23,7 +23,12 @@ describe("per-sample tool-name metrics", () => {
   });
 
   it("aggregates nothing to zeros", () => {
-    expect(aggregate([])).toEqual({ samples: 0, macro: { precision: 0, recall: 0, f1: 0 }, micro: { tp: 0, fp: 0, fn: 0, precision: 0, recall: 0, f1: 0 }, exactMatch: 0 });
+    expect(aggregate([])).toEqual({
+      samples: 0,
+      macro: { precision: 0, recall: 0, f1: 0 },
+      micro: { tp: 0, fp: 0, fn: 0, precision: 0, recall: 0, f1: 0 },
+      exactMatch: 0,
+    });
   });
 });
 
@@ -51,7 +56,8 @@ describe("scoring the fixture predictions (values computed by hand)", () => {
 
   it("breaks down by task type, difficulty and scenery level 1", async () => {
     const { summary } = await rescoreFile(await loadSamples(fixture("samples.jsonl")), fixture("predictions.jsonl"));
-    const f1 = (groups: Record<string, { macro: { f1: number } }>): Record<string, number> => Object.fromEntries(Object.entries(groups).map(([k, v]) => [k, Number(v.macro.f1.toFixed(12))]));
+    const f1 = (groups: Record<string, { macro: { f1: number } }>): Record<string, number> =>
+      Object.fromEntries(Object.entries(groups).map(([k, v]) => [k, Number(v.macro.f1.toFixed(12))]));
     // single step: s1 (1), s3 (0); multi step: s2 (1), s5 (0.8); multi turn: s4 (0.4).
     expect(f1(summary.byTask)).toEqual({ "multi step": 0.9, "multi turn": 0.4, "single step": 0.5 });
     // easy: s1, s3; medium: s2 (s6 dropped); hard: s4, s5.

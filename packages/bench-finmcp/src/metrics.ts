@@ -63,7 +63,11 @@ export function scoreSample(gold: readonly string[], predicted: readonly string[
 
 export function aggregate(scores: readonly SampleScore[]): Aggregate {
   const n = scores.length;
-  const mean = (pick: (s: SampleScore) => number): number => safeRatio(scores.reduce((sum, s) => sum + pick(s), 0), n);
+  const mean = (pick: (s: SampleScore) => number): number =>
+    safeRatio(
+      scores.reduce((sum, s) => sum + pick(s), 0),
+      n,
+    );
   const totals = scores.reduce((t, s) => ({ tp: t.tp + s.tp, fp: t.fp + s.fp, fn: t.fn + s.fn }), { tp: 0, fp: 0, fn: 0 });
   return {
     samples: n,

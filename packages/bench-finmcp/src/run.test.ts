@@ -40,7 +40,10 @@ describe("runFinMcp resuming a run directory", () => {
     expect(ran.map((e) => [e.id, e.predicted])).toEqual([["s2", []]]);
     expect(asked).toEqual(["What was MSFT's 2023 revenue, and what is its price now?"]);
     expect(summary).toEqual(whole.summary);
-    expect(notices).toEqual([`${entries}:2: dropped a last line cut short by an interrupted write; its entry runs again`, `resuming ${out}: 1 of 2 entries already done, 1 to run`]);
+    expect(notices).toEqual([
+      `${entries}:2: dropped a last line cut short by an interrupted write; its entry runs again`,
+      `resuming ${out}: 1 of 2 entries already done, 1 to run`,
+    ]);
     // The torn line was cut off the file; the redone entry took its place.
     const lines = readFileSync(entries, "utf8").split("\n");
     expect(lines).toHaveLength(3);
@@ -55,7 +58,9 @@ describe("runFinMcp resuming a run directory", () => {
     expect(asked).toEqual([]);
 
     // Other options are refused, naming them.
-    await expect(runFinMcp({ samples, policy, environment: inProcess, out, maxRounds: 3 })).rejects.toThrow(`${out} holds a run with other options (maxRounds: (none) → 3); use another --out`);
+    await expect(runFinMcp({ samples, policy, environment: inProcess, out, maxRounds: 3 })).rejects.toThrow(
+      `${out} holds a run with other options (maxRounds: (none) → 3); use another --out`,
+    );
 
     // A line that is JSON but not an entry is the user's to see.
     appendFileSync(entries, `${JSON.stringify({ id: "s3" })}\n`);

@@ -19,7 +19,10 @@ export const FinMcpPrediction = z
     predicted: z.array(z.string()).optional(),
     error: z.unknown().optional(),
   })
-  .refine((p) => isMarkedError(p.error) || p.predicted !== undefined, { error: "needs predicted (the tool names, in order) unless it is marked error", path: ["predicted"] });
+  .refine((p) => isMarkedError(p.error) || p.predicted !== undefined, {
+    error: "needs predicted (the tool names, in order) unless it is marked error",
+    path: ["predicted"],
+  });
 export type FinMcpPrediction = z.infer<typeof FinMcpPrediction>;
 
 function isMarkedError(error: unknown): boolean {
@@ -41,7 +44,11 @@ export interface FinMcpEntry {
 }
 
 /** Score recorded predictions against their samples; `file` names the source in errors. */
-export function scorePredictions(samples: readonly FinMcpSample[], predictions: readonly FinMcpPrediction[], file: string): { summary: FinMcpSummary; missing: string[] } {
+export function scorePredictions(
+  samples: readonly FinMcpSample[],
+  predictions: readonly FinMcpPrediction[],
+  file: string,
+): { summary: FinMcpSummary; missing: string[] } {
   const byId = new Map(samples.map((s) => [s.id, s]));
   const scored: ScoredSample[] = [];
   const seen = new Set<string>();
@@ -55,7 +62,12 @@ export function scorePredictions(samples: readonly FinMcpSample[], predictions: 
       dropped += 1;
       continue;
     }
-    scored.push({ sceneryLevel1: sample.sceneryLevel1, diffLevel: sample.diffLevel, task: sample.task, score: scoreSample(goldToolNames(sample), prediction.predicted!) });
+    scored.push({
+      sceneryLevel1: sample.sceneryLevel1,
+      diffLevel: sample.diffLevel,
+      task: sample.task,
+      score: scoreSample(goldToolNames(sample), prediction.predicted!),
+    });
   }
   return { summary: summarize(scored, dropped), missing: samples.filter((s) => !seen.has(s.id)).map((s) => s.id) };
 }
@@ -112,7 +124,13 @@ function runOptions(options: RunFinMcpOptions): Record<string, unknown> {
 /** Run every sample through the model and its tool server, then score the run. */
 export async function runFinMcp(options: RunFinMcpOptions): Promise<{ entries: FinMcpEntry[]; summary: FinMcpSummary }> {
   // Entries are read back as predictions: their lines can be scored again offline.
-  const run = EvalRun.open<typeof FinMcpPrediction, FinMcpEntry>({ out: options.out, options: runOptions(options), entry: FinMcpPrediction, key: (p) => p.id, notify: options.notify });
+  const run = EvalRun.open<typeof FinMcpPrediction, FinMcpEntry>({
+    out: options.out,
+    options: runOptions(options),
+    entry: FinMcpPrediction,
+    key: (p) => p.id,
+    notify: options.notify,
+  });
   const pending = new Set(run.start(options.samples.map((s) => s.id)));
   const todo = options.samples.filter((s) => pending.has(s.id));
   const limit = new ConcurrencyLimit(options.concurrency ?? 4);
@@ -165,7 +183,11 @@ export function formatSummary(summary: FinMcpSummary): string {
   const line = (name: string, a: FinMcpSummary | FinMcpSummary["byTask"][string]): string =>
     `  ${name.padEnd(12)} n ${String(a.samples).padStart(4)}  macro P ${pct(a.macro.precision).padStart(6)} R ${pct(a.macro.recall).padStart(6)} F1 ${pct(a.macro.f1).padStart(6)}  micro F1 ${pct(a.micro.f1).padStart(6)}  EM ${pct(a.exactMatch).padStart(6)}`;
   const lines = [line("overall", summary)];
-  for (const [title, groups] of [["task", summary.byTask], ["difficulty", summary.byDifficulty], ["scenery L1", summary.bySceneryLevel1]] as const) {
+  for (const [title, groups] of [
+    ["task", summary.byTask],
+    ["difficulty", summary.byDifficulty],
+    ["scenery L1", summary.bySceneryLevel1],
+  ] as const) {
     lines.push(`by ${title}:`);
     for (const [name, group] of Object.entries(groups)) lines.push(line(name, group));
   }

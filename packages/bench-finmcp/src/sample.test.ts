@@ -30,12 +30,19 @@ describe("loadSamples", () => {
     expect(goldToolNames(s5!)).toEqual(["search_news", "get_stock_quote", "get_stock_quote"]);
     expect(userTurnIndices(s4!)).toEqual([1, 5]);
     // A tool message without an id answers the call before it; object content becomes JSON text.
-    expect(s2!.messages[2]).toEqual({ role: "tool", tool_call_id: "call_1", content: '{"symbol":"MSFT","year":2023,"revenue":211915000000,"net_income":72361000000}' });
+    expect(s2!.messages[2]).toEqual({
+      role: "tool",
+      tool_call_id: "call_1",
+      content: '{"symbol":"MSFT","year":2023,"revenue":211915000000,"net_income":72361000000}',
+    });
     expect(s2!.messages[4]).toMatchObject({ role: "tool", tool_call_id: "call_2" });
   });
 
   it("reads a JSON array too", async () => {
-    const file = write("samples.json", JSON.stringify([{ id: 7, scenery: "A-B-C", diff_level: 2, task: "multi-turn", tool_list: [], messages: [{ role: "user", content: "hi" }] }]));
+    const file = write(
+      "samples.json",
+      JSON.stringify([{ id: 7, scenery: "A-B-C", diff_level: 2, task: "multi-turn", tool_list: [], messages: [{ role: "user", content: "hi" }] }]),
+    );
     expect((await loadSamples(file)).map((s) => [s.id, s.diffLevel, s.task])).toEqual([["7", "2", "multi turn"]]);
   });
 
@@ -54,10 +61,23 @@ describe("loadSamples", () => {
 describe("scorePredictions", () => {
   it("refuses a prediction for an unknown sample, a repeated one, and one without names that is not an error", async () => {
     const samples = await loadSamples(fixture("samples.jsonl"));
-    expect(() => scorePredictions(samples, [{ id: "zz", predicted: [] }], "p.jsonl")).toThrow("p.jsonl: prediction for sample id zz, which the samples do not hold");
-    expect(() => scorePredictions(samples, [{ id: "s1", predicted: [] }, { id: "s1", predicted: [] }], "p.jsonl")).toThrow("p.jsonl: more than one prediction for sample id s1");
+    expect(() => scorePredictions(samples, [{ id: "zz", predicted: [] }], "p.jsonl")).toThrow(
+      "p.jsonl: prediction for sample id zz, which the samples do not hold",
+    );
+    expect(() =>
+      scorePredictions(
+        samples,
+        [
+          { id: "s1", predicted: [] },
+          { id: "s1", predicted: [] },
+        ],
+        "p.jsonl",
+      ),
+    ).toThrow("p.jsonl: more than one prediction for sample id s1");
     expect(scorePredictions(samples, [{ id: "s1", predicted: ["get_stock_quote"] }], "p.jsonl").missing).toEqual(["s2", "s3", "s4", "s5", "s6"]);
     const unnamed = write("p.jsonl", `${JSON.stringify({ id: "s1", error: "" })}\n`);
-    await expect(rescoreFile(samples, unnamed)).rejects.toThrow(`${unnamed}:1: predicted: needs predicted (the tool names, in order) unless it is marked error`);
+    await expect(rescoreFile(samples, unnamed)).rejects.toThrow(
+      `${unnamed}:1: predicted: needs predicted (the tool names, in order) unless it is marked error`,
+    );
   });
 });

@@ -69,7 +69,10 @@ export function toSample(record: FinMcpSampleRecord): FinMcpSample {
       const calls: WireToolCall[] = (message.tool_calls ?? []).map((call, j) => ({
         id: call.id ?? `gold_${index}_${j}`,
         type: "function",
-        function: { name: call.function.name, arguments: typeof call.function.arguments === "string" ? call.function.arguments : JSON.stringify(call.function.arguments ?? {}) },
+        function: {
+          name: call.function.name,
+          arguments: typeof call.function.arguments === "string" ? call.function.arguments : JSON.stringify(call.function.arguments ?? {}),
+        },
       }));
       pending = calls.map((call) => call.id);
       messages.push({ role: "assistant", content: message.content ?? null, ...(calls.length > 0 ? { tool_calls: calls } : {}) });

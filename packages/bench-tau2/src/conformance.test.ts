@@ -58,7 +58,11 @@ describe.skipIf(data === undefined).each(["retail", "mock"])("the %s domain agai
   });
 
   it("has a label for every task and a task for every label", () => {
-    expect(labels(name).map((label) => label.id).sort()).toEqual(domain.tasks.map((task) => task.id).sort());
+    expect(
+      labels(name)
+        .map((label) => label.id)
+        .sort(),
+    ).toEqual(domain.tasks.map((task) => task.id).sort());
   });
 
   it("starts every task from upstream's initial database hash", () => {
@@ -73,7 +77,10 @@ describe.skipIf(data === undefined).each(["retail", "mock"])("the %s domain agai
     let compared = 0;
     for (const label of labels(name)) {
       const entry = entries.get(label.id)!;
-      expect({ id: label.id, calls: entry.calls }).toEqual({ id: label.id, calls: label.calls.map(({ name, content, error }) => ({ name, requestor: "assistant", content, error })) });
+      expect({ id: label.id, calls: entry.calls }).toEqual({
+        id: label.id,
+        calls: label.calls.map(({ name, content, error }) => ({ name, requestor: "assistant", content, error })),
+      });
       compared += label.calls.length;
     }
     expect(compared).toBe(labels(name).reduce((sum, label) => sum + label.calls.length, 0));
@@ -82,7 +89,11 @@ describe.skipIf(data === undefined).each(["retail", "mock"])("the %s domain agai
   it("ends every oracle run on upstream's final database hash, with the user's stop", () => {
     for (const label of labels(name)) {
       const entry = entries.get(label.id)!;
-      expect({ id: label.id, hash: entry.db_hash, termination: entry.termination }).toEqual({ id: label.id, hash: label.final_db_hash, termination: "user_stop" });
+      expect({ id: label.id, hash: entry.db_hash, termination: entry.termination }).toEqual({
+        id: label.id,
+        hash: label.final_db_hash,
+        termination: "user_stop",
+      });
     }
   });
 

@@ -52,11 +52,14 @@ const data = sharedDataOrSkip("the end-to-end retail run");
 
 describe.skipIf(data === undefined)("an end-to-end retail run against an OpenAI-compatible server on loopback", () => {
   const ids = ["0", "1", "6"];
-  const loop = onLoopback("retail", () => ({ data: join(data!, "tau2") }), (domain) =>
-    playTasks(
-      ids.map((id) => domain.tasks.find((task) => task.id === id)!),
-      new Set(["1"]),
-    ),
+  const loop = onLoopback(
+    "retail",
+    () => ({ data: join(data!, "tau2") }),
+    (domain) =>
+      playTasks(
+        ids.map((id) => domain.tasks.find((task) => task.id === id)!),
+        new Set(["1"]),
+      ),
   );
 
   it("runs agent and user simulator through the server, scores every trial and writes the run directory", async () => {
@@ -91,12 +94,16 @@ describe.skipIf(data === undefined)("an end-to-end retail run against an OpenAI-
     // The agent's requests carried the policy and the retail tools; the user's, the guidelines.
     const agentRequest = server.scripted.find((request) => ((request.body as Body).messages[0]?.content ?? "").includes("<policy>"))!;
     expect((agentRequest.body as { tools: unknown[] }).tools).toHaveLength(16);
-    expect(server.scripted.some((request) => ((request.body as Body).messages[0]?.content ?? "").includes("simulate realistic customer interactions"))).toBe(true);
+    expect(server.scripted.some((request) => ((request.body as Body).messages[0]?.content ?? "").includes("simulate realistic customer interactions"))).toBe(
+      true,
+    );
 
     // The run directory: entries as they finished, the conversations, the summary.
     const entries = readEntries(join(out, "entries.jsonl"));
     expect(entries.map((entry) => `${entry.id}/${entry.trial}`).sort()).toEqual(["0/0", "0/1", "1/0", "1/1", "6/0", "6/1"]);
-    expect(entries[0]).toMatchObject({ calls: expect.arrayContaining([expect.objectContaining({ name: "find_user_id_by_name_zip", content: "yusuf_rossi_9620", error: false })]) as unknown });
+    expect(entries[0]).toMatchObject({
+      calls: expect.arrayContaining([expect.objectContaining({ name: "find_user_id_by_name_zip", content: "yusuf_rossi_9620", error: false })]) as unknown,
+    });
     expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8"))).toEqual(run.summary);
     expect(JSON.parse(readFileSync(join(out, "options.json"), "utf8"))).toMatchObject({ benchmark: "tau2", domain: "retail", judge: false });
 
@@ -109,29 +116,50 @@ describe.skipIf(data === undefined)("an end-to-end retail run against an OpenAI-
     // A second run on the same directory has nothing left to do.
     const before = server.scripted.length;
     const notices: string[] = [];
-    const resumed = await runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ids, trials: 2, seed: 100, out, notify: (line) => notices.push(line) });
+    const resumed = await runTau2({
+      domain,
+      guidelines,
+      participants: { agent: policy, user: policy },
+      taskIds: ids,
+      trials: 2,
+      seed: 100,
+      out,
+      notify: (line) => notices.push(line),
+    });
     expect(server.scripted.length).toBe(before);
     expect(resumed.summary).toEqual(run.summary);
     expect(notices).toEqual([`${out} already holds the 6 entries asked for: nothing left to run; the summary is made again from them`]);
     // Another seed would mix trials of two samplings: refused, naming it.
-    await expect(runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ids, trials: 2, seed: 7, out })).rejects.toThrow(`${out} holds a run with other options (seed: 100 → 7)`);
+    await expect(runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ids, trials: 2, seed: 7, out })).rejects.toThrow(
+      `${out} holds a run with other options (seed: 100 → 7)`,
+    );
   });
 });
 
 describe("an end-to-end run whose reward needs the NL judge", () => {
-  const loop = onLoopback("mock", () => ({ data: writeMockData() }), (domain) => {
-    const play = playTasks(domain.tasks, new Set());
-    let judged = 0;
-    return (request) => {
-      const body = request.body as Body;
-      if (body.response_format === undefined) return play(request);
-      // The judge: the first verdict is yes; later ones fail outright, to be masked.
-      judged++;
-      if (judged > 1) return reply.error(400, "bad request");
-      const verdict = { high_level_understanding_of_the_question: "q", analysis_of_if_focus_on: "f", analysis_of_pass_condition: "The agent created it.", analysis_of_failure_examples: "none", answer: true };
-      return reply.text(JSON.stringify(verdict));
-    };
-  });
+  const loop = onLoopback(
+    "mock",
+    () => ({ data: writeMockData() }),
+    (domain) => {
+      const play = playTasks(domain.tasks, new Set());
+      let judged = 0;
+      return (request) => {
+        const body = request.body as Body;
+        if (body.response_format === undefined) return play(request);
+        // The judge: the first verdict is yes; later ones fail outright, to be masked.
+        judged++;
+        if (judged > 1) return reply.error(400, "bad request");
+        const verdict = {
+          high_level_understanding_of_the_question: "q",
+          analysis_of_if_focus_on: "f",
+          analysis_of_pass_condition: "The agent created it.",
+          analysis_of_failure_examples: "none",
+          answer: true,
+        };
+        return reply.text(JSON.stringify(verdict));
+      };
+    },
+  );
 
   it("scores with the judge's verdict, and masks the trial when the judge cannot answer", async () => {
     const { domain, guidelines, server, policy } = loop;

@@ -1,6 +1,21 @@
 import { EnvaceError, InvariantError } from "@envace/errors";
 import { InputError, type Environment, type JsonValue, type Task, type ToolCall, type ToolResult, type ToolSpec } from "@envace/protocol";
-import { attributeError, errorCode, fromJson, isPyModel, jsonLoads, type PyDict, pyDumps, pyEquals, PyException, pyStr, pyTypeName, type PyValue, toJson, valueError } from "@envace/python-text";
+import {
+  attributeError,
+  errorCode,
+  fromJson,
+  isPyModel,
+  jsonLoads,
+  type PyDict,
+  pyDumps,
+  pyEquals,
+  PyException,
+  pyStr,
+  pyTypeName,
+  type PyValue,
+  toJson,
+  valueError,
+} from "@envace/python-text";
 import { Database, type DbRoot } from "./database.js";
 import type { DomainSide } from "./domains/index.js";
 import type { Tau2Domain } from "./load.js";
@@ -142,7 +157,8 @@ export class Tau2Environment implements Environment {
    * a message history (reads are skipped, unknown tools ignored).
    */
   setState(initial: InitialState | null, history: readonly Tau2Message[], options: SetStateOptions = {}): void {
-    if (this.solo && history.some((message) => message.role === "user")) throw new SoloModeError("a conversation with user messages cannot be replayed in solo mode");
+    if (this.solo && history.some((message) => message.role === "user"))
+      throw new SoloModeError("a conversation with user messages cannot be replayed in solo mode");
     const data = initial?.initialization_data ?? null;
     if (data?.agent_data != null) {
       this.agentDb.update(data.agent_data);
@@ -160,7 +176,9 @@ export class Tau2Environment implements Environment {
       const response = this.respond(call);
       if (sameContent(response.content, recorded.content)) continue;
       if (options.strict ?? true) {
-        throw new ReplayMismatchError(`replaying ${call.name} (call ${call.id}) returned ${response.content} but the history recorded ${String(recorded.content)}`);
+        throw new ReplayMismatchError(
+          `replaying ${call.name} (call ${call.id}) returned ${response.content} but the history recorded ${String(recorded.content)}`,
+        );
       }
       this.replayMismatches.push({ call, expected: recorded.content, actual: response.content });
     }

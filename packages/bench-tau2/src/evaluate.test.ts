@@ -51,7 +51,13 @@ describe("the evaluator's rules", () => {
 
   it("multiplies the components the task's reward basis names, and only those", async () => {
     const evaluator = new Tau2Evaluator(domain);
-    const done = [call("1", "update_task_status", [["task_id", "task_1"], ["status", "completed"]]), result("1", completed)];
+    const done = [
+      call("1", "update_task_status", [
+        ["task_id", "task_1"],
+        ["status", "completed"],
+      ]),
+      result("1", completed),
+    ];
     const dismissed = [call("2", "dismiss_notification", [["notification_id", "notif_1"]], "user"), result("2", "Notification notif_1 dismissed", "user")];
 
     const all = await evaluator.evaluate(task("complete"), [...done, ...dismissed, say("Task_1 is COMPLETED.")], "user_stop");
@@ -75,7 +81,10 @@ describe("the evaluator's rules", () => {
       call("r", "get_users", []),
       // Reads are not replayed, so even strict replay ignores what this one recorded.
       result("r", "whatever the read said"),
-      call("w", "update_task_status", [["task_id", "task_1"], ["status", "completed"]]),
+      call("w", "update_task_status", [
+        ["task_id", "task_1"],
+        ["status", "completed"],
+      ]),
       result("w", completed),
       call("u", "no_such_tool", []),
       result("u", "Error: Tool 'no_such_tool' not found.", "assistant", true),
@@ -93,30 +102,68 @@ describe("the evaluator's rules", () => {
 
   it("refuses a strict replay whose write answers differently than recorded", async () => {
     const evaluator = new Tau2Evaluator(domain, { strictReplay: true });
-    const messages = [call("w", "update_task_status", [["task_id", "task_1"], ["status", "completed"]]), result("w", '{"status": "other"}')];
+    const messages = [
+      call("w", "update_task_status", [
+        ["task_id", "task_1"],
+        ["status", "completed"],
+      ]),
+      result("w", '{"status": "other"}'),
+    ];
     await expect(evaluator.evaluate(task("complete"), messages, "user_stop")).rejects.toThrow(/replaying update_task_status \(call w\)/);
-    expect((await new Tau2Evaluator(domain).evaluate(task("complete"), messages, "user_stop")).db?.predictedHash).toBe(
-      evaluator.gold(task("complete")).agent,
-    );
+    expect((await new Tau2Evaluator(domain).evaluate(task("complete"), messages, "user_stop")).db?.predictedHash).toBe(evaluator.gold(task("complete")).agent);
   });
 
   it("replays a task's message history before the conversation's own calls", async () => {
     const evaluator = new Tau2Evaluator(domain);
     const history = task("history").initial_state!.message_history!;
-    const finish = [call("x", "update_task_status", [["task_id", "task_2"], ["status", "completed"]]), result("x", "{}")];
+    const finish = [
+      call("x", "update_task_status", [
+        ["task_id", "task_2"],
+        ["status", "completed"],
+      ]),
+      result("x", "{}"),
+    ];
     expect((await evaluator.evaluate(task("history"), [...history, ...finish], "user_stop")).reward).toBe(1);
     expect((await evaluator.evaluate(task("history"), [...history], "user_stop")).reward).toBe(0);
   });
 
   it("matches gold actions as upstream's compare_with_tool_call does", () => {
     const call = (args: [string, PyValue][]) => ({ id: "c", name: "create_task", arguments: new Map(args), requestor: "assistant" as const });
-    const gold = action("create_task", [["user_id", "user_1"], ["title", "Plan"], ["n", 1n]]);
+    const gold = action("create_task", [
+      ["user_id", "user_1"],
+      ["title", "Plan"],
+      ["n", 1n],
+    ]);
     // Without compare_args, only the arguments the call passed are compared.
     expect(actionMatches(gold, call([["title", "Plan"]]))).toBe(true);
-    expect(actionMatches(gold, call([["title", "Plan"], ["n", 1]]))).toBe(true);
-    expect(actionMatches(gold, call([["title", "Plan"], ["extra", 1n]]))).toBe(false);
+    expect(
+      actionMatches(
+        gold,
+        call([
+          ["title", "Plan"],
+          ["n", 1],
+        ]),
+      ),
+    ).toBe(true);
+    expect(
+      actionMatches(
+        gold,
+        call([
+          ["title", "Plan"],
+          ["extra", 1n],
+        ]),
+      ),
+    ).toBe(false);
     expect(actionMatches(gold, call([["title", "plan"]]))).toBe(false);
-    expect(actionMatches(action("create_task", [["title", "Plan"]], ["title"]), call([["user_id", "x"], ["title", "Plan"]]))).toBe(true);
+    expect(
+      actionMatches(
+        action("create_task", [["title", "Plan"]], ["title"]),
+        call([
+          ["user_id", "x"],
+          ["title", "Plan"],
+        ]),
+      ),
+    ).toBe(true);
     expect(actionMatches(action("create_task", [["title", "Plan"]], ["title"]), call([["user_id", "x"]]))).toBe(false);
     expect(actionMatches(action("create_task", [], []), call([["anything", 1n]]))).toBe(true);
     expect(actionMatches(action("get_users", []), call([]))).toBe(false);
@@ -138,7 +185,13 @@ describe("the evaluator's rules", () => {
         return Promise.resolve(assertions.map((assertion) => ({ assertion, met, justification: "" })));
       },
     });
-    const created = [call("1", "create_task", [["user_id", "user_1"], ["title", "Plan"]]), result("1", "{}")];
+    const created = [
+      call("1", "create_task", [
+        ["user_id", "user_1"],
+        ["title", "Plan"],
+      ]),
+      result("1", "{}"),
+    ];
     const pass = await new Tau2Evaluator(domain, { judge: judge(true) }).evaluate(task("create"), created, "user_stop");
     expect(pass.breakdown).toEqual({ DB: 1, ACTION: 1, NL_ASSERTION: 1 });
     expect(asked).toEqual([["The agent says the task exists."]]);

@@ -7,14 +7,7 @@ import type { Action, EnvAssertion, RewardType, Tau2Message, Tau2Task, Tau2ToolC
  * Why a τ² conversation ended, in upstream's words. Only `user_stop` and `agent_stop` are
  * scored; every other ending scores 0 (and `infrastructure_error` is left out of metrics).
  */
-export type Tau2Termination =
-  | "user_stop"
-  | "agent_stop"
-  | "max_steps"
-  | "too_many_errors"
-  | "agent_error"
-  | "user_error"
-  | "infrastructure_error";
+export type Tau2Termination = "user_stop" | "agent_stop" | "max_steps" | "too_many_errors" | "agent_error" | "user_error" | "infrastructure_error";
 
 /** The judge of natural-language assertions (the NL_ASSERTION component). */
 export interface NlAssertionJudge {
@@ -206,8 +199,7 @@ export class Tau2Evaluator {
       assertionReward,
       assertions,
       db: { match, reward: dbReward, goldHash: gold.agent, predictedHash },
-      reward: (basis: readonly RewardType[]) =>
-        (basis.includes("DB") ? dbReward : 1) * (basis.includes("ENV_ASSERTION") ? assertionReward : 1),
+      reward: (basis: readonly RewardType[]) => (basis.includes("DB") ? dbReward : 1) * (basis.includes("ENV_ASSERTION") ? assertionReward : 1),
     };
   }
 }

@@ -34,7 +34,13 @@ describe("loading upstream task files", () => {
     expect(tasks.map((task) => task.id)).toEqual(["complete", "create", "history", "free"]);
     const history = tasks[2]!;
     expect(history.evaluation_criteria!.reward_basis).toEqual(["DB"]);
-    expect(history.initial_state!.message_history![2]).toEqual({ role: "tool", id: "h1", content: expect.any(String) as unknown, requestor: "assistant", error: false });
+    expect(history.initial_state!.message_history![2]).toEqual({
+      role: "tool",
+      id: "h1",
+      content: expect.any(String) as unknown,
+      requestor: "assistant",
+      error: false,
+    });
     expect(tasks[1]!.evaluation_criteria!.actions![0]).toMatchObject({ requestor: "assistant", info: null, compare_args: ["title"] });
     // upstream's default basis is DB and COMMUNICATE
     const plain = await loadTasks(file("tasks.json", JSON.stringify([{ id: "t", user_scenario: { instructions: "x" }, evaluation_criteria: {} }])));
@@ -43,7 +49,10 @@ describe("loading upstream task files", () => {
 
   it("keeps tool arguments as Python read them: ints, floats and key order", async () => {
     const tasks = await loadTasks(
-      file("tasks.json", '[{"id": "t", "user_scenario": {"instructions": "x"}, "evaluation_criteria": {"actions": [{"action_id": "a", "name": "f", "arguments": {"9": 1, "1": 2.0}}]}}]'),
+      file(
+        "tasks.json",
+        '[{"id": "t", "user_scenario": {"instructions": "x"}, "evaluation_criteria": {"actions": [{"action_id": "a", "name": "f", "arguments": {"9": 1, "1": 2.0}}]}}]',
+      ),
     );
     expect(pyDumps(tasks[0]!.evaluation_criteria!.actions![0]!.arguments)).toBe('{"9": 1, "1": 2.0}');
   });
@@ -53,7 +62,10 @@ describe("loading upstream task files", () => {
     delete bad[1]!.evaluation_criteria.actions[0]!.name;
     const path = file("tasks.json", JSON.stringify(bad));
     expect(await failure(loadTasks(path))).toBe(`${path} (record 1): evaluation_criteria.actions[0].name: Invalid input: expected string, received undefined`);
-    const wrongBasis = file("tasks.json", JSON.stringify([{ id: "t", user_scenario: { instructions: "x" }, evaluation_criteria: { reward_basis: ["DB", "VIBES"] } }]));
+    const wrongBasis = file(
+      "tasks.json",
+      JSON.stringify([{ id: "t", user_scenario: { instructions: "x" }, evaluation_criteria: { reward_basis: ["DB", "VIBES"] } }]),
+    );
     expect(await failure(loadTasks(wrongBasis))).toMatch(/\(record 0\): evaluation_criteria\.reward_basis\[1\]: Invalid option/);
   });
 
@@ -82,7 +94,13 @@ describe("loading upstream task files", () => {
             id: "s",
             user_scenario: {
               persona: "Calm.\nPolite.",
-              instructions: { domain: "retail", reason_for_call: "Return a lamp.", known_info: "You are Ann.", unknown_info: null, task_instructions: "Be brief.\n\nNo refunds to gift cards." },
+              instructions: {
+                domain: "retail",
+                reason_for_call: "Return a lamp.",
+                known_info: "You are Ann.",
+                unknown_info: null,
+                task_instructions: "Be brief.\n\nNo refunds to gift cards.",
+              },
             },
           },
         ]),

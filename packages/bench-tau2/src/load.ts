@@ -113,7 +113,9 @@ export async function loadDomain(name: string, options: LoadDomainOptions): Prom
   if (options.tasks === undefined && !existsSync(tasksFile)) {
     // Upstream's telecom folder ships splits (tasks_small.json) and no tasks.json.
     const splits = readdirSync(dir).filter((file) => /^tasks.*\.json$/.test(file));
-    throw new InputError(`${tasksFile}: no such file; pass the ${name} tasks with --tasks-file${splits.length > 0 ? ` (this folder has ${splits.join(", ")})` : ""}`);
+    throw new InputError(
+      `${tasksFile}: no such file; pass the ${name} tasks with --tasks-file${splits.length > 0 ? ` (this folder has ${splits.join(", ")})` : ""}`,
+    );
   }
   const solo = options.solo ?? false;
   const [policy, tasks, db, userDb] = await Promise.all([
@@ -165,9 +167,6 @@ export async function loadUserGuidelines(data: string): Promise<UserGuidelines> 
     existsSync(join(candidate, "simulation_guidelines.md")),
   );
   if (dir === undefined) throw new InputError(`no user simulator guidelines in ${join(root, "user_simulator")}`);
-  const [plain, tools] = await Promise.all([
-    readText(join(dir, "simulation_guidelines.md")),
-    readText(join(dir, "simulation_guidelines_tools.md")),
-  ]);
+  const [plain, tools] = await Promise.all([readText(join(dir, "simulation_guidelines.md")), readText(join(dir, "simulation_guidelines_tools.md"))]);
   return { plain, tools };
 }

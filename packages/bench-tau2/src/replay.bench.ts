@@ -44,7 +44,9 @@ const { summary, median: replay } = await timeOracleRuns(domain);
 function naiveEnvironmentHash(): string {
   const copy: PyModel = {};
   for (const [name, table] of Object.entries(domain.db)) copy[name] = pyDeepCopy(table as unknown as PyValue);
-  return createHash("sha256").update(pyDumps(copy, { sortKeys: true })).digest("hex");
+  return createHash("sha256")
+    .update(pyDumps(copy, { sortKeys: true }))
+    .digest("hex");
 }
 // Slow by design, so measured on the first few tasks' worth of environments only.
 const naiveTasks = 5;
@@ -69,7 +71,9 @@ const { summary: telecomSummary, median: telecomReplay } = await timeOracleRuns(
 console.log(`τ² telecom: oracle replay and scoring of all ${telecom.tasks.length} shared tasks (median of ${rounds} rounds)`);
 console.log(`  load db.toml + user_db.toml + tasks_small.json         ${fmt(telecomLoadMs)}`);
 console.log(`  replay + score all tasks                                ${fmt(telecomReplay)}   ${(telecomReplay / telecom.tasks.length).toFixed(2)} ms/task`);
-console.log(`    succeeded ${telecomSummary.successes}/${telecomSummary.scored}; DB match ${telecomSummary.db_match.matched}/${telecomSummary.db_match.checked} (upstream's gold DB skips the sync)`);
+console.log(
+  `    succeeded ${telecomSummary.successes}/${telecomSummary.scored}; DB match ${telecomSummary.db_match.matched}/${telecomSummary.db_match.checked} (upstream's gold DB skips the sync)`,
+);
 
 // Telecom in solo mode: the agent plays every gold action itself, then `done`; no user turns.
 const telecomSolo = await loadDomain("telecom", { data: join(data, "tau2"), tasks: join(data, "tau2", "telecom", "tasks_small.json"), solo: true });

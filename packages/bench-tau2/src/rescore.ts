@@ -77,11 +77,26 @@ export async function rescore(domain: Tau2Domain, simulations: readonly SavedSim
       throw new RescoreError(`simulation ${simulation.id} (task ${simulation.task_id}): ${(error as Error).message}`, { cause: error });
     }
     entries.push(
-      toEntry(task, { trial: simulation.trial ?? 0, termination_reason: termination, messages: simulation.messages, db_hash: replayed.dbHash(), user_db_hash: replayed.userDbHash() }, reward),
+      toEntry(
+        task,
+        {
+          trial: simulation.trial ?? 0,
+          termination_reason: termination,
+          messages: simulation.messages,
+          db_hash: replayed.dbHash(),
+          user_db_hash: replayed.userDbHash(),
+        },
+        reward,
+      ),
     );
   }
   const trials = Math.max(0, ...[...countBy(entries.map((entry) => entry.id)).values()]);
-  const summary = summarize(entries, { domain: domain.definition.name, agent: options.agent ?? "saved", tasks: new Set(entries.map((e) => e.id)).size, trials });
+  const summary = summarize(entries, {
+    domain: domain.definition.name,
+    agent: options.agent ?? "saved",
+    tasks: new Set(entries.map((e) => e.id)).size,
+    trials,
+  });
   return { entries, summary };
 }
 

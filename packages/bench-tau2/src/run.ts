@@ -126,7 +126,8 @@ export async function runTau2(options: RunTau2Options): Promise<Tau2RunResult> {
     for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
       options.signal?.throwIfAborted();
       const { task, trial } = job;
-      const players = options.participants !== "oracle" ? options.participants : domain.solo ? { agent: soloOracle(task), user: soloOracle(task) } : oracle(task);
+      const players =
+        options.participants !== "oracle" ? options.participants : domain.solo ? { agent: soloOracle(task), user: soloOracle(task) } : oracle(task);
       const seed = options.seed === undefined ? {} : { seed: options.seed + trial };
       const simulation = await simulate({
         environment: new Tau2Environment(domain),
@@ -141,7 +142,10 @@ export async function runTau2(options: RunTau2Options): Promise<Tau2RunResult> {
         ...(options.agentInstruction === undefined ? {} : { agentInstruction: options.agentInstruction }),
         ...(options.signal === undefined ? {} : { signal: options.signal }),
       });
-      const reward = simulation.termination_reason === "infrastructure_error" ? undefined : await evaluator.evaluate(task, simulation.messages, simulation.termination_reason, options.signal);
+      const reward =
+        simulation.termination_reason === "infrastructure_error"
+          ? undefined
+          : await evaluator.evaluate(task, simulation.messages, simulation.termination_reason, options.signal);
       const entry = toEntry(task, simulation, reward);
       entries.push(entry);
       files?.run.append(entry);
@@ -169,7 +173,8 @@ function selectTasks(domain: Tau2Domain, ids: readonly string[] | undefined): Ta
   return ids.map((id) => {
     const task = domain.tasks.find((candidate) => candidate.id === id);
     if (task === undefined) throw new InputError(`no task "${id}" in the ${domain.definition.name} tasks`);
-    if (domain.solo && !isSoloTask(task)) throw new InputError(`task "${id}" cannot run in solo mode (it needs a ticket and gold actions, and no user message in its history)`);
+    if (domain.solo && !isSoloTask(task))
+      throw new InputError(`task "${id}" cannot run in solo mode (it needs a ticket and gold actions, and no user message in its history)`);
     return task;
   });
 }
@@ -301,9 +306,13 @@ export function formatSummary(summary: Tau2Summary): string {
   const lines = [
     `τ² ${summary.domain} · ${summary.agent} · ${summary.tasks} tasks × ${summary.trials} trial${summary.trials === 1 ? "" : "s"}`,
     `  scored ${summary.scored}, succeeded ${summary.successes}, average reward ${summary.avg_reward.toFixed(4)}`,
-    `  ${Object.entries(summary.pass_hat_k).map(([k, value]) => `${k} ${percent(value)}`).join("  ")}`,
+    `  ${Object.entries(summary.pass_hat_k)
+      .map(([k, value]) => `${k} ${percent(value)}`)
+      .join("  ")}`,
     `  DB match ${summary.db_match.matched}/${summary.db_match.checked}`,
-    `  endings: ${Object.entries(summary.terminations).map(([reason, count]) => `${reason} ${count}`).join(", ")}`,
+    `  endings: ${Object.entries(summary.terminations)
+      .map(([reason, count]) => `${reason} ${count}`)
+      .join(", ")}`,
   ];
   if (summary.masked > 0) lines.push(`  masked, not scored (no NL_ASSERTION verdict: give a judge): ${summary.masked}`);
   if (summary.infrastructure_errors > 0) lines.push(`  infrastructure errors (not scored): ${summary.infrastructure_errors}`);

@@ -56,7 +56,10 @@ describe("a τ² conversation, turn by turn", () => {
       "user",
     ]);
     expect(simulation.messages[0]).toEqual({ role: "assistant", content: FIRST_AGENT_MESSAGE, tool_calls: null });
-    expect(simulation.messages[3]).toMatchObject({ content: '{"task_id": "task_1", "title": "Write report", "description": "Quarterly", "status": "completed"}', error: false });
+    expect(simulation.messages[3]).toMatchObject({
+      content: '{"task_id": "task_1", "title": "Write report", "description": "Quarterly", "status": "completed"}',
+      error: false,
+    });
     expect(simulation.messages[6]).toMatchObject({ content: "Notification notif_1 dismissed", requestor: "user" });
     expect(simulation.db_hash).toBe(environment.dbHash());
     expect(simulation.generations).toHaveLength(5);
@@ -76,7 +79,11 @@ describe("a τ² conversation, turn by turn", () => {
     expect(secondUser!.messages.slice(1).map((m) => m.role)).toEqual(["user", "assistant", "user"]);
     const lastUser = requests[requests.length - 1]!;
     expect(lastUser.messages.slice(-2)).toEqual([
-      { role: "assistant", content: null, tool_calls: [{ id: "u1", type: "function", function: { name: "dismiss_notification", arguments: '{"notification_id": "notif_1"}' } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "u1", type: "function", function: { name: "dismiss_notification", arguments: '{"notification_id": "notif_1"}' } }],
+      },
       { role: "tool", tool_call_id: "u1", content: "Notification notif_1 dismissed" },
     ]);
   });
@@ -84,9 +91,16 @@ describe("a τ² conversation, turn by turn", () => {
   it("offers the task to the protocol's side: starting context, tools, gold actions, evaluation metadata", async () => {
     const protocol = toProtocolTask(domain, task("history"));
     expect(protocol.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant"]);
-    expect(protocol.messages[2]).toMatchObject({ tool_calls: [{ id: "h1", function: { name: "create_task", arguments: '{"user_id": "user_1", "title": "Plan"}' } }] });
+    expect(protocol.messages[2]).toMatchObject({
+      tool_calls: [{ id: "h1", function: { name: "create_task", arguments: '{"user_id": "user_1", "title": "Plan"}' } }],
+    });
     expect(protocol.goldActions).toEqual([{ id: "x0", name: "update_task_status", arguments: { task_id: "task_2", status: "completed" } }]);
-    expect(protocol.metadata).toMatchObject({ benchmark: "tau2", domain: "mock", reward_basis: ["DB"], user_scenario: "Instructions:\n\tYou already asked for a task; now say thanks and stop." });
+    expect(protocol.metadata).toMatchObject({
+      benchmark: "tau2",
+      domain: "mock",
+      reward_basis: ["DB"],
+      user_scenario: "Instructions:\n\tYou already asked for a task; now say thanks and stop.",
+    });
     const environment = new Tau2Environment(domain);
     await environment.reset(protocol);
     expect(environment.dbHash()).toBe(Tau2Environment.forTask(domain, task("history")).dbHash());
@@ -122,13 +136,20 @@ describe("a τ² conversation, turn by turn", () => {
 
   it("ends with agent_error on malformed output, user_error likewise, and infrastructure_error when a policy fails", async () => {
     const user = new ScriptedPolicy("user", () => "Hello.");
-    const badArguments = new ScriptedPolicy("agent", () => ({ text: "", toolCalls: [{ id: "b", type: "function", function: { name: "get_users", arguments: "{oops" } }] }));
+    const badArguments = new ScriptedPolicy("agent", () => ({
+      text: "",
+      toolCalls: [{ id: "b", type: "function", function: { name: "get_users", arguments: "{oops" } }],
+    }));
     const empty = new ScriptedPolicy("agent", () => "<think>hmm</think>");
     const down = new ScriptedPolicy("agent", () => {
       throw new Error("connect ECONNREFUSED 127.0.0.1:8000");
     });
-    const run = (agent: ScriptedPolicy, userPolicy = user) => simulate({ environment: new Tau2Environment(domain), task: task("free"), agent, user: userPolicy, guidelines });
-    expect(await run(badArguments)).toMatchObject({ termination_reason: "agent_error", error: expect.stringMatching(/get_users\): arguments are not JSON/) as unknown });
+    const run = (agent: ScriptedPolicy, userPolicy = user) =>
+      simulate({ environment: new Tau2Environment(domain), task: task("free"), agent, user: userPolicy, guidelines });
+    expect(await run(badArguments)).toMatchObject({
+      termination_reason: "agent_error",
+      error: expect.stringMatching(/get_users\): arguments are not JSON/) as unknown,
+    });
     expect(await run(empty)).toMatchObject({ termination_reason: "agent_error", error: "empty message: no text and no tool call" });
     expect(await run(down)).toMatchObject({ termination_reason: "infrastructure_error", error: "agent: connect ECONNREFUSED 127.0.0.1:8000" });
     expect(await run(empty, new ScriptedPolicy("user", () => "   "))).toMatchObject({ termination_reason: "user_error" });
@@ -148,7 +169,14 @@ describe("reading a generation", () => {
   const ids = (index: number) => `call_${index}`;
 
   it("keeps Python's view of the arguments: 2.0 stays a float, key order stays", () => {
-    const parsed = parseTurn(generation("", [toolCall("c", "send_certificate", {})].map((c) => ({ ...c, function: { ...c.function, arguments: '{"user_id": "u", "amount": 2.0}' } }))), "assistant", ids);
+    const parsed = parseTurn(
+      generation(
+        "",
+        [toolCall("c", "send_certificate", {})].map((c) => ({ ...c, function: { ...c.function, arguments: '{"user_id": "u", "amount": 2.0}' } })),
+      ),
+      "assistant",
+      ids,
+    );
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;
     expect(pyDumps(parsed.message.tool_calls![0]!.arguments)).toBe('{"user_id": "u", "amount": 2.0}');

@@ -1,13 +1,5 @@
 import { SamplingParams, type Generation, type Policy, type SamplingParamsInput, type ToolSpec } from "@envace/protocol";
-import {
-  agentSystemPrompt,
-  agentView,
-  FIRST_AGENT_MESSAGE,
-  isUserStop,
-  parseTurn,
-  userSystemPrompt,
-  userView,
-} from "./conversation.js";
+import { agentSystemPrompt, agentView, FIRST_AGENT_MESSAGE, isUserStop, parseTurn, userSystemPrompt, userView } from "./conversation.js";
 import { MessageHistoryError, type Tau2Environment } from "./environment.js";
 import type { Tau2Termination } from "./evaluate.js";
 import type { UserGuidelines } from "./load.js";
@@ -85,7 +77,9 @@ export async function simulate(options: SimulateOptions): Promise<Tau2Simulation
   const solo = environment.solo;
   const agentTools: ToolSpec[] = solo ? [...environment.tools(), SOLO_STOP_SPEC] : [...environment.tools()];
   const userTools = environment.userTools(task.user_tools);
-  const agentPrompt = solo ? soloSystemPrompt(environment.policy, task.ticket, options.agentInstruction) : agentSystemPrompt(environment.policy, options.agentInstruction);
+  const agentPrompt = solo
+    ? soloSystemPrompt(environment.policy, task.ticket, options.agentInstruction)
+    : agentSystemPrompt(environment.policy, options.agentInstruction);
   const userPrompt = userSystemPrompt(userTools.length > 0 ? options.guidelines.tools : options.guidelines.plain, renderScenario(task.user_scenario));
 
   const messages: Tau2Message[] = [];
@@ -169,7 +163,10 @@ export async function simulate(options: SimulateOptions): Promise<Tau2Simulation
     } else {
       let generation: Generation;
       try {
-        generation = await options.agent.generate({ role: "act", messages: agentView(agentPrompt, messages), tools: agentTools, sampling: agentSampling }, signal);
+        generation = await options.agent.generate(
+          { role: "act", messages: agentView(agentPrompt, messages), tools: agentTools, sampling: agentSampling },
+          signal,
+        );
       } catch (error) {
         if (signal?.aborted === true) throw error;
         return finish("infrastructure_error", `agent: ${(error as Error).message}`);

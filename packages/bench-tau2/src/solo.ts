@@ -43,7 +43,9 @@ export function soloSystemPrompt(policy: string, ticket: string | null, instruct
  */
 export function isSoloTask(task: Tau2Task): boolean {
   if (task.initial_state !== null) {
-    return (task.initial_state.message_history ?? []).every((message) => message.role !== "user" && !(message.role === "assistant" && message.tool_calls === null));
+    return (task.initial_state.message_history ?? []).every(
+      (message) => message.role !== "user" && !(message.role === "assistant" && message.tool_calls === null),
+    );
   }
   return task.ticket !== null && task.evaluation_criteria !== null && (task.evaluation_criteria.actions ?? []).length > 0;
 }

@@ -62,8 +62,15 @@ describe.skipIf(data === undefined)("the telecom domain against upstream's confo
 
   it("starts every task from upstream's initial agent and user database hashes", () => {
     for (const label of labels) {
-      const environment = Tau2Environment.forTask(domain, domain.tasks.find((task) => task.id === label.id)!);
-      expect({ id: label.id, db: environment.dbHash(), user: environment.userDbHash() }).toEqual({ id: label.id, db: label.initial_db_hash, user: label.initial_user_db_hash });
+      const environment = Tau2Environment.forTask(
+        domain,
+        domain.tasks.find((task) => task.id === label.id)!,
+      );
+      expect({ id: label.id, db: environment.dbHash(), user: environment.userDbHash() }).toEqual({
+        id: label.id,
+        db: label.initial_db_hash,
+        user: label.initial_user_db_hash,
+      });
     }
   });
 

@@ -38,7 +38,8 @@ function playTelecom(tasks: readonly Tau2Task[]): (request: RecordedRequest) => 
       if (last.content === "All done.") return reply.text("Thank you. ###STOP###");
       const asked = /^Please run (\w+) on your phone\.$/.exec(last.content ?? "")?.[1];
       const action = task.evaluation_criteria!.actions!.find((candidate) => candidate.requestor === "user" && candidate.name === asked);
-      if (action !== undefined) return reply.toolCalls([{ id: `user_${action.action_id}`, name: action.name, arguments: toJson(action.arguments) as Record<string, unknown> }]);
+      if (action !== undefined)
+        return reply.toolCalls([{ id: `user_${action.action_id}`, name: action.name, arguments: toJson(action.arguments) as Record<string, unknown> }]);
       return reply.text(`Ticket ${task.id}: please help.`);
     }
     const ticket = /^Ticket (\S+):/.exec(body.messages.find((m) => m.role === "user")?.content ?? "")?.[1];
@@ -57,8 +58,10 @@ const smallTasks = (): string => join(data!, "tau2", "telecom", "tasks_small.jso
 
 describe.skipIf(data === undefined)("an end-to-end telecom run (agent, user simulator with tools, evaluator) against a server on loopback", () => {
   const ids = ["[mobile_data_issue]user_abroad_roaming_disabled_off[PERSONA:Hard]", "[service_issue]overdue_bill_suspension[PERSONA:Easy]"];
-  const loop = onLoopback("telecom", () => ({ data: join(data!, "tau2"), tasks: smallTasks() }), (domain) =>
-    playTelecom(ids.map((id) => domain.tasks.find((task) => task.id === id)!)),
+  const loop = onLoopback(
+    "telecom",
+    () => ({ data: join(data!, "tau2"), tasks: smallTasks() }),
+    (domain) => playTelecom(ids.map((id) => domain.tasks.find((task) => task.id === id)!)),
   );
 
   it("runs the user's tool calls on the phone, scores ENV_ASSERTION on both sides and reports upstream's DB result", async () => {
@@ -71,7 +74,12 @@ describe.skipIf(data === undefined)("an end-to-end telecom run (agent, user simu
     // The calls in the order executed, each on its own side; texts from upstream's labels.
     expect(entries[0]!.calls).toEqual([
       { name: "enable_roaming", requestor: "assistant", content: "Roaming enabled successfully", error: false },
-      { name: "toggle_roaming", requestor: "user", content: "Data Roaming is now ON.\nStatus Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%", error: false },
+      {
+        name: "toggle_roaming",
+        requestor: "user",
+        content: "Data Roaming is now ON.\nStatus Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%",
+        error: false,
+      },
     ]);
     expect(entries[1]!.calls.map((call) => `${call.requestor}:${call.name}:${call.error}`)).toEqual([
       "assistant:send_payment_request:false",
@@ -109,15 +117,33 @@ describe.skipIf(data === undefined)("a telecom task in the rollout engine: the s
     const environment = new Tau2Environment(domain);
     const hermes = (name: string, args: object): string => `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
     const agent = new ScriptedPolicy("agent", (request) =>
-      request.messages.some((m) => m.role === "tool") ? "Please turn data roaming on on your phone." : hermes("enable_roaming", { customer_id: "C1001", line_id: "L1002" }),
+      request.messages.some((m) => m.role === "tool")
+        ? "Please turn data roaming on on your phone."
+        : hermes("enable_roaming", { customer_id: "C1001", line_id: "L1002" }),
     );
-    const user = new ScriptedPolicy("user", (request) => (request.messages[request.messages.length - 1]!.role === "tool" ? "It works now. ###STOP###" : hermes("toggle_roaming", {})));
-    const trajectory = await unfold({ task: protocolTask, actor: agent, environment, userEnvironment: environment.user!, users: simulateUser({ policy: user }) });
+    const user = new ScriptedPolicy("user", (request) =>
+      request.messages[request.messages.length - 1]!.role === "tool" ? "It works now. ###STOP###" : hermes("toggle_roaming", {}),
+    );
+    const trajectory = await unfold({
+      task: protocolTask,
+      actor: agent,
+      environment,
+      userEnvironment: environment.user!,
+      users: simulateUser({ policy: user }),
+    });
 
     expect(trajectory.termination).toEqual({ reason: "user_stop", marker: "###STOP###" });
     const userStep = trajectory.steps.find((step) => step.type === "user")!;
     expect(userStep.actions?.[0]?.outcomes.map((o) => [o.provenance, o.result])).toEqual([
-      ["grounded", { status: "ok", callId: expect.any(String) as unknown, name: "toggle_roaming", content: "Data Roaming is now ON.\nStatus Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%" }],
+      [
+        "grounded",
+        {
+          status: "ok",
+          callId: expect.any(String) as unknown,
+          name: "toggle_roaming",
+          content: "Data Roaming is now ON.\nStatus Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%",
+        },
+      ],
     ]);
     // The labels' final hashes for this task (enable_roaming, then toggle_roaming on the phone).
     const label = readLabels(data!, "telecom", FinalHashes).find((candidate) => candidate.id === task.id)!;

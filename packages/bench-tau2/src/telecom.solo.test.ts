@@ -55,7 +55,9 @@ describe.skipIf(data === undefined)("telecom in upstream's solo mode", () => {
   });
 
   it("composes the solo policy from main_policy_solo.md and the manual, as upstream", () => {
-    expect(solo.policy).toBe(`<main_policy>\n${read("main_policy_solo.md")}\n</main_policy>\n<tech_support_policy>\n${read("tech_support_manual.md")}\n</tech_support_policy>`);
+    expect(solo.policy).toBe(
+      `<main_policy>\n${read("main_policy_solo.md")}\n</main_policy>\n<tech_support_policy>\n${read("tech_support_manual.md")}\n</tech_support_policy>`,
+    );
   });
 
   it("composes the solo workflow policy from tech_support_workflow_solo.md, and names that file when it is missing", async () => {
@@ -66,11 +68,15 @@ describe.skipIf(data === undefined)("telecom in upstream's solo mode", () => {
     cpSync(dir, copy, { recursive: true });
     writeFileSync(join(copy, "tech_support_workflow_solo.md"), "Solo workflow.\n");
     const workflow = await loadDomain("telecom", { data: copy, tasks: tasksFile, solo: true, policyVariant: "workflow" });
-    expect(workflow.policy).toBe(`<main_policy>\n${read("main_policy_solo.md")}\n</main_policy>\n<tech_support_policy>\nSolo workflow.\n\n</tech_support_policy>`);
+    expect(workflow.policy).toBe(
+      `<main_policy>\n${read("main_policy_solo.md")}\n</main_policy>\n<tech_support_policy>\nSolo workflow.\n\n</tech_support_policy>`,
+    );
   });
 
   it("refuses solo mode for domains upstream refuses it for, and mock's solo policy is policy_solo.md", async () => {
-    await expect(loadDomain("retail", { data: join(data!, "tau2"), solo: true })).rejects.toThrow("the retail domain has no solo mode (mock and telecom have one)");
+    await expect(loadDomain("retail", { data: join(data!, "tau2"), solo: true })).rejects.toThrow(
+      "the retail domain has no solo mode (mock and telecom have one)",
+    );
     const mock = await loadDomain("mock", { data: join(data!, "tau2"), solo: true });
     expect(mock.policy).toBe(readFileSync(join(data!, "tau2", "mock", "policy_solo.md"), "utf8"));
   });
@@ -90,7 +96,13 @@ describe.skipIf(data === undefined)("telecom in upstream's solo mode", () => {
     const task = solo.tasks[0]!;
     const agent = recording(() => soloOracle(task));
     const user = recording(() => soloOracle(task));
-    await runTau2({ domain: solo, guidelines: { plain: "", tools: "" }, participants: { agent, user }, taskIds: [task.id], agentInstruction: UPSTREAM_SOLO_INSTRUCTION });
+    await runTau2({
+      domain: solo,
+      guidelines: { plain: "", tools: "" },
+      participants: { agent, user },
+      taskIds: [task.id],
+      agentInstruction: UPSTREAM_SOLO_INSTRUCTION,
+    });
 
     const upstream = `<instructions>\n${UPSTREAM_SOLO_INSTRUCTION}\n</instructions>\n<policy>\n<main_policy>\n${read("main_policy_solo.md")}\n</main_policy>\n<tech_support_policy>\n${read("tech_support_manual.md")}\n</tech_support_policy>\n</policy>\n<ticket>\n${task.ticket!}\n</ticket>`;
     expect(agent.requests[0]!.messages).toEqual([{ role: "system", content: upstream }]);
@@ -133,7 +145,10 @@ describe.skipIf(data === undefined)("telecom in upstream's solo mode", () => {
   it("ends on done, dropping the calls sent with it, and calls a text message an agent error", async () => {
     const task = solo.tasks.find((candidate) => candidate.id === "[service_issue]airplane_mode_on[PERSONA:None]")!;
     const call = (name: string, id: string) => ({ id, type: "function" as const, function: { name, arguments: "{}" } });
-    const both: Policy = { id: "both", generate: (request) => Promise.resolve(scriptedGeneration(request, "", [call("toggle_airplane_mode", "a"), call("done", "b")])) };
+    const both: Policy = {
+      id: "both",
+      generate: (request) => Promise.resolve(scriptedGeneration(request, "", [call("toggle_airplane_mode", "a"), call("done", "b")])),
+    };
     const stopped = await simulate({ environment: new Tau2Environment(solo), task, agent: both, user: both, guidelines: { plain: "", tools: "" } });
     expect(stopped.termination_reason).toBe("agent_stop");
     expect(stopped.messages).toEqual([{ role: "assistant", content: "###STOP###", tool_calls: null }]);

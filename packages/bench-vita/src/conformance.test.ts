@@ -58,7 +58,9 @@ describe.skipIf(data === undefined).each(VITA_DOMAINS)("the upstream %s environm
       if (first >= 0) {
         const want = label.calls[first]!;
         const got = result.calls[first]!;
-        mismatches.push(`${label.id} call ${first} ${want.name}: want ${JSON.stringify([want.error, want.content])}, got ${JSON.stringify([got.error, got.content])}`);
+        mismatches.push(
+          `${label.id} call ${first} ${want.name}: want ${JSON.stringify([want.error, want.content])}, got ${JSON.stringify([got.error, got.content])}`,
+        );
       }
       if (result.finalHash !== label.finalHash) mismatches.push(`${label.id}: final DB hash`);
       calls += label.calls.length;

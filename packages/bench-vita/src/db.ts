@@ -72,7 +72,9 @@ export class VitaDb {
 
   /** sha256 of `json.dumps(model_dump(), sort_keys=True, default=str, ensure_ascii=False)`. */
   hash(): string {
-    return createHash("sha256").update(pyDumps(this.dump(), { sortKeys: true, ensureAscii: false }), "utf8").digest("hex");
+    return createHash("sha256")
+      .update(pyDumps(this.dump(), { sortKeys: true, ensureAscii: false }), "utf8")
+      .digest("hex");
   }
 
   /** "Now" for the tools: the task's `environment.time`; it never advances. */
@@ -88,7 +90,9 @@ export class VitaDb {
     const input = { delivery: `#DELIVERY#${userId}`, instore: "#INSTORE#", instore_book: "#INSTORE_BOOK#", instore_reservation: "#INSTORE_RESV#" }[scenario];
     const parsed = strptime(this.now(), "%Y-%m-%d %H:%M:%S");
     const timestamp = (parsed === undefined ? 0 : epochSeconds(parsed)) + this.assigned++;
-    const digest = createHash("sha256").update(input + floatRepr(timestamp), "utf8").digest("hex");
+    const digest = createHash("sha256")
+      .update(input + floatRepr(timestamp), "utf8")
+      .digest("hex");
     return (scenario === "delivery" ? "OT" : "OI") + digest.slice(0, 10);
   }
 }

@@ -55,7 +55,13 @@ function createOrder(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
   for (const id of ids) getProduct(db, id);
   pyAssert(!pyEquals(address, ""), `Location ${pyStr(address)} is empty`);
   const sameLength = len(productIds ?? null) === len(counts ?? null);
-  pyAssert(sameLength && iterate(counts ?? null).map((count) => compare(count, ">", 0n)).every(Boolean), `product_cnts ${pyStr(counts)} list is invalid`);
+  pyAssert(
+    sameLength &&
+      iterate(counts ?? null)
+        .map((count) => compare(count, ">", 0n))
+        .every(Boolean),
+    `product_cnts ${pyStr(counts)} list is invalid`,
+  );
   pyAssert(truthy(dispatch) && checkTimeFormat(dispatch), `dispatch_time ${pyStr(dispatch)} time format is invalid, yyyy-mm-dd HH:MM:SS required`);
   const dispatchAt = strptime(dispatch, "%Y-%m-%d %H:%M:%S")!;
   const now = strptime(db.now(), "%Y-%m-%d %H:%M:%S")!;

@@ -35,7 +35,14 @@ describe("upstream's rubrics and windows", () => {
   it("writes messages with their global index and tool calls as Python calls", () => {
     const window: VitaMessage[] = [
       { role: "user", content: "Noodles please" },
-      { role: "assistant", content: null, toolCalls: [{ name: "get_delivery_store_info", arguments: { store_id: "S1" } }, { name: "delivery_distance_to_time", arguments: { distance: 1000 } }] },
+      {
+        role: "assistant",
+        content: null,
+        toolCalls: [
+          { name: "get_delivery_store_info", arguments: { store_id: "S1" } },
+          { name: "delivery_distance_to_time", arguments: { distance: 1000 } },
+        ],
+      },
       { role: "tool", content: "" },
       { role: "assistant", content: "Done", toolCalls: [{ name: "pay_delivery_order", arguments: { order_id: "O'1" } }] },
     ];

@@ -123,9 +123,11 @@ export function windowUserPrompt(window: readonly VitaMessage[], startIndex: num
 }
 
 /** The judge's answer: every rubric's new state. */
-export const WindowVerdict = z.object({
-  rubrics: z.array(z.object({ rubric_idx: z.string(), rubric: z.string(), justification: z.string(), meetExpectation: z.boolean() }).strict()),
-}).strict();
+export const WindowVerdict = z
+  .object({
+    rubrics: z.array(z.object({ rubric_idx: z.string(), rubric: z.string(), justification: z.string(), meetExpectation: z.boolean() }).strict()),
+  })
+  .strict();
 export type WindowVerdict = z.infer<typeof WindowVerdict>;
 
 /** The OpenAI `response_format` that makes a judge answer a `WindowVerdict`. */
@@ -203,7 +205,13 @@ export async function evaluateTrial(options: EvaluateOptions): Promise<VitaVerdi
       }
     }
     if (verdict === undefined) {
-      return { reward: null, rubricScore: null, rubrics: [...states.values()], windows: windows.length, masked: `judge failed on window ${i + 1} after ${maxAttempts} attempts: ${failure}` };
+      return {
+        reward: null,
+        rubricScore: null,
+        rubrics: [...states.values()],
+        windows: windows.length,
+        masked: `judge failed on window ${i + 1} after ${maxAttempts} attempts: ${failure}`,
+      };
     }
     states = new Map([...states].map(([key, state]) => [key, { ...state }]));
     for (const result of verdict.rubrics) {

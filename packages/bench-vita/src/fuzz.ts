@@ -8,7 +8,10 @@ import { roundFloat } from "@envace/python-text";
 
 /** rapidfuzz `default_process`: every non-word character to a space, trimmed, lowercased. */
 export function defaultProcess(text: string): string {
-  return text.replace(/[^\p{L}\p{N}_]/gu, " ").trim().toLowerCase();
+  return text
+    .replace(/[^\p{L}\p{N}_]/gu, " ")
+    .trim()
+    .toLowerCase();
 }
 
 function codePoints(text: string): number[] {

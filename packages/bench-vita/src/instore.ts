@@ -1,7 +1,18 @@
 import { pyStr, type PyValue, valueError } from "@envace/python-text";
 import type { VitaDb } from "./db.js";
 import { rerank } from "./fuzz.js";
-import { bookRepr, orderRepr, productRepr, reservationRepr, shopStr, type BookInfo, type Order, type ReservationInfo, type Shop, type ShopProduct } from "./model.js";
+import {
+  bookRepr,
+  orderRepr,
+  productRepr,
+  reservationRepr,
+  shopStr,
+  type BookInfo,
+  type Order,
+  type ReservationInfo,
+  type Shop,
+  type ShopProduct,
+} from "./model.js";
 import { asNumber, checkTimeFormat, compare, hasKey, joinStrings, pyAssert, truthy } from "./python.js";
 import { addOrder, answer, arg, checkUser, getOrder, num, pick, str, strings, toolkit, type ToolSpec, type VitaParam } from "./toolkit.js";
 
@@ -58,7 +69,14 @@ interface RecordKind<T extends Cancellable> {
   store: (db: VitaDb, record: T) => string;
 }
 
-const ORDERS: RecordKind<Order> = { label: "Order", idName: "Order ID", param: str("order_id", "Order id"), get: ownOrder, id: (o) => o.order_id, store: storeOrder };
+const ORDERS: RecordKind<Order> = {
+  label: "Order",
+  idName: "Order ID",
+  param: str("order_id", "Order id"),
+  get: ownOrder,
+  id: (o) => o.order_id,
+  store: storeOrder,
+};
 
 /** Table bookings and reservations: a customer's records, listed and searched alike. */
 interface CustomerKind<T extends Cancellable & { customer_id: string }> extends RecordKind<T> {
@@ -87,7 +105,13 @@ function customerKind<T extends Cancellable & { customer_id: string }>(
   return { label, ...names, get, id, store, all: (db) => entries(db).values(), repr };
 }
 
-const BOOKS = customerKind("BookInfo", { idName: "Booking ID", param: str("book_id", "Booking id"), what: "book" }, (db) => db.books, (b) => b.book_id, bookRepr);
+const BOOKS = customerKind(
+  "BookInfo",
+  { idName: "Booking ID", param: str("book_id", "Booking id"), what: "book" },
+  (db) => db.books,
+  (b) => b.book_id,
+  bookRepr,
+);
 const RESERVATIONS = customerKind(
   "ReservationInfo",
   { idName: "Reservation ID", param: str("reservation_id", "Reservation id"), what: "reservation" },
@@ -99,7 +123,13 @@ const RESERVATIONS = customerKind(
 /** The user's bookings or reservations, all of them (`id` null) or the one with that id. */
 function customerRecords<T extends Cancellable & { customer_id: string }>(kind: CustomerKind<T>, db: VitaDb, userId: PyValue, id: PyValue = null): string {
   checkUser(db, userId);
-  if (id === null) return listed([...kind.all(db)].filter((record) => record.customer_id === userId), userId, kind.what, kind.repr);
+  if (id === null)
+    return listed(
+      [...kind.all(db)].filter((record) => record.customer_id === userId),
+      userId,
+      kind.what,
+      kind.repr,
+    );
   const record = kind.get(db, id);
   return record.customer_id === userId ? kind.repr(record) : `${kind.label} ${pyStr(id)} is not belong to user ${pyStr(userId)}.`;
 }
@@ -154,12 +184,14 @@ function customerTool<T extends Cancellable & { customer_id: string }>(name: str
   return { name, description, params: [USER_ID, id], run: (db, args) => customerRecords(kind, db, arg(args, "user_id"), arg(args, id.name)) };
 }
 
-
 function createProductOrder(db: VitaDb, args: ReadonlyMap<string, PyValue>): string {
   const [userId, shopId, productId, quantity] = pick(args, "user_id", "shop_id", "product_id", "quantity");
   checkUser(db, userId);
   pyAssert(hasKey(db.shops, shopId), "Shop does not exist");
-  pyAssert(getShop(db, shopId).products.some((product) => product.product_id === productId), "Product does not exist");
+  pyAssert(
+    getShop(db, shopId).products.some((product) => product.product_id === productId),
+    "Product does not exist",
+  );
   pyAssert(compare(quantity, ">", 0n), "Quantity must be greater than 0");
   // The registry's product object itself takes the quantity: every order holding it shows the latest.
   const product = getProduct(db, productId);
@@ -242,7 +274,10 @@ function modifyReservation(db: VitaDb, args: ReadonlyMap<string, PyValue>): stri
   return answer(RESERVATIONS.store(db, info), reservationRepr(info));
 }
 
-const search = (db: VitaDb, keywords: PyValue, docs: Map<string, string>): string[] => rerank(joinStrings(keywords), docs).slice(0, 1000).map(({ id }) => id);
+const search = (db: VitaDb, keywords: PyValue, docs: Map<string, string>): string[] =>
+  rerank(joinStrings(keywords), docs)
+    .slice(0, 1000)
+    .map(({ id }) => id);
 
 export const INSTORE_TOOLS = toolkit(OWNER, [
   {

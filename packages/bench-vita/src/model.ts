@@ -56,7 +56,13 @@ export interface Weather {
 export function readWeather(fields: Fields): Weather {
   const temperature = fields.list("temperature");
   if (temperature.length !== 2) throw new FieldError(fields.at("temperature"), "expected two numbers");
-  const pair = Fields.of(new Map([["low", temperature[0]!], ["high", temperature[1]!]]), fields.at("temperature"));
+  const pair = Fields.of(
+    new Map([
+      ["low", temperature[0]!],
+      ["high", temperature[1]!],
+    ]),
+    fields.at("temperature"),
+  );
   return {
     city: fields.str("city"),
     category: fields.str("category"),

@@ -28,7 +28,12 @@ for (const domain of VITA_DOMAINS) {
     .map((line) => jsonLoads(line) as Map<string, PyJson>);
   const runs = labels.map((label) => ({
     task: tasks[Number(label.get("index"))]!,
-    calls: (label.get("calls") as Map<string, PyJson>[]).map((call) => ({ name: call.get("name") as string, arguments: call.get("arguments")!, content: call.get("content"), error: call.get("error") })),
+    calls: (label.get("calls") as Map<string, PyJson>[]).map((call) => ({
+      name: call.get("name") as string,
+      arguments: call.get("arguments")!,
+      content: call.get("content"),
+      error: call.get("error"),
+    })),
     finalHash: label.get("final_db_hash"),
   }));
   const callCount = runs.reduce((sum, run) => sum + run.calls.length, 0);
@@ -48,6 +53,8 @@ for (const domain of VITA_DOMAINS) {
   const replay = median(times);
   console.log(`VitaBench ${domain}: replay of all ${runs.length} shared labelled tasks, ${callCount} calls (median of ${rounds} rounds)`);
   console.log(`  load tasks_en.json (parse, validate, build every DB once)   ${loadMs.toFixed(0).padStart(6)} ms`);
-  console.log(`  replay (fresh DB per task, every call, both hashes)         ${replay.toFixed(0).padStart(6)} ms   ${(replay / runs.length).toFixed(1)} ms/task, ${((replay * 1000) / callCount).toFixed(0)} µs/call`);
+  console.log(
+    `  replay (fresh DB per task, every call, both hashes)         ${replay.toFixed(0).padStart(6)} ms   ${(replay / runs.length).toFixed(1)} ms/task, ${((replay * 1000) / callCount).toFixed(0)} µs/call`,
+  );
   console.log(`  agreement with the labels: ${agree}/${callCount + runs.length} (answers and final hashes)`);
 }

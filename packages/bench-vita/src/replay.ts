@@ -75,10 +75,17 @@ export async function replayFile(options: ReplayOptions): Promise<ReplaySummary>
   const [tasks, requests] = await Promise.all([loadVitaTasks(tasksFile, options.domain), readReplayFile(options.replay)]);
   const byId = new Map<string, VitaTask>(tasks.map((task) => [task.id, task]));
   for (const request of requests) {
-    if (!byId.has(request.id)) throw new RecordError({ file: options.replay, line: request.line }, [{ path: "id", message: `no task "${request.id}" in ${tasksFile}` }]);
+    if (!byId.has(request.id))
+      throw new RecordError({ file: options.replay, line: request.line }, [{ path: "id", message: `no task "${request.id}" in ${tasksFile}` }]);
   }
   // What is replayed decides the answers: the domain's tasks and the calls, both read above.
-  const run = EvalRun.open({ out: options.out, options: { benchmark: "vita-replay", domain: options.domain }, entry: ReplayEntry, key: (entry) => entry.id, notify: options.notify });
+  const run = EvalRun.open({
+    out: options.out,
+    options: { benchmark: "vita-replay", domain: options.domain },
+    entry: ReplayEntry,
+    key: (entry) => entry.id,
+    notify: options.notify,
+  });
   const pending = new Set(run.start(requests.map((request) => request.id)));
   const done = new Set<string>();
   const kept = requests.filter((request) => !pending.has(request.id)).length;

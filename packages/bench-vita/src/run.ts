@@ -132,10 +132,17 @@ export function conversationOf(start: readonly Message[], trajectory: Trajectory
       messages.push({ role: "user", content: step.message.content });
       continue;
     }
-    messages.push({ role: "assistant", content: step.message.content, toolCalls: step.outcomes.map((o) => ({ name: o.call.name, arguments: o.call.arguments })) });
+    messages.push({
+      role: "assistant",
+      content: step.message.content,
+      toolCalls: step.outcomes.map((o) => ({ name: o.call.name, arguments: o.call.arguments })),
+    });
     for (const outcome of step.outcomes) {
       const result = outcome.result;
-      messages.push({ role: "tool", content: result.status === "ok" ? (typeof result.content === "string" ? result.content : JSON.stringify(result.content)) : result.error.message });
+      messages.push({
+        role: "tool",
+        content: result.status === "ok" ? (typeof result.content === "string" ? result.content : JSON.stringify(result.content)) : result.error.message,
+      });
     }
   }
   return messages;
@@ -145,7 +152,12 @@ async function runTrial(options: RunVitaOptions, task: VitaTask, trial: number):
   const environment = new CountingEnvironment(new VitaEnvironment(new Map([[task.id, task]])));
   const base = toProtocolTask(task);
   const greeting: Message[] = [...base.messages, { role: "assistant", content: FIRST_AGENT_MESSAGE }];
-  const users: UserTurnSource = simulateUser({ policy: options.user, instructions: userSystemPrompt(task), scenario: () => "As in <persona> and <instructions> above.", stopMarkers: [STOP_MARKER] });
+  const users: UserTurnSource = simulateUser({
+    policy: options.user,
+    instructions: userSystemPrompt(task),
+    scenario: () => "As in <persona> and <instructions> above.",
+    stopMarkers: [STOP_MARKER],
+  });
   const sampling = SamplingParams.parse({ temperature: 0.6, topP: 0.95 });
   const opening = await users.next({ task: { ...base, messages: greeting }, messages: greeting, steps: [], sampling });
   const rehearsal = options.rehearsal ?? "none";
@@ -160,7 +172,14 @@ async function runTrial(options: RunVitaOptions, task: VitaTask, trial: number):
   });
   await environment.reset(base);
   if (opening.kind !== "message") {
-    return entry({ reward: null, rubric_score: null, termination: "user_stop", rubrics: [], messages: 2, masked: "the user ended the conversation before it began" });
+    return entry({
+      reward: null,
+      rubric_score: null,
+      termination: "user_stop",
+      rubrics: [],
+      messages: 2,
+      masked: "the user ended the conversation before it began",
+    });
   }
   const task0: Task = { ...base, messages: [...greeting, opening.step.message] };
   const episode = await rehearseThenCommit({
@@ -177,7 +196,13 @@ async function runTrial(options: RunVitaOptions, task: VitaTask, trial: number):
   const trajectory = episode.committed.trajectory;
   const termination = TERMINATIONS[trajectory.termination.reason] ?? "invalid_agent_message";
   const messages = conversationOf(task0.messages, trajectory);
-  const verdict = await evaluateTrial({ task, messages, termination, judge: options.judge, ...(options.judgeAttempts === undefined ? {} : { maxAttempts: options.judgeAttempts }) });
+  const verdict = await evaluateTrial({
+    task,
+    messages,
+    termination,
+    judge: options.judge,
+    ...(options.judgeAttempts === undefined ? {} : { maxAttempts: options.judgeAttempts }),
+  });
   return entry({
     reward: verdict.reward,
     rubric_score: verdict.rubricScore,
@@ -209,7 +234,13 @@ function runOptions(options: RunVitaOptions): Record<string, unknown> {
  * finish, a rerun with the same options resumes, and `summary.json` holds the metrics.
  */
 export async function runVita(options: RunVitaOptions): Promise<VitaSummary> {
-  const run = EvalRun.open({ out: options.out, options: runOptions(options), entry: VitaRunEntry, key: (e) => JSON.stringify([e.id, e.trial]), notify: options.notify });
+  const run = EvalRun.open({
+    out: options.out,
+    options: runOptions(options),
+    entry: VitaRunEntry,
+    key: (e) => JSON.stringify([e.id, e.trial]),
+    notify: options.notify,
+  });
   const asked = options.tasks.flatMap((task) => Array.from({ length: options.trials }, (_, trial) => ({ task, trial, key: JSON.stringify([task.id, trial]) })));
   const pending = new Set(run.start(asked.map((job) => job.key)));
   const limit = new ConcurrencyLimit(options.concurrency ?? 4);
@@ -235,7 +266,10 @@ export async function runVita(options: RunVitaOptions): Promise<VitaSummary> {
     masked: all.length - scored.length,
     rehearsal: options.rehearsal ?? "none",
     realCallsDuringRehearsal: all.reduce((sum, e) => sum + e.real_calls_during_rehearsal, 0),
-    ...vitaMetrics(scored.map((e) => ({ taskId: e.id, reward: e.reward! })), options.trials),
+    ...vitaMetrics(
+      scored.map((e) => ({ taskId: e.id, reward: e.reward! })),
+      options.trials,
+    ),
   };
   run.writeSummary(summary);
   return summary;

@@ -32,7 +32,7 @@ describe("loadVitaTasks", () => {
 
   it("names the file, the task id and the field of a value upstream's models reject", async () => {
     const bad = deliveryTask("T7");
-    ((bad.environment as { stores: { S1: { products: { price: unknown }[] } } }).stores.S1.products[0]!).price = "cheap";
+    (bad.environment as { stores: { S1: { products: { price: unknown }[] } } }).stores.S1.products[0]!.price = "cheap";
     const file = await tasksFile([deliveryTask(), bad]);
     const error = (await loadVitaTasks(file, "delivery").catch((e: unknown) => e)) as RecordError;
     expect(error.message).toBe(`${file} (record task T7): environment.stores.S1.products.0.price: expected a number`);
@@ -48,7 +48,13 @@ describe("loadVitaTasks", () => {
     })();
     expect(error).toBeInstanceOf(FieldError);
     expect(error).toBeInstanceOf(EnvaceError);
-    expect(error).toMatchObject({ code: "vita-field", name: "FieldError", path: "environment", reason: "expected an object", message: "environment: expected an object" });
+    expect(error).toMatchObject({
+      code: "vita-field",
+      name: "FieldError",
+      path: "environment",
+      reason: "expected an object",
+      message: "environment: expected an object",
+    });
   });
 
   it("names missing task fields and repeated ids", async () => {
@@ -79,7 +85,8 @@ describe("VitaEnvironment", () => {
       status: "ok",
       callId: "c1",
       name: "get_delivery_product_info",
-      content: "StoreProduct(store_name=Noodle House, store_id=S1, product_name=Rice noodles, product_id=P1, attributes=Mild, Large, quantity=0, price=25.0, tags=['Mild'])",
+      content:
+        "StoreProduct(store_name=Noodle House, store_id=S1, product_name=Rice noodles, product_id=P1, attributes=Mild, Large, quantity=0, price=25.0, tags=['Mild'])",
     });
     const wrongUser = await environment.call({ id: "c2", name: "search_delivery_orders", arguments: { user_id: "U2" } });
     expect(wrongUser).toMatchObject({ status: "ok", content: "User ID does not match" });

@@ -155,7 +155,12 @@ export const GENERIC_TOOLS = toolkit("ToolKitBase", [
   {
     name: "longitude_latitude_to_distance",
     description: "Distance in metres between two points given by longitude and latitude.",
-    params: [num("longitude1", "Longitude of the first point"), num("latitude1", "Latitude of the first point"), num("longitude2", "Longitude of the second point"), num("latitude2", "Latitude of the second point")],
+    params: [
+      num("longitude1", "Longitude of the first point"),
+      num("latitude1", "Latitude of the first point"),
+      num("longitude2", "Longitude of the second point"),
+      num("latitude2", "Latitude of the second point"),
+    ],
     run: (_db, args) => distance(arg(args, "longitude1"), arg(args, "latitude1"), arg(args, "longitude2"), arg(args, "latitude2")),
   },
   {
@@ -179,7 +184,10 @@ export const GENERIC_TOOLS = toolkit("ToolKitBase", [
         return from <= epochSeconds(date) && epochSeconds(date) <= to;
       });
       if (days.length === 0) return `No weather information found for ${best.id} between ${pyStr(start)} and ${pyStr(end)}`;
-      return [...days].sort((a, b) => (a.datetime < b.datetime ? -1 : a.datetime > b.datetime ? 1 : 0)).map(weatherRepr).join("\n");
+      return [...days]
+        .sort((a, b) => (a.datetime < b.datetime ? -1 : a.datetime > b.datetime ? 1 : 0))
+        .map(weatherRepr)
+        .join("\n");
     },
   },
   {

@@ -27,7 +27,11 @@ describe("parseYamlConfig", () => {
     expect(error).toBeInstanceOf(ConfigError);
     // Lines counted by hand in `text`: port on 3, typo on 4, n on 5.
     expect((error as Error).message.split("\n").sort()).toEqual(
-      ["c.yaml:3: limits.port: Too big: expected number to be <=65535", "c.yaml:4: limits.typo: unknown key", "c.yaml:5: limits.n: Too small: expected number to be >0"].sort(),
+      [
+        "c.yaml:3: limits.port: Too big: expected number to be <=65535",
+        "c.yaml:4: limits.typo: unknown key",
+        "c.yaml:5: limits.n: Too small: expected number to be >0",
+      ].sort(),
     );
   });
 

@@ -6,7 +6,12 @@ import { groundCall, groundingCost } from "./replay.js";
 import { fail, Ledger, ok, TASK, trajectory, type CallSpec } from "./testing/ledger.js";
 
 const open = (id = "A1"): CallSpec => ({ name: "open_account", answer: (c) => ok(c, { id }) });
-const deposit = (id: string, imagined = 5, logprobs = [-0.5]): CallSpec => ({ name: "deposit", arguments: { id, amount: 5 }, answer: (c) => ok(c, { balance: imagined }), logprobs });
+const deposit = (id: string, imagined = 5, logprobs = [-0.5]): CallSpec => ({
+  name: "deposit",
+  arguments: { id, amount: 5 },
+  answer: (c) => ok(c, { balance: imagined }),
+  logprobs,
+});
 const balance = (id: string, logprobs = [-0.5]): CallSpec => ({ name: "balance", arguments: { id }, answer: (c) => ok(c, { balance: 5 }), logprobs });
 
 const last = (calls: RehearsedCall[]): RehearsedCall => calls.at(-1)!;
@@ -17,7 +22,7 @@ describe("groundCall", () => {
     const call = last(rehearsedCalls(trajectory("g/0", [[open()], [deposit("A1")]])));
     const grounding = await groundCall(call, TASK, ledger);
     expect(grounding).toMatchObject({ kind: "compared", calls: 2, exact: true, keys: true, status: true, real: { status: "ok", content: { balance: 5 } } });
-    expect(ledger.log).toEqual(['open_account {}', 'deposit {"id":"A1","amount":5}']);
+    expect(ledger.log).toEqual(["open_account {}", 'deposit {"id":"A1","amount":5}']);
     expect(ledger.closed).toBe(1);
     // The imagined balance was 7: same keys, not exact.
     const off = await groundCall(last(rehearsedCalls(trajectory("g/1", [[open()], [deposit("A1", 7)]]))), TASK, new Ledger());
@@ -30,7 +35,14 @@ describe("groundCall", () => {
     const call = last(rehearsedCalls(trajectory("d/0", [[open("ACC-9")], [deposit("ACC-9")], [balance("ACC-9")]])));
     expect(groundingCost(call)).toBe(3);
     const grounding = await groundCall(call, TASK, ledger);
-    expect(grounding).toMatchObject({ kind: "diverged", at: 1, tool: "deposit", imagined: "ok", calls: 2, real: { status: "error", error: { code: "NOT_FOUND" } } });
+    expect(grounding).toMatchObject({
+      kind: "diverged",
+      at: 1,
+      tool: "deposit",
+      imagined: "ok",
+      calls: 2,
+      real: { status: "error", error: { code: "NOT_FOUND" } },
+    });
     expect(ledger.log).toHaveLength(2);
     expect(ledger.closed).toBe(1);
   });
@@ -49,7 +61,14 @@ describe("groundCall", () => {
     expect(await groundCall(unread, TASK, new Ledger())).toMatchObject({ kind: "compared", exact: false, keys: false, status: false });
     // Predicted NOT_FOUND for a deposit to an account never opened: right code, other message.
     const missing: CallSpec = { name: "deposit", arguments: { id: "A7", amount: 5 }, answer: (c) => fail(c, "NOT_FOUND", "unknown account") };
-    expect(await groundCall(last(rehearsedCalls(trajectory("m/0", [[missing]]))), TASK, new Ledger())).toMatchObject({ kind: "compared", calls: 1, exact: false, keys: true, status: true, real: { status: "error" } });
+    expect(await groundCall(last(rehearsedCalls(trajectory("m/0", [[missing]]))), TASK, new Ledger())).toMatchObject({
+      kind: "compared",
+      calls: 1,
+      exact: false,
+      keys: true,
+      status: true,
+      real: { status: "error" },
+    });
   });
 });
 
@@ -69,7 +88,10 @@ describe("the budget", () => {
 
 describe("groundStep", () => {
   // Three rollouts whose rehearsed calls cost 1, 2, 3 (open, deposit, balance) real calls each.
-  const rollouts = (prefix: string) => [0, 1, 2].map((r) => trajectory(`${prefix}/${r}`, [[open()], [deposit("A1", 5, [-0.1 * (r + 1)])], [balance("A1", [-1 - r])]], { reason: "agent_stop" }, r));
+  const rollouts = (prefix: string) =>
+    [0, 1, 2].map((r) =>
+      trajectory(`${prefix}/${r}`, [[open()], [deposit("A1", 5, [-0.1 * (r + 1)])], [balance("A1", [-1 - r])]], { reason: "agent_stop" }, r),
+    );
 
   it("holds the per-step and per-run caps exactly, counting every real call, prefixes included", async () => {
     const environments: Ledger[] = [];
@@ -79,7 +101,8 @@ describe("groundStep", () => {
       return ledger;
     };
     const budget = new GroundingBudget({ perStep: 7, perRun: 10 });
-    const step = (prefix: string) => groundStep({ trajectories: rollouts(prefix), task: () => TASK, environment, budget, fraction: 1, select: "uncertain", seed: 1, concurrency: 4 });
+    const step = (prefix: string) =>
+      groundStep({ trajectories: rollouts(prefix), task: () => TASK, environment, budget, fraction: 1, select: "uncertain", seed: 1, concurrency: 4 });
     // Uncertain order: the balances (entropy 3, 2, 1; cost 3 each), the opens (0.5; cost 1), the
     // deposits (0.3, 0.2, 0.1; cost 2). Against 7: two balances (6), then one open (7); nothing else fits.
     const first = await step("a");
@@ -99,10 +122,30 @@ describe("groundStep", () => {
   it("books what a diverged replay really used, and reports it apart from the compared calls", async () => {
     const budget = new GroundingBudget({ perStep: null, perRun: null });
     const imagined = trajectory("i/0", [[open("ACC-9")], [deposit("ACC-9")], [balance("ACC-9")]]);
-    const result = await groundStep({ trajectories: [imagined], task: () => TASK, environment: () => new Ledger(), budget, fraction: 1, select: "uncertain", seed: 1 });
+    const result = await groundStep({
+      trajectories: [imagined],
+      task: () => TASK,
+      environment: () => new Ledger(),
+      budget,
+      fraction: 1,
+      select: "uncertain",
+      seed: 1,
+    });
     // open: compared (its id differs: keys agree, not exact), deposit: compared against NOT_FOUND,
     // balance: diverged at the deposit after 2 calls. 1 + 2 + 2 calls.
-    expect(result.metrics).toMatchObject({ candidates: 3, compared: 2, diverged: 1, exceptions: 0, calls: 5, calls_run: 5, exact: 0, keys: 0.5, status: 0.5, failures: 1, failure_recall: 0 });
+    expect(result.metrics).toMatchObject({
+      candidates: 3,
+      compared: 2,
+      diverged: 1,
+      exceptions: 0,
+      calls: 5,
+      calls_run: 5,
+      exact: 0,
+      keys: 0.5,
+      status: 0.5,
+      failures: 1,
+      failure_recall: 0,
+    });
     expect(budget.usedInRun).toBe(5);
   });
 });

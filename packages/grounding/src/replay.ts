@@ -41,7 +41,8 @@ export async function groundCall(candidate: RehearsedCall, task: Task, environme
     }
     for (const [at, committed] of candidate.prefix.entries()) {
       const side = committed.side === "agent" ? environment : environment.user;
-      if (side === undefined) return { kind: "exception", stage: "prefix", at, message: "the environment has no user side to replay a user's own call on", calls };
+      if (side === undefined)
+        return { kind: "exception", stage: "prefix", at, message: "the environment has no user side to replay a user's own call on", calls };
       let real: ToolResult;
       try {
         calls += 1;

@@ -6,8 +6,18 @@ import { groundedCount, selectCalls } from "./select.js";
 import { fail, generation, ok, trajectory, type CallSpec } from "./testing/ledger.js";
 
 const open: CallSpec = { name: "open_account", answer: (c) => ok(c, { id: "A1" }) };
-const deposit = (logprobs: number[] | null = [-0.5]): CallSpec => ({ name: "deposit", arguments: { id: "A1", amount: 5 }, answer: (c) => ok(c, { balance: 5 }), logprobs });
-const balance = (logprobs: number[] | null = [-0.5]): CallSpec => ({ name: "balance", arguments: { id: "A1" }, answer: (c) => ok(c, { balance: 5 }), logprobs });
+const deposit = (logprobs: number[] | null = [-0.5]): CallSpec => ({
+  name: "deposit",
+  arguments: { id: "A1", amount: 5 },
+  answer: (c) => ok(c, { balance: 5 }),
+  logprobs,
+});
+const balance = (logprobs: number[] | null = [-0.5]): CallSpec => ({
+  name: "balance",
+  arguments: { id: "A1" },
+  answer: (c) => ok(c, { balance: 5 }),
+  logprobs,
+});
 
 describe("rehearsedCalls", () => {
   it("lists the calls the Rehearse role answered, with the row index rowsOf gives and every committed call before each", () => {
@@ -45,10 +55,13 @@ describe("rehearsedCalls", () => {
 
 describe("selectCalls", () => {
   // Five rehearsed calls over two trajectories: open, deposit, balance | open, deposit.
-  const candidates = [trajectory("s/0", [[open], [deposit([-0.2])], [balance([-1.5])]]), trajectory("s/1", [[open], [deposit([-0.9])]])].flatMap(rehearsedCalls);
+  const candidates = [trajectory("s/0", [[open], [deposit([-0.2])], [balance([-1.5])]]), trajectory("s/1", [[open], [deposit([-0.9])]])].flatMap(
+    rehearsedCalls,
+  );
 
   it("selects nothing and draws nothing at fraction 0", () => {
-    for (const select of ["uniform", "writes", "uncertain"] as const) expect(selectCalls(candidates, { fraction: 0, select, seed: 1, writeTools: [] })).toEqual([]);
+    for (const select of ["uniform", "writes", "uncertain"] as const)
+      expect(selectCalls(candidates, { fraction: 0, select, seed: 1, writeTools: [] })).toEqual([]);
   });
 
   it("grounds f·n calls, rounding at random so the expected share is exactly f", () => {
@@ -64,7 +77,9 @@ describe("selectCalls", () => {
     const pick = (seed: number) => selectCalls(candidates, { fraction: 0.4, select: "uniform", seed }).map((c) => candidates.indexOf(c));
     expect(pick(11)).toEqual(pick(11));
     expect(pick(11)).toHaveLength(2);
-    expect([...selectCalls(candidates, { fraction: 1, select: "uniform", seed: 3 })].sort((a, b) => candidates.indexOf(a) - candidates.indexOf(b))).toEqual(candidates);
+    expect([...selectCalls(candidates, { fraction: 1, select: "uniform", seed: 3 })].sort((a, b) => candidates.indexOf(a) - candidates.indexOf(b))).toEqual(
+      candidates,
+    );
     const times = new Array<number>(5).fill(0);
     for (let seed = 0; seed < 5000; seed++) for (const i of pick(seed)) times[i]! += 1;
     // Each call in 2 of 5 draws: 0.4 of the seeds, binomial sd ≈ 0.007.
@@ -90,7 +105,11 @@ describe("selectCalls", () => {
     // Ties (0.5, 0.5) in trajectory order.
     expect(names(1)).toEqual(["s/0:balance", "s/1:deposit", "s/0:open_account", "s/1:open_account", "s/0:deposit"]);
     const blind = trajectory("b/0", [[open], [deposit(null)], [balance([-0.1])]]);
-    expect(selectCalls(rehearsedCalls(blind), { fraction: 1, select: "uncertain", seed: 1 }).map((c) => c.call.name)).toEqual(["open_account", "balance", "deposit"]);
+    expect(selectCalls(rehearsedCalls(blind), { fraction: 1, select: "uncertain", seed: 1 }).map((c) => c.call.name)).toEqual([
+      "open_account",
+      "balance",
+      "deposit",
+    ]);
   });
 
   it("refuses a fraction outside [0, 1]", () => {

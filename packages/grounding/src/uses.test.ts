@@ -2,7 +2,17 @@ import type { Tokenizer } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { rehearsedCalls } from "./candidates.js";
 import type { Grounding } from "./replay.js";
-import { agreementScore, groundingMetrics, rehearseBonus, rehearseBonuses, rehearseTargetText, rowKey, targetRow, targetRows, type GroundedCall } from "./uses.js";
+import {
+  agreementScore,
+  groundingMetrics,
+  rehearseBonus,
+  rehearseBonuses,
+  rehearseTargetText,
+  rowKey,
+  targetRow,
+  targetRows,
+  type GroundedCall,
+} from "./uses.js";
 import { fail, ok, trajectory } from "./testing/ledger.js";
 
 /** One token per UTF-16 code unit, stop token 0. */
@@ -13,9 +23,19 @@ const chars: Tokenizer = {
   decode: (tokens) => String.fromCharCode(...tokens),
 };
 
-const t = trajectory("r/0", [[{ name: "open_account", answer: (c) => ok(c, { id: "A1" }) }], [{ name: "deposit", arguments: { id: "A1", amount: 5 }, answer: (c) => ok(c, { balance: 7 }) }]]);
+const t = trajectory("r/0", [
+  [{ name: "open_account", answer: (c) => ok(c, { id: "A1" }) }],
+  [{ name: "deposit", arguments: { id: "A1", amount: 5 }, answer: (c) => ok(c, { balance: 7 }) }],
+]);
 const [openCall, depositCall] = rehearsedCalls(t) as [ReturnType<typeof rehearsedCalls>[number], ReturnType<typeof rehearsedCalls>[number]];
-const compared = (exact: boolean, keys: boolean, status: boolean, real = ok(depositCall.call, { balance: 5 })): Grounding => ({ kind: "compared", real, calls: 2, exact, keys, status });
+const compared = (exact: boolean, keys: boolean, status: boolean, real = ok(depositCall.call, { balance: 5 })): Grounding => ({
+  kind: "compared",
+  real,
+  calls: 2,
+  exact,
+  keys,
+  status,
+});
 
 describe("the reward term", () => {
   it("is λ·(2a − 1) with a the mean of the three agreements: +λ exact, +λ/3 keys, −λ/3 status, −λ none", () => {
@@ -53,7 +73,9 @@ describe("the supervised target", () => {
       logprobs: new Array<number>(text.length + 1).fill(0),
       invalid: false,
     });
-    expect(rehearseTargetText(fail(depositCall.call, "NOT_FOUND", "no account A7"))).toBe('<execution_result>{"error":{"code":"NOT_FOUND","message":"no account A7"}}</execution_result>');
+    expect(rehearseTargetText(fail(depositCall.call, "NOT_FOUND", "no account A7"))).toBe(
+      '<execution_result>{"error":{"code":"NOT_FOUND","message":"no account A7"}}</execution_result>',
+    );
     // Only compared calls give targets.
     expect(targetRows([{ candidate: depositCall, grounding: { kind: "exception", stage: "call", at: 1, message: "x", calls: 2 } }], chars)).toEqual([]);
     expect(() => targetRow(depositCall, ok(depositCall.call, {}), { ...chars, stopTokenIds: [] })).toThrow(/stop token/);

@@ -44,7 +44,12 @@ export function rowKey(row: Pick<TrainingRow, "trajectoryId" | "index">): string
 
 /** The reward term of every compared call's Rehearse row, by `rowKey`. */
 export function rehearseBonuses(grounded: readonly GroundedCall[], coef: number): Map<string, number> {
-  return new Map(comparedCalls(grounded).map(({ candidate, grounding }) => [rowKey({ trajectoryId: candidate.trajectory.id, index: candidate.row }), rehearseBonus(grounding, coef)]));
+  return new Map(
+    comparedCalls(grounded).map(({ candidate, grounding }) => [
+      rowKey({ trajectoryId: candidate.trajectory.id, index: candidate.row }),
+      rehearseBonus(grounding, coef),
+    ]),
+  );
 }
 
 /** The JSON the Rehearse role writes for a result: its content, or `{"error": {"code", "message"}}`. */
@@ -86,7 +91,14 @@ export function targetRows(grounded: readonly GroundedCall[], tokenizer: Tokeniz
 
 /** A compared call as rehearsal's fidelity record (`aggregateFidelity` reads these). */
 export function groundedFidelityRecord({ candidate, grounding }: GroundedCall & { grounding: Extract<Grounding, { kind: "compared" }> }): FidelityRecord {
-  return { tool: candidate.call.name, answer: candidate.answer, exact: grounding.exact, keys: grounding.keys, status: grounding.status, failed: grounding.real.status === "error" };
+  return {
+    tool: candidate.call.name,
+    answer: candidate.answer,
+    exact: grounding.exact,
+    keys: grounding.keys,
+    status: grounding.status,
+    failed: grounding.real.status === "error",
+  };
 }
 
 /** One step's grounding, as its `metrics.jsonl` record carries it. */
@@ -113,7 +125,10 @@ export interface GroundingMetrics {
   failure_recall: number | null;
 }
 
-export function groundingMetrics(counts: { candidates: number; selected: number; overBudget: number; callsRun: number }, grounded: readonly GroundedCall[]): GroundingMetrics {
+export function groundingMetrics(
+  counts: { candidates: number; selected: number; overBudget: number; callsRun: number },
+  grounded: readonly GroundedCall[],
+): GroundingMetrics {
   const { overall } = aggregateFidelity(comparedCalls(grounded).map(groundedFidelityRecord));
   return {
     candidates: counts.candidates,

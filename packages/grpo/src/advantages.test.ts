@@ -87,7 +87,14 @@ describe("role-wise baselines", () => {
 
   it("divides by the sample standard deviation when asked", () => {
     const two = [row("u", 0, 0, "act"), row("u", 1, 0, "act")];
-    const batch = computeAdvantages(two, new Map([["u/0", scored(1)], ["u/1", scored(0)]]), { normalizeStd: true });
+    const batch = computeAdvantages(
+      two,
+      new Map([
+        ["u/0", scored(1)],
+        ["u/1", scored(0)],
+      ]),
+      { normalizeStd: true },
+    );
     // Scores 1, 0: mean 0.5, sample std √((0.25 + 0.25) / 1) = √0.5.
     const std = Math.sqrt(0.5);
     expect(batch.groups[0]!.std).toBeCloseTo(std, 12);
@@ -112,12 +119,18 @@ describe("invalid outputs", () => {
 
   it("use the configured penalty", () => {
     const two = [row("u", 0, 0, "act", true), row("u", 1, 0, "act")];
-    const batch = computeAdvantages(two, new Map([["u/0", scored(1)], ["u/1", scored(1)]]), { invalidPenalty: 0.5 });
+    const batch = computeAdvantages(
+      two,
+      new Map([
+        ["u/0", scored(1)],
+        ["u/1", scored(1)],
+      ]),
+      { invalidPenalty: 0.5 },
+    );
     // Scores 0.5 and 1: baseline 0.75.
     expect(advantages(batch)["u/0#0"]).toBeCloseTo(-0.25, 12);
   });
 });
-
 
 describe("row bonuses", () => {
   it("add to the named rows' scores before the baseline; the rollout's reward stays as it was", () => {
@@ -156,7 +169,11 @@ describe("group composition", () => {
 
   it("reports groups whose advantages are all zero, exactly zero despite rounding", () => {
     const same = [row("s", 0, 0, "act"), row("s", 1, 0, "act"), row("s", 2, 0, "act"), row("s", 2, 1, "rehearse")];
-    const v = new Map([["s/0", scored(0.1)], ["s/1", scored(0.1)], ["s/2", scored(0.1)]]);
+    const v = new Map([
+      ["s/0", scored(0.1)],
+      ["s/1", scored(0.1)],
+      ["s/2", scored(0.1)],
+    ]);
     const batch = computeAdvantages(same, v);
     expect(batch.rows.map((r) => r.advantage)).toEqual([0, 0, 0, 0]);
     expect(batch.groups.map((g) => [g.role, g.zeroAdvantage])).toEqual([
@@ -169,17 +186,13 @@ describe("group composition", () => {
   });
 
   it("refuses a row whose trajectory has no verdict", () => {
-    expect(() => computeAdvantages(rows, new Map([["t/0", scored(1)]]))).toThrow(
-      /row 0 of trajectory "t\/1": no reward verdict/,
-    );
+    expect(() => computeAdvantages(rows, new Map([["t/0", scored(1)]]))).toThrow(/row 0 of trajectory "t\/1": no reward verdict/);
   });
 
   it("refuses a rollout that appears twice (groups are never padded)", () => {
     const padded = [...rows, { ...row("t", 2, 0, "act"), trajectoryId: "t/2-copy" }];
     expect(() => computeAdvantages(padded, new Map([...verdicts, ["t/2-copy", scored(0.5)]]))).toThrow(AdvantageInputError);
-    expect(() => computeAdvantages([...rows, row("t", 0, 1, "act")], verdicts)).toThrow(
-      /trajectory "t\/0": row index 1 appears twice/,
-    );
+    expect(() => computeAdvantages([...rows, row("t", 0, 1, "act")], verdicts)).toThrow(/trajectory "t\/0": row index 1 appears twice/);
   });
 
   it("refuses a trajectory that claims two tasks or a non-finite reward", () => {
@@ -270,9 +283,7 @@ describe("properties", () => {
 
   it("does not depend on the order of the rows", () => {
     const arbShuffled = arbBatch.chain((batch) =>
-      fc
-        .shuffledSubarray(batch.rows, { minLength: batch.rows.length, maxLength: batch.rows.length })
-        .map((shuffled) => ({ ...batch, shuffled })),
+      fc.shuffledSubarray(batch.rows, { minLength: batch.rows.length, maxLength: batch.rows.length }).map((shuffled) => ({ ...batch, shuffled })),
     );
     fc.assert(
       fc.property(arbShuffled, ({ rows, verdicts, shuffled }) => {

@@ -131,9 +131,7 @@ function collectRollouts(rows: readonly TrainingRow[], verdicts: ReadonlyMap<str
     if (!rollout) {
       const verdict = verdicts.get(row.trajectoryId);
       if (!verdict) {
-        throw new AdvantageInputError(
-          `row ${row.index} of trajectory "${row.trajectoryId}": no reward verdict for this trajectory`,
-        );
+        throw new AdvantageInputError(`row ${row.index} of trajectory "${row.trajectoryId}": no reward verdict for this trajectory`);
       }
       if (verdict.status === "scored" && !Number.isFinite(verdict.value)) {
         throw new AdvantageInputError(`trajectory "${row.trajectoryId}": reward ${verdict.value} is not a finite number`);
@@ -151,14 +149,10 @@ function collectRollouts(rows: readonly TrainingRow[], verdicts: ReadonlyMap<str
       rollouts.set(row.trajectoryId, rollout);
     }
     if (rollout.taskId !== row.taskId) {
-      throw new AdvantageInputError(
-        `trajectory "${row.trajectoryId}" appears with task "${rollout.taskId}" and task "${row.taskId}"`,
-      );
+      throw new AdvantageInputError(`trajectory "${row.trajectoryId}" appears with task "${rollout.taskId}" and task "${row.taskId}"`);
     }
     if (rollout.rollout !== row.rollout) {
-      throw new AdvantageInputError(
-        `trajectory "${row.trajectoryId}" appears as rollout ${rollout.rollout} and rollout ${row.rollout}`,
-      );
+      throw new AdvantageInputError(`trajectory "${row.trajectoryId}" appears as rollout ${rollout.rollout} and rollout ${row.rollout}`);
     }
     if (rollout.indices.has(row.index)) {
       throw new AdvantageInputError(`trajectory "${row.trajectoryId}": row index ${row.index} appears twice`);

@@ -42,9 +42,7 @@ function time(label: string, fn: () => unknown, units = tokens, unit = "position
 console.log(`${ROWS} rows × ${LENGTH} positions (${tokens} positions, 75% loss tokens)`);
 const floor = time("crossEntropySum (floor: one pass, no exp)", () => crossEntropySum(rows));
 const plain = time("policyLoss, clip + dual clip", () => policyLoss(rows, defaultPolicyLossConfig));
-const full = time("policyLoss, clip + dual clip + k3 KL + entropy", () =>
-  policyLoss(rows, { ...defaultPolicyLossConfig, klCoef: 1e-3, entropyCoef: 1e-3 }),
-);
+const full = time("policyLoss, clip + dual clip + k3 KL + entropy", () => policyLoss(rows, { ...defaultPolicyLossConfig, klCoef: 1e-3, entropyCoef: 1e-3 }));
 console.log(`policyLoss costs ${(plain / floor).toFixed(1)}× the floor (${(full / floor).toFixed(1)}× with KL and entropy)`);
 
 // Advantages for a paper-sized batch: 16 tasks × 4 rollouts × 30 turns × 2 roles.

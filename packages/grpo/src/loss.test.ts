@@ -98,7 +98,15 @@ describe("aggregation", () => {
   });
 
   it("does not count rows without loss tokens", () => {
-    expect(aggregationWeights([[1, 1], [0, 0]], "seq-mean-token-mean")).toEqual([
+    expect(
+      aggregationWeights(
+        [
+          [1, 1],
+          [0, 0],
+        ],
+        "seq-mean-token-mean",
+      ),
+    ).toEqual([
       [0.5, 0.5],
       [0, 0],
     ]);
@@ -248,7 +256,9 @@ describe("properties", () => {
         const masks = rows.map((r) => r.mask);
         const live = masks.filter((m) => m.some((x) => x > 0)).length;
         const total = (mode: "token-mean" | "seq-mean-token-mean") =>
-          aggregationWeights(masks, mode).flat().reduce((s, w) => s + w, 0);
+          aggregationWeights(masks, mode)
+            .flat()
+            .reduce((s, w) => s + w, 0);
         expect(total("token-mean")).toBeCloseTo(live > 0 ? 1 : 0, 12);
         expect(total("seq-mean-token-mean")).toBeCloseTo(live > 0 ? 1 : 0, 12);
       }),

@@ -221,15 +221,7 @@ class TokenStats {
   private refKl = 0;
   private entropy = 0;
 
-  add(
-    weight: number,
-    ratio: number,
-    clipped: boolean,
-    dualClipped: boolean,
-    samplerKl: number,
-    refKl: number | null,
-    entropy: number | null,
-  ): void {
+  add(weight: number, ratio: number, clipped: boolean, dualClipped: boolean, samplerKl: number, refKl: number | null, entropy: number | null): void {
     this.weight += weight;
     this.tokens += 1;
     this.clipped += clipped ? weight : 0;

@@ -34,9 +34,7 @@ export function toSequence(row: TrainingRow, advantage: number): PolicySequence 
     throw new SequenceError(`${describe(row)}: the sampler returned no log-probabilities, so it cannot be trained on`);
   }
   if (row.logprobs.length !== row.outputTokens.length) {
-    throw new SequenceError(
-      `${describe(row)}: ${row.logprobs.length} log-probabilities for ${row.outputTokens.length} output tokens`,
-    );
+    throw new SequenceError(`${describe(row)}: ${row.logprobs.length} log-probabilities for ${row.outputTokens.length} output tokens`);
   }
   if (row.promptTokens.length === 0) {
     throw new SequenceError(`${describe(row)}: empty prompt, so no position predicts the first output token`);

@@ -55,13 +55,23 @@ const quick: RetryOptions = { maxRetries: 3, initialDelayMs: 1, maxDelayMs: 10_0
 
 function retried(options: RetryOptions = quick): { run: () => Promise<unknown>; events: RetryEvent[] } {
   const events: RetryEvent[] = [];
-  return { events, run: () => withRetry(() => requestJson({ url, body: { n: 1 }, timeoutMs: 5_000 }), options, undefined, (e) => events.push(e)) };
+  return {
+    events,
+    run: () =>
+      withRetry(
+        () => requestJson({ url, body: { n: 1 }, timeoutMs: 5_000 }),
+        options,
+        undefined,
+        (e) => events.push(e),
+      ),
+  };
 }
 
-const error = (promise: Promise<unknown>): Promise<unknown> => promise.then(
-  () => expect.fail("resolved"),
-  (e: unknown) => e,
-);
+const error = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => expect.fail("resolved"),
+    (e: unknown) => e,
+  );
 
 describe("requestJson", () => {
   it("posts JSON and returns the parsed reply", async () => {
@@ -102,7 +112,13 @@ describe("requestJson", () => {
 
   it("returns the bytes of a reply whose type is binary", async () => {
     script.push({ status: 200, body: "\u0001\u0002", headers: { "content-type": "application/x-protobuf" } });
-    const reply = await send({ url, body: new Uint8Array([7, 8]), contentType: "application/x-protobuf", timeoutMs: 5_000, binaryTypes: ["application/x-protobuf"] });
+    const reply = await send({
+      url,
+      body: new Uint8Array([7, 8]),
+      contentType: "application/x-protobuf",
+      timeoutMs: 5_000,
+      binaryTypes: ["application/x-protobuf"],
+    });
     expect(reply.body).toEqual(new Uint8Array([1, 2]));
     expect(seen[0]!.headers["content-type"]).toBe("application/x-protobuf");
     expect(seen[0]!.body).toBe("\u0007\u0008");
@@ -245,10 +261,15 @@ describe("withRetry over HTTP", () => {
     const controller = new AbortController();
     const slow = { ...quick, initialDelayMs: 60_000, maxDelayMs: 60_000 };
     const events: RetryEvent[] = [];
-    const pending = withRetry(() => requestJson({ url, timeoutMs: 50, signal: controller.signal }), slow, controller.signal, (e) => {
-      events.push(e);
-      controller.abort();
-    });
+    const pending = withRetry(
+      () => requestJson({ url, timeoutMs: 50, signal: controller.signal }),
+      slow,
+      controller.signal,
+      (e) => {
+        events.push(e);
+        controller.abort();
+      },
+    );
     await expect(pending).rejects.toMatchObject({ name: "AbortError" });
     expect(events.map((e) => e.error.code)).toEqual(["timeout"]);
   });

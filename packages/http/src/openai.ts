@@ -11,7 +11,8 @@ import { describeCause } from "./request.js";
 export function fromOpenAIError(error: unknown, url: string, signal?: AbortSignal): Error {
   if (signal?.aborted || error instanceof APIUserAbortError) return signal ? abortReason(signal) : (error as Error);
   if (error instanceof APIConnectionTimeoutError) return new HttpError("timeout", url, "no answer within the timeout", { cause: error });
-  if (error instanceof APIConnectionError) return new HttpError("connection", url, `connection failed (${describeCause(error.cause ?? error)})`, { cause: error });
+  if (error instanceof APIConnectionError)
+    return new HttpError("connection", url, `connection failed (${describeCause(error.cause ?? error)})`, { cause: error });
   if (error instanceof APIError) {
     const { status, headers } = error as { status: number | undefined; headers: Headers | undefined };
     return new HttpError("status", url, error.message, { status: status ?? 0, ...(headers ? { headers } : {}), cause: error });

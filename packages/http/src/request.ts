@@ -124,7 +124,12 @@ function viaNode(request: HttpRequest, encoded: Encoded): Promise<RawReply> {
       });
       incoming.on("end", () => {
         settle();
-        resolve({ status: incoming.statusCode ?? 0, headers: headersOf(incoming), contentType: incoming.headers["content-type"] ?? "", bytes: Buffer.concat(chunks) });
+        resolve({
+          status: incoming.statusCode ?? 0,
+          headers: headersOf(incoming),
+          contentType: incoming.headers["content-type"] ?? "",
+          bytes: Buffer.concat(chunks),
+        });
       });
     });
     const timer = setTimeout(() => fail(new TimedOut()), request.timeoutMs);

@@ -37,7 +37,12 @@ describe("McpEnvironment over stdio", { timeout: 120_000 }, () => {
   it("turns isError, a JSON-RPC error, invalid arguments and a malformed answer into typed tool errors, and goes on", async () => {
     const env = environment();
     await env.reset(task());
-    expect(await env.call(call("fail"))).toEqual({ status: "error", callId: "c-fail", name: "fail", error: { code: "MCP_TOOL_ERROR", message: "card declined" } });
+    expect(await env.call(call("fail"))).toEqual({
+      status: "error",
+      callId: "c-fail",
+      name: "fail",
+      error: { code: "MCP_TOOL_ERROR", message: "card declined" },
+    });
     const refused = await env.call(call("refuse"));
     expect(refused).toMatchObject({ status: "error", error: { code: "MCP_PROTOCOL_ERROR" } });
     expect(refused.status === "error" && refused.error.message).toContain("internal failure");
@@ -54,7 +59,12 @@ describe("McpEnvironment over stdio", { timeout: 120_000 }, () => {
     const env = environment({ callTimeoutMs: 300 });
     await env.reset(task());
     const started = Date.now();
-    expect(await env.call(call("hang"))).toEqual({ status: "error", callId: "c-hang", name: "hang", error: { code: "MCP_TIMEOUT", message: "no answer from the MCP server within 300 ms" } });
+    expect(await env.call(call("hang"))).toEqual({
+      status: "error",
+      callId: "c-hang",
+      name: "hang",
+      error: { code: "MCP_TIMEOUT", message: "no answer from the MCP server within 300 ms" },
+    });
     expect(Date.now() - started).toBeLessThan(5000);
     expect(await env.call(call("echo", { text: "after" }))).toMatchObject({ status: "ok", content: "after" });
   });
@@ -69,7 +79,12 @@ describe("McpEnvironment over stdio", { timeout: 120_000 }, () => {
     expect(later).toMatchObject({ status: "error", error: { code: "MCP_SERVER_EXITED" } });
     expect(later.status === "error" && later.error.message).toContain("fatal: disk on fire");
     expect(alive(pid)).toBe(false);
-    expect(await env.state()).toMatchObject({ calls: [{ name: "crash", code: "MCP_SERVER_EXITED" }, { name: "echo", code: "MCP_SERVER_EXITED" }] });
+    expect(await env.state()).toMatchObject({
+      calls: [
+        { name: "crash", code: "MCP_SERVER_EXITED" },
+        { name: "echo", code: "MCP_SERVER_EXITED" },
+      ],
+    });
   });
 
   it("offers only the task's tools and refuses others without asking the server", async () => {
@@ -77,10 +92,19 @@ describe("McpEnvironment over stdio", { timeout: 120_000 }, () => {
     const env = environment({ server: stdioServer({ MCP_TEST_LOG: log }) });
     await env.reset(task(only("echo", "add", "not-on-server")));
     expect(env.tools().map((t) => t.function.name)).toEqual(["echo", "add"]);
-    expect(await env.call(call("crash"))).toEqual({ status: "error", callId: "c-crash", name: "crash", error: { code: "TOOL_NOT_AVAILABLE", message: "tool crash is not available" } });
+    expect(await env.call(call("crash"))).toEqual({
+      status: "error",
+      callId: "c-crash",
+      name: "crash",
+      error: { code: "TOOL_NOT_AVAILABLE", message: "tool crash is not available" },
+    });
     expect(await env.call(call("not-on-server"))).toMatchObject({ status: "error", error: { code: "TOOL_NOT_AVAILABLE" } });
     await env.call(call("echo", { text: "x" }));
-    expect(readFileSync(log, "utf8").split("\n").filter((line) => line.startsWith("tools/call"))).toEqual(["tools/call echo"]);
+    expect(
+      readFileSync(log, "utf8")
+        .split("\n")
+        .filter((line) => line.startsWith("tools/call")),
+    ).toEqual(["tools/call echo"]);
 
     const custom = environment({ allow: () => ["whoami"] });
     await custom.reset(task(only("echo")));

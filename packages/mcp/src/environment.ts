@@ -102,7 +102,8 @@ export class McpEnvironment implements Environment {
 
   async call(call: ToolCall): Promise<ToolResult> {
     const session = this.#session;
-    if (session === undefined) throw new McpEpisodeError(`McpEnvironment (${describeServer(this.server)}): call of ${call.name} outside an episode (reset first)`);
+    if (session === undefined)
+      throw new McpEpisodeError(`McpEnvironment (${describeServer(this.server)}): call of ${call.name} outside an episode (reset first)`);
     const result = await this.#answer(session, call);
     this.#calls.push({ name: call.name, arguments: call.arguments, status: result.status, ...(result.status === "error" ? { code: result.error.code } : {}) });
     return result;
@@ -110,7 +111,12 @@ export class McpEnvironment implements Environment {
 
   async #answer(session: McpSession, call: ToolCall): Promise<ToolResult> {
     if (!this.#allowed.has(call.name)) {
-      return { status: "error", callId: call.id, name: call.name, error: { code: McpToolErrorCode.notAvailable, message: `tool ${call.name} is not available` } };
+      return {
+        status: "error",
+        callId: call.id,
+        name: call.name,
+        error: { code: McpToolErrorCode.notAvailable, message: `tool ${call.name} is not available` },
+      };
     }
     const exited = session.exited();
     if (exited !== undefined) return errorResultOf(call, undefined, { timeoutMs: this.#callTimeoutMs, exited });

@@ -124,7 +124,10 @@ describe("McpEnvironment over streamable HTTP on loopback", () => {
     expect(env.tools().map((t) => t.function.name)).toContain("add");
     expect(sessions.size).toBe(1);
     expect(await env.call({ id: "c1", name: "add", arguments: { a: 1.5, b: 2 } })).toEqual({ status: "ok", callId: "c1", name: "add", content: { sum: 3.5 } });
-    expect(await env.call({ id: "c2", name: "fail", arguments: {} })).toMatchObject({ status: "error", error: { code: "MCP_TOOL_ERROR", message: "card declined" } });
+    expect(await env.call({ id: "c2", name: "fail", arguments: {} })).toMatchObject({
+      status: "error",
+      error: { code: "MCP_TOOL_ERROR", message: "card declined" },
+    });
     expect(await env.call({ id: "c3", name: "hang", arguments: {} })).toMatchObject({ status: "error", error: { code: "MCP_TIMEOUT" } });
     await env.close();
     expect(sessions.size).toBe(0);

@@ -123,9 +123,16 @@ describe("private rehearsal over an MCP-backed task", { timeout: 120_000 }, () =
       ["rehearsed", "echo"],
       ["rehearsed", "echo"],
     ]);
-    const rehearsePrompt = requests.find((r) => r.role === "rehearse")!.messages.map((m) => m.content).join("\n");
+    const rehearsePrompt = requests
+      .find((r) => r.role === "rehearse")!
+      .messages.map((m) => m.content)
+      .join("\n");
     expect(rehearsePrompt).toContain('"name":"echo","description":"Repeat a text."');
-    expect(readFileSync(log, "utf8").split("\n").filter((line) => line.startsWith("tools/call"))).toEqual(["tools/call echo"]);
+    expect(
+      readFileSync(log, "utf8")
+        .split("\n")
+        .filter((line) => line.startsWith("tools/call")),
+    ).toEqual(["tools/call echo"]);
     const committed = episode.committed.trajectory.steps.flatMap((s) => (s.type === "act" ? s.outcomes : []));
     expect(committed.map((o) => [o.provenance, o.result])).toEqual([["grounded", { status: "ok", callId: "call_1_0", name: "echo", content: "hi" }]]);
   });

@@ -15,7 +15,13 @@ export interface ListLimits {
   maxSchemaDepth: number;
 }
 
-export const DEFAULT_LIST_LIMITS: Readonly<ListLimits> = { maxPages: 100, maxTools: 1000, maxBytes: 8 * 1024 * 1024, listTimeoutMs: 60_000, maxSchemaDepth: 64 };
+export const DEFAULT_LIST_LIMITS: Readonly<ListLimits> = {
+  maxPages: 100,
+  maxTools: 1000,
+  maxBytes: 8 * 1024 * 1024,
+  listTimeoutMs: 60_000,
+  maxSchemaDepth: 64,
+};
 
 /** A `tools/list` walk went past one of its limits (`limit` names it). */
 export class McpListLimitError extends InputError {
@@ -73,14 +79,18 @@ export interface ToolPage {
  * Follows `tools/list` pages within `limits`; `fetchPage(cursor, timeoutMs)` asks for one page
  * and is given what is left of the walk's time.
  */
-export async function listWithin(fetchPage: (cursor: string | undefined, timeoutMs: number) => Promise<ToolPage>, limits: ListLimits, server: string): Promise<Tool[]> {
+export async function listWithin(
+  fetchPage: (cursor: string | undefined, timeoutMs: number) => Promise<ToolPage>,
+  limits: ListLimits,
+  server: string,
+): Promise<Tool[]> {
   const over = (limit: keyof ListLimits, what: string): McpListLimitError =>
     new McpListLimitError(limit, `MCP server ${server}: the tool listing ${what} (${limit} = ${limits[limit]})`);
   const deadline = Date.now() + limits.listTimeoutMs;
   const tools: Tool[] = [];
   let bytes = 0;
   let cursor: string | undefined;
-  for (let pages = 0; ; ) {
+  for (let pages = 0; ;) {
     if (pages === limits.maxPages) throw over("maxPages", `goes on past ${limits.maxPages} pages`);
     const left = deadline - Date.now();
     if (left <= 0) throw over("listTimeoutMs", `takes longer than ${limits.listTimeoutMs} ms`);
@@ -95,7 +105,8 @@ export async function listWithin(fetchPage: (cursor: string | undefined, timeout
     for (const tool of page.tools) {
       if (tools.length === limits.maxTools) throw over("maxTools", `holds more than ${limits.maxTools} tools`);
       // Depth first: serialising a deeper value would recurse past the stack.
-      if (nestsDeeperThan(tool, limits.maxSchemaDepth + 1)) throw over("maxSchemaDepth", `has a tool schema nested deeper than ${limits.maxSchemaDepth} levels`);
+      if (nestsDeeperThan(tool, limits.maxSchemaDepth + 1))
+        throw over("maxSchemaDepth", `has a tool schema nested deeper than ${limits.maxSchemaDepth} levels`);
       bytes += Buffer.byteLength(JSON.stringify(tool));
       if (bytes > limits.maxBytes) throw over("maxBytes", `holds more than ${limits.maxBytes} bytes of tool definitions`);
       tools.push(tool);

@@ -9,10 +9,14 @@ describe("contentOf", () => {
     expect(contentOf({ content: [{ type: "text", text: "{}" }], structuredContent: { price: 1 } })).toEqual({ price: 1 });
     expect(contentOf({ content: [{ type: "text", text: '{"price": 1}' }] })).toBe('{"price": 1}');
     expect(contentOf({ content: [] })).toEqual([]);
-    expect(contentOf({ content: [{ type: "text", text: "a" }, { type: "image", data: "AAAA", mimeType: "image/png" }] })).toEqual([
-      "a",
-      { type: "image", data: "AAAA", mimeType: "image/png" },
-    ]);
+    expect(
+      contentOf({
+        content: [
+          { type: "text", text: "a" },
+          { type: "image", data: "AAAA", mimeType: "image/png" },
+        ],
+      }),
+    ).toEqual(["a", { type: "image", data: "AAAA", mimeType: "image/png" }]);
   });
 });
 
@@ -25,7 +29,9 @@ describe("errorResultOf", () => {
   it("maps the SDK's errors to typed codes", () => {
     expect(code(new McpError(ErrorCode.RequestTimeout, "Request timed out"))).toBe("MCP_TIMEOUT");
     expect(code(new McpError(ErrorCode.ConnectionClosed, "Connection closed"))).toBe("MCP_SERVER_EXITED");
-    expect(code(new McpError(ErrorCode.InvalidParams, "Structured content does not match the tool's output schema: data/price must be number"))).toBe("MCP_MALFORMED_RESULT");
+    expect(code(new McpError(ErrorCode.InvalidParams, "Structured content does not match the tool's output schema: data/price must be number"))).toBe(
+      "MCP_MALFORMED_RESULT",
+    );
     expect(code(new McpError(ErrorCode.InvalidParams, "Tool quote not found"))).toBe("MCP_PROTOCOL_ERROR");
     expect(code(new Error("Not connected"))).toBe("MCP_SERVER_EXITED");
     expect(code(new Error("Invalid input: expected array, received string"))).toBe("MCP_MALFORMED_RESULT");

@@ -59,7 +59,11 @@ export function resultOf(call: ToolCall, result: CallToolResult): ToolResult {
   const base = { callId: call.id, name: call.name };
   // Checked before anything walks it: a deeper value would overflow the stack of whatever recurses.
   if (nestsDeeperThan(result.structuredContent, RESULT_DEPTH_LIMIT) || nestsDeeperThan(result.content, RESULT_DEPTH_LIMIT + 1)) {
-    return { ...base, status: "error", error: { code: McpToolErrorCode.malformedResult, message: `the MCP server's result nests deeper than ${RESULT_DEPTH_LIMIT} levels` } };
+    return {
+      ...base,
+      status: "error",
+      error: { code: McpToolErrorCode.malformedResult, message: `the MCP server's result nests deeper than ${RESULT_DEPTH_LIMIT} levels` },
+    };
   }
   if (result.isError === true) return { ...base, status: "error", error: { code: McpToolErrorCode.toolError, message: failureText(result) } };
   return { ...base, status: "ok", content: contentOf(result) };
@@ -74,7 +78,8 @@ export function errorResultOf(call: ToolCall, error: unknown, context: { timeout
   const fail = (code: McpToolErrorCode, message: string): ToolResult => ({ ...base, error: { code, message } });
   if (context.exited !== undefined) return fail(McpToolErrorCode.serverExited, context.exited);
   if (error instanceof McpError) {
-    if (error.code === (ErrorCode.RequestTimeout as number)) return fail(McpToolErrorCode.timeout, `no answer from the MCP server within ${context.timeoutMs} ms`);
+    if (error.code === (ErrorCode.RequestTimeout as number))
+      return fail(McpToolErrorCode.timeout, `no answer from the MCP server within ${context.timeoutMs} ms`);
     if (error.code === (ErrorCode.ConnectionClosed as number)) return fail(McpToolErrorCode.serverExited, "the MCP server closed the connection");
     if (OUTPUT_SCHEMA.test(error.message)) return fail(McpToolErrorCode.malformedResult, error.message);
     return fail(McpToolErrorCode.protocolError, error.message);

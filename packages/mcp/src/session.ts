@@ -76,7 +76,10 @@ export async function openSession(spec: McpServerSpec, options: SessionOptions):
     transport = stdio;
   } else {
     reach = reachFetch(spec.url, options.allowRemote ?? false, options.resolve);
-    transport = new StreamableHTTPClientTransport(new URL(spec.url), { fetch: reach.fetch, ...(spec.headers === undefined ? {} : { requestInit: { headers: spec.headers } }) });
+    transport = new StreamableHTTPClientTransport(new URL(spec.url), {
+      fetch: reach.fetch,
+      ...(spec.headers === undefined ? {} : { requestInit: { headers: spec.headers } }),
+    });
   }
   client.onclose = () => {
     if (closing) return;

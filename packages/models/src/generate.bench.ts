@@ -7,7 +7,17 @@
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { SamplingParams, type Sampler } from "@envace/protocol";
-import { initParameters, initWasmBackend, llamaShape, sampleToken, seededRandom, TinyModelConfig, TinySampler, toHfConfig, type Parameters } from "@envace/training";
+import {
+  initParameters,
+  initWasmBackend,
+  llamaShape,
+  sampleToken,
+  seededRandom,
+  TinyModelConfig,
+  TinySampler,
+  toHfConfig,
+  type Parameters,
+} from "@envace/training";
 import * as tf from "@tensorflow/tfjs";
 import { TinyOnnxEngine } from "./tiny/onnx-sync.js";
 
@@ -134,8 +144,14 @@ const fromTfjs = recompute.logits(check);
 const fromOnnx = (await onnx.model.forward(check)).logits;
 const logitsGap = fromTfjs.reduce((max, v, i) => Math.max(max, Math.abs(v - fromOnnx[i]!)), 0);
 
-console.log(`tiny model ${config.numLayers} layers × ${config.hiddenSize} hidden, vocab ${config.vocabSize}; ${PROMPTS} prompts × ${PROMPT_LENGTH} tokens, ${NEW_TOKENS} new tokens each, temperature 1`);
-console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load average ${loadavg().map((l) => l.toFixed(2)).join(" ")} (shared)`);
+console.log(
+  `tiny model ${config.numLayers} layers × ${config.hiddenSize} hidden, vocab ${config.vocabSize}; ${PROMPTS} prompts × ${PROMPT_LENGTH} tokens, ${NEW_TOKENS} new tokens each, temperature 1`,
+);
+console.log(
+  `machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")} (shared)`,
+);
 console.log(`same weights: max |logit(onnx) − logit(tfjs)| = ${logitsGap.toExponential(2)}`);
 
 const results = [
@@ -147,7 +163,9 @@ const results = [
 const baseline = results[2]!.tokensPerSecond;
 console.log("");
 for (const r of results) {
-  console.log(`${r.name.padEnd(54)} ${r.tokensPerSecond.toFixed(0).padStart(7)} tokens/s  (${r.seconds.toFixed(2)} s)  ${(r.tokensPerSecond / baseline).toFixed(1)}× recompute`);
+  console.log(
+    `${r.name.padEnd(54)} ${r.tokensPerSecond.toFixed(0).padStart(7)} tokens/s  (${r.seconds.toFixed(2)} s)  ${(r.tokensPerSecond / baseline).toFixed(1)}× recompute`,
+  );
 }
 const sameTokens = results[0]!.outputs.every((tokens, i) => tokens.every((t, j) => t === results[2]!.outputs[i]![j]));
 console.log(`ONNX and tfjs recompute sampled ${sameTokens ? "identical" : "different"} tokens with the same seeds`);

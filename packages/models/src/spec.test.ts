@@ -12,12 +12,18 @@ import { ModelSpecError, parseModelSpec, policyFromSpec } from "./spec.js";
 
 describe("parseModelSpec", () => {
   it.each([
-    { spec: "openai:http://localhost:8000/v1#Qwen/Qwen3-8B", parsed: { kind: "openai", baseURL: "http://localhost:8000/v1", model: "Qwen/Qwen3-8B", options: {} } },
+    {
+      spec: "openai:http://localhost:8000/v1#Qwen/Qwen3-8B",
+      parsed: { kind: "openai", baseURL: "http://localhost:8000/v1", model: "Qwen/Qwen3-8B", options: {} },
+    },
     {
       spec: "openai:https://api.openai.com/v1#gpt-4.1,tokens=off,concurrency=8",
       parsed: { kind: "openai", baseURL: "https://api.openai.com/v1", model: "gpt-4.1", options: { tokens: "off", concurrency: "8" } },
     },
-    { spec: "onnx:./models/qwen3-0.6b,threads=2,thinking=off", parsed: { kind: "onnx", dir: "./models/qwen3-0.6b", options: { threads: "2", thinking: "off" } } },
+    {
+      spec: "onnx:./models/qwen3-0.6b,threads=2,thinking=off",
+      parsed: { kind: "onnx", dir: "./models/qwen3-0.6b", options: { threads: "2", thinking: "off" } },
+    },
     { spec: "tiny:runs/a/checkpoints/step-40,engine=onnx", parsed: { kind: "tiny", dir: "runs/a/checkpoints/step-40", options: { engine: "onnx" } } },
   ])("reads $spec with its options", ({ spec, parsed }) => {
     expect(parseModelSpec(spec)).toEqual(parsed);
@@ -80,7 +86,12 @@ describe("policyFromSpec", () => {
 
   it("openai tokens: the chat template renders locally and token ids go through /v1/completions", async () => {
     server.clearRequests();
-    server.setScript([reply.tokens([{ id: 72, text: "H", logprob: -0.5 }, { id: 258, text: "<|im_end|>", logprob: -0.1 }])]);
+    server.setScript([
+      reply.tokens([
+        { id: 72, text: "H", logprob: -0.5 },
+        { id: 258, text: "<|im_end|>", logprob: -0.1 },
+      ]),
+    ]);
     const resolved = await policyFromSpec(`openai:${server.baseURL}#m,mode=tokens,tokenizer=${onnxDir}`);
     const generation = await resolved.policy.generate(ask);
     expect(generation).toMatchObject({ text: "H", outputTokens: [72, 258], logprobs: [-0.5, -0.1] });
@@ -100,7 +111,9 @@ describe("policyFromSpec", () => {
   it("refuses options that do not fit, and names a missing folder", async () => {
     await expect(policyFromSpec(`openai:${server.baseURL}#m,mode=tokens`)).rejects.toThrow("mode=tokens needs tokenizer=");
     await expect(policyFromSpec(`openai:${server.baseURL}#m,tokenizer=${onnxDir}`)).rejects.toThrow("tokenizer is used only with mode=tokens");
-    await expect(policyFromSpec(`openai:${server.baseURL}#m,server=tgi`)).rejects.toThrow('server must be one of vllm, sglang, llama.cpp, openai, unknown, got "tgi"');
+    await expect(policyFromSpec(`openai:${server.baseURL}#m,server=tgi`)).rejects.toThrow(
+      'server must be one of vllm, sglang, llama.cpp, openai, unknown, got "tgi"',
+    );
     await expect(policyFromSpec(`onnx:${onnxDir},threads=-1`)).rejects.toThrow('threads must be a positive number, got "-1"');
     await expect(policyFromSpec(`onnx:${join(root, "nowhere")}`)).rejects.toThrow(join(root, "nowhere"));
   });

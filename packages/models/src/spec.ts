@@ -111,7 +111,8 @@ export async function policyFromSpec(spec: string | ModelSpec, options: ResolveO
   };
   const choice = <T extends string>(key: string, allowed: readonly T[], fallback: T): T => {
     const value = o[key] ?? fallback;
-    if (!(allowed as readonly string[]).includes(value)) throw new ModelSpecError(source, `${key} must be one of ${allowed.join(", ")}, got ${JSON.stringify(value)}`);
+    if (!(allowed as readonly string[]).includes(value))
+      throw new ModelSpecError(source, `${key} must be one of ${allowed.join(", ")}, got ${JSON.stringify(value)}`);
     return value as T;
   };
   const thinking = choice("thinking", ["on", "off", "default"], "default");
@@ -122,11 +123,13 @@ export async function policyFromSpec(spec: string | ModelSpec, options: ResolveO
     case "openai": {
       const mode = choice("mode", ["chat", "tokens"], "chat");
       const server = o.server === undefined ? undefined : ServerKind.safeParse(o.server);
-      if (server && !server.success) throw new ModelSpecError(source, `server must be one of ${ServerKind.options.join(", ")}, got ${JSON.stringify(o.server)}`);
+      if (server && !server.success)
+        throw new ModelSpecError(source, `server must be one of ${ServerKind.options.join(", ")}, got ${JSON.stringify(o.server)}`);
       const timeout = number("timeout");
       const concurrency = number("concurrency");
       const retries = o.retries === undefined ? undefined : Number(o.retries);
-      if (retries !== undefined && !(Number.isInteger(retries) && retries >= 0)) throw new ModelSpecError(source, `retries must be a whole number, got ${JSON.stringify(o.retries)}`);
+      if (retries !== undefined && !(Number.isInteger(retries) && retries >= 0))
+        throw new ModelSpecError(source, `retries must be a whole number, got ${JSON.stringify(o.retries)}`);
       const connection = new ServerConnection({
         baseURL: parsed.baseURL,
         ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
@@ -151,7 +154,8 @@ export async function policyFromSpec(spec: string | ModelSpec, options: ResolveO
       if (o.tokens !== undefined) throw new ModelSpecError(source, "tokens applies to mode=chat; mode=tokens always returns token data");
       if (o.tokenizer === undefined) throw new ModelSpecError(source, "mode=tokens needs tokenizer=<folder with tokenizer.json and tokenizer_config.json>");
       const tokenizer = await loadHuggingFaceTokenizer(o.tokenizer);
-      if (!tokenizer.chatTemplate) throw new ModelCapabilityError(`${o.tokenizer}: the tokenizer has no chat template (tokenizer_config.json chat_template or chat_template.jinja)`);
+      if (!tokenizer.chatTemplate)
+        throw new ModelCapabilityError(`${o.tokenizer}: the tokenizer has no chat template (tokenizer_config.json chat_template or chat_template.jinja)`);
       const sampler = new ServerTokenSampler({ baseURL: parsed.baseURL, model: parsed.model, connection });
       const policy = new SamplerPolicy({
         id: `openai:${parsed.model}`,

@@ -4,14 +4,7 @@ import { z } from "zod";
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 export const JsonValue: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([
-    z.string(),
-    z.number(),
-    z.boolean(),
-    z.null(),
-    z.array(JsonValue),
-    z.record(z.string(), JsonValue),
-  ]),
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]),
 );
 
 /** A JSON object: tool arguments, environment snapshots, metadata. */

@@ -147,10 +147,14 @@ describe("malformed records", () => {
     };
     const error = (() => {
       try {
-        parseRecord(Cm2Record, { uuid: "u", messages: [{ role: "user", content: "hi" }], tools: [], checklists: [[[item]]] }, {
-          file: "train.jsonl",
-          line: 4,
-        });
+        parseRecord(
+          Cm2Record,
+          { uuid: "u", messages: [{ role: "user", content: "hi" }], tools: [], checklists: [[[item]]] },
+          {
+            file: "train.jsonl",
+            line: 4,
+          },
+        );
       } catch (e) {
         return e;
       }
@@ -173,7 +177,12 @@ describe("requests as policies read them", () => {
 
   it("checks a plain request and fills in the sampling defaults", () => {
     const read = readGenerateRequest({ role: "act", messages: [{ role: "user", content: "Hi" }], sampling: { maxTokens: 4 } }, source);
-    expect(read).toEqual({ role: "act", messages: [{ role: "user", content: "Hi" }], tools: [], sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 4, stop: [] } });
+    expect(read).toEqual({
+      role: "act",
+      messages: [{ role: "user", content: "Hi" }],
+      tools: [],
+      sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 4, stop: [] },
+    });
   });
 
   it("names the bad field of a plain request", () => {
@@ -183,7 +192,12 @@ describe("requests as policies read them", () => {
   });
 
   it("takes a trusted request as it is, the same object, unchecked", () => {
-    const request: GenerateRequest = { role: "act", messages: [{ role: "user", content: "Hi" }], tools: [], sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 4, stop: [] } };
+    const request: GenerateRequest = {
+      role: "act",
+      messages: [{ role: "user", content: "Hi" }],
+      tools: [],
+      sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 4, stop: [] },
+    };
     expect(trustedRequest(request)).toBe(request);
     expect(readGenerateRequest(request, source)).toBe(request);
     // An equal request that nobody vouched for is checked: a fresh object comes back.

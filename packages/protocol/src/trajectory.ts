@@ -4,13 +4,7 @@ import { Message } from "./message.js";
 import { Step } from "./step.js";
 
 /** The typed failures of parsing an Act output. Any of them ends the episode. */
-export const ActParseErrorCode = z.enum([
-  "NO_TOOL_CALL_FOUND",
-  "JSON_DECODE_ERROR",
-  "NO_ARGUMENTS",
-  "INVALID_TOOL_NAME",
-  "NON_SERIALIZABLE_ARGUMENTS",
-]);
+export const ActParseErrorCode = z.enum(["NO_TOOL_CALL_FOUND", "JSON_DECODE_ERROR", "NO_ARGUMENTS", "INVALID_TOOL_NAME", "NON_SERIALIZABLE_ARGUMENTS"]);
 export type ActParseErrorCode = z.infer<typeof ActParseErrorCode>;
 
 /**

@@ -80,7 +80,8 @@ export function dumpValue(value: PyObject, sortKeys: boolean, item?: (value: nev
 function dumpIndented(value: PyObject, sortKeys: boolean, str: (s: string) => string, unit: string, newline: string): string {
   if (value === null || typeof value !== "object") return dumpValue(value, sortKeys, undefined, str);
   const inner = newline + unit;
-  const block = (parts: string[], open: string, close: string): string => (parts.length === 0 ? open + close : `${open}${inner}${parts.join(`,${inner}`)}${newline}${close}`);
+  const block = (parts: string[], open: string, close: string): string =>
+    parts.length === 0 ? open + close : `${open}${inner}${parts.join(`,${inner}`)}${newline}${close}`;
   const nested = (item: PyObject): string => dumpIndented(item, sortKeys, str, unit, inner);
   if (Array.isArray(value) || value instanceof PyTuple) return block((Array.isArray(value) ? value : value.items).map(nested), "[", "]");
   if (value instanceof PySet || value instanceof PyOpaque) throw notSerializable(value);
@@ -90,7 +91,11 @@ function dumpIndented(value: PyObject, sortKeys: boolean, str: (s: string) => st
     const all: [string, PyObject][] = value instanceof Map ? [...value] : Object.entries(value);
     entries = sortKeys ? all.sort(([a], [b]) => compareOrder(a, b)) : all;
   }
-  return block(entries.map(([key, item]) => `${str(key)}: ${nested(item)}`), "{", "}");
+  return block(
+    entries.map(([key, item]) => `${str(key)}: ${nested(item)}`),
+    "{",
+    "}",
+  );
 }
 
 /** A dict's items, sorted by key as `sorted(d.items())` orders them when asked (mixed key types raise). */

@@ -60,7 +60,5 @@ export function attributeError(text: string): PyException {
 
 /** A machine-readable code for a Python exception class: `ValueError` → `VALUE_ERROR`. */
 export function errorCode(pyType: string): string {
-  return pyType
-    .replace(/([a-z])([A-Z])/g, "$1_$2")
-    .toUpperCase();
+  return pyType.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
 }

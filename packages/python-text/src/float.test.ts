@@ -53,7 +53,7 @@ describe("floatRepr is Python's repr(float)", () => {
   });
 });
 
-describe("formatFixed is Python's f\"{x:.nf}\"", () => {
+describe('formatFixed is Python\'s f"{x:.nf}"', () => {
   // Python rounds the exact binary value half to even; 2.675 is stored as 2.67499999…
   it.each<[number, number, string]>([
     [0.125, 2, "0.12"],

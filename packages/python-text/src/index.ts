@@ -1,18 +1,7 @@
 export { binaryParts, divRoundHalfEven, floatRepr, formatFixed, roundFloat } from "./float.js";
 export { jsonFloat, jsonString, jsonStringUnicode } from "./json.js";
 export { bigintModel, hashDictModel, JSON_DEPTH_LIMIT, JsonDecodeError, jsonLoads, type JsonModel, type JsonScalar, type PyJson } from "./json-loads.js";
-export {
-  codePointLength,
-  compareCodePoints,
-  isSpace,
-  lstrip,
-  rstrip,
-  sortCodePoints,
-  splitlines,
-  splitWhitespace,
-  strip,
-  strRepr,
-} from "./string.js";
+export { codePointLength, compareCodePoints, isSpace, lstrip, rstrip, sortCodePoints, splitlines, splitWhitespace, strip, strRepr } from "./string.js";
 export { pyDumps, dumpValue, type PyDumpsOptions } from "./dumps.js";
 export { attributeError, DepthLimitError, errorCode, exceptionText, PyException, typeError, valueError } from "./errors.js";
 export { abs, add, asDict, count, dictKey, getKey, greaterThan, hasKey, iterate, len, lessThan, max, mul, sorted, sub } from "./ops.js";

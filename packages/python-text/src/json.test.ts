@@ -122,10 +122,23 @@ describe("jsonLoads is Python's json.loads", () => {
     const digit = fc.integer({ min: 0, max: 9 }).map(String);
     const digits = fc.string({ unit: digit, minLength: 1, maxLength: 20 });
     const literal = fc.oneof(
-      fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 9 }), fc.string({ unit: digit, maxLength: 18 })).map(([minus, lead, rest]) => `${minus ? "-" : ""}${lead}${rest}`),
+      fc
+        .tuple(fc.boolean(), fc.integer({ min: 1, max: 9 }), fc.string({ unit: digit, maxLength: 18 }))
+        .map(([minus, lead, rest]) => `${minus ? "-" : ""}${lead}${rest}`),
       fc.constantFrom("0", "-0"),
-      fc.tuple(digits.map((d) => d.replace(/^0+(?=\d)/, "")), digits).map(([whole, fraction]) => `${whole}.${fraction}`),
-      fc.tuple(digits.map((d) => d.replace(/^0+(?=\d)/, "")), fc.constantFrom("e", "E", "e+", "e-"), fc.integer({ min: 0, max: 30 })).map(([m, e, x]) => `${m}${e}${x}`),
+      fc
+        .tuple(
+          digits.map((d) => d.replace(/^0+(?=\d)/, "")),
+          digits,
+        )
+        .map(([whole, fraction]) => `${whole}.${fraction}`),
+      fc
+        .tuple(
+          digits.map((d) => d.replace(/^0+(?=\d)/, "")),
+          fc.constantFrom("e", "E", "e+", "e-"),
+          fc.integer({ min: 0, max: 30 }),
+        )
+        .map(([m, e, x]) => `${m}${e}${x}`),
     );
     const literals: JsonModel<string> = {
       int: (written) => `int ${written}`,

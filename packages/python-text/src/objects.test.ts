@@ -11,7 +11,10 @@ const tuple = (...items: PyObject[]): PyTuple => new PyTuple(items);
 describe("dicts with any hashable key", () => {
   it("file 1, 1.0 and True under one key, keeping the first key object and its position", () => {
     // d = {1: 'a', 'x': 'b'}; d[True] = 'c'; d[1.0] = 'd'  →  {1: 'd', 'x': 'b'}
-    const d = new PyHashDict([[1n, "a"], ["x", "b"]]);
+    const d = new PyHashDict([
+      [1n, "a"],
+      ["x", "b"],
+    ]);
     d.set(true, "c");
     d.set(1, "d");
     expect(d.size).toBe(2);
@@ -25,7 +28,12 @@ describe("dicts with any hashable key", () => {
 
   it("keys tuples by their items, None by itself, and a float by its value", () => {
     // {(1, 'a'): 1, None: 2, 1.5: 3, 0: 4}[(True, 'a')] is 1; -0.0 and False are the key 0.
-    const d = new PyHashDict([[tuple(1n, "a"), 1n], [null, 2n], [1.5, 3n], [0n, 4n]]);
+    const d = new PyHashDict([
+      [tuple(1n, "a"), 1n],
+      [null, 2n],
+      [1.5, 3n],
+      [0n, 4n],
+    ]);
     expect(d.get(tuple(true, "a"))).toBe(1n);
     expect(d.get(tuple(1n, "a", "b"))).toBeUndefined();
     expect(d.get(null)).toBe(2n);
@@ -52,7 +60,11 @@ describe("dicts with any hashable key", () => {
     d.set("b", 3n);
     expect(d.keys()).toEqual(["a", true, "b"]);
     expect(d.values()).toEqual([2n, "t", 3n]);
-    expect([...d]).toEqual([["a", 2n], [true, "t"], ["b", 3n]]);
+    expect([...d]).toEqual([
+      ["a", 2n],
+      [true, "t"],
+      ["b", 3n],
+    ]);
     const copy = d.copy();
     copy.set("c", 4n);
     expect(d.size).toBe(3);
@@ -61,7 +73,15 @@ describe("dicts with any hashable key", () => {
 
   it("compare with each other and with str-keyed Maps whatever their order", () => {
     // {'a': 1, 'b': [2]} == {'b': [2.0], 'a': True}
-    expect(pyEquals(PyHashDict.of({ a: 1n, b: [2n] }), new Map<string, PyObject>([["b", [2]], ["a", true]]))).toBe(true);
+    expect(
+      pyEquals(
+        PyHashDict.of({ a: 1n, b: [2n] }),
+        new Map<string, PyObject>([
+          ["b", [2]],
+          ["a", true],
+        ]),
+      ),
+    ).toBe(true);
     expect(pyEquals(new PyHashDict([[1n, "x"]]), new PyHashDict([[1, "x"]]))).toBe(true);
     expect(pyEquals(new PyHashDict([[1n, "x"]]), new Map([["1", "x"]]))).toBe(false);
     expect(pyEquals(PyHashDict.of({ a: 1n }), PyHashDict.of({ a: 1n, b: 2n }))).toBe(false);
@@ -70,13 +90,30 @@ describe("dicts with any hashable key", () => {
 
 describe("tuples, sets and opaque objects", () => {
   it("print as Python prints them", () => {
-    expect(pyRepr([tuple(1n), tuple(), tuple(1n, "a"), new PySet(), new PySet([3n, 3]), null, true, 2])).toBe("[(1,), (), (1, 'a'), set(), {3}, None, True, 2.0]");
+    expect(pyRepr([tuple(1n), tuple(), tuple(1n, "a"), new PySet(), new PySet([3n, 3]), null, true, 2])).toBe(
+      "[(1,), (), (1, 'a'), set(), {3}, None, True, 2.0]",
+    );
     expect(pyRepr(new PyOpaque("mpf", () => "mpf('1.3027')"))).toBe("mpf('1.3027')");
   });
 
   it("have Python's type names and truth values", () => {
-    expect([tuple(), new PySet(), new PyHashDict(), new PyOpaque("Decimal", "Decimal('1')"), new Map(), {}].map(pyTypeName)).toEqual(["tuple", "set", "dict", "Decimal", "dict", "dict"]);
-    expect([tuple(), tuple(0n), new PySet(), new PySet([0n]), new PyHashDict(), PyHashDict.of({ a: null }), new PyOpaque("x", "x")].map(truthy)).toEqual([false, true, false, true, false, true, true]);
+    expect([tuple(), new PySet(), new PyHashDict(), new PyOpaque("Decimal", "Decimal('1')"), new Map(), {}].map(pyTypeName)).toEqual([
+      "tuple",
+      "set",
+      "dict",
+      "Decimal",
+      "dict",
+      "dict",
+    ]);
+    expect([tuple(), tuple(0n), new PySet(), new PySet([0n]), new PyHashDict(), PyHashDict.of({ a: null }), new PyOpaque("x", "x")].map(truthy)).toEqual([
+      false,
+      true,
+      false,
+      true,
+      false,
+      true,
+      true,
+    ]);
   });
 
   it("compare as Python compares them", () => {
@@ -96,7 +133,14 @@ describe("tuples, sets and opaque objects", () => {
 
   it("count and iterate as len() and list() do", () => {
     expect([len(tuple(1n, 2n)), len(new PySet([1n, 1, true])), len(PyHashDict.of({ a: 1n })), len("a😀b")]).toEqual([2, 1, 1, 3]);
-    expect(iterate(new PyHashDict([[1n, "a"], ["k", "b"]]))).toEqual([1n, "k"]);
+    expect(
+      iterate(
+        new PyHashDict([
+          [1n, "a"],
+          ["k", "b"],
+        ]),
+      ),
+    ).toEqual([1n, "k"]);
     expect(iterate(tuple("x", 2n))).toEqual(["x", 2n]);
     expect(exceptionText(() => len(new PyOpaque("mpf", "mpf('1.0')")))).toBe("TypeError: object of type 'mpf' has no len()");
   });
@@ -104,7 +148,10 @@ describe("tuples, sets and opaque objects", () => {
   it("deep-copy containers and share what is immutable", () => {
     const inner = [1n];
     const opaque = new PyOpaque("mpf", "mpf('2.0')");
-    const original = new PyHashDict([[tuple(1n), [inner, opaque]], ["set", new PySet(["x"])]]);
+    const original = new PyHashDict([
+      [tuple(1n), [inner, opaque]],
+      ["set", new PySet(["x"])],
+    ]);
     const copy = pyDeepCopy(original);
     expect(pyEquals(copy, original)).toBe(true);
     const items = copy.get(tuple(1n)) as PyObject[];
@@ -117,7 +164,13 @@ describe("tuples, sets and opaque objects", () => {
 describe("json.dumps and json.loads with these types", () => {
   it("writes tuples as lists and int, float, bool and None keys as their JSON text", () => {
     // json.dumps({'a': (1, 2.0, 'é'), 1: True, 1.5: False, None: 0, False: None})
-    const d = new PyHashDict([["a", tuple(1n, 2, "é")], [1n, true], [1.5, false], [null, 0n], [false, null]]);
+    const d = new PyHashDict([
+      ["a", tuple(1n, 2, "é")],
+      [1n, true],
+      [1.5, false],
+      [null, 0n],
+      [false, null],
+    ]);
     expect(pyDumps(d)).toBe('{"a": [1, 2.0, "\\u00e9"], "1": true, "1.5": false, "null": 0, "false": null}');
   });
 
@@ -129,16 +182,48 @@ describe("json.dumps and json.loads with these types", () => {
 
   it("sorts keys as sorted(d.items()) does, and refuses to order str and int keys", () => {
     // json.dumps({2: 'b', 1.5: 'a', True: 'c'}, sort_keys=True)
-    expect(pyDumps(new PyHashDict([[2n, "b"], [1.5, "a"], [true, "c"]]), { sortKeys: true })).toBe('{"true": "c", "1.5": "a", "2": "b"}');
-    expect(exceptionText(() => pyDumps(new PyHashDict([["a", 1n], [1n, 2n]]), { sortKeys: true }))).toBe("TypeError: '<' not supported between instances of 'int' and 'str'");
+    expect(
+      pyDumps(
+        new PyHashDict([
+          [2n, "b"],
+          [1.5, "a"],
+          [true, "c"],
+        ]),
+        { sortKeys: true },
+      ),
+    ).toBe('{"true": "c", "1.5": "a", "2": "b"}');
+    expect(
+      exceptionText(() =>
+        pyDumps(
+          new PyHashDict([
+            ["a", 1n],
+            [1n, 2n],
+          ]),
+          { sortKeys: true },
+        ),
+      ),
+    ).toBe("TypeError: '<' not supported between instances of 'int' and 'str'");
   });
 
   it("indents as json.dumps(indent=n) does", () => {
     // json.dumps({'a': [1], 'b': {}, 'c': [], 'd': {'e': (None,)}}, indent=4)
     const d = PyHashDict.of({ a: [1n], b: new PyHashDict(), c: [], d: PyHashDict.of({ e: tuple(null) }) });
-    expect(pyDumps(d, { indent: 4 })).toBe('{\n    "a": [\n        1\n    ],\n    "b": {},\n    "c": [],\n    "d": {\n        "e": [\n            null\n        ]\n    }\n}');
+    expect(pyDumps(d, { indent: 4 })).toBe(
+      '{\n    "a": [\n        1\n    ],\n    "b": {},\n    "c": [],\n    "d": {\n        "e": [\n            null\n        ]\n    }\n}',
+    );
     // json.dumps([1, {'b': 1, 'a': 2}], indent=0, sort_keys=True)
-    expect(pyDumps([1n, new Map([["b", 1n], ["a", 2n]])], { indent: 0, sortKeys: true })).toBe('[\n1,\n{\n"a": 2,\n"b": 1\n}\n]');
+    expect(
+      pyDumps(
+        [
+          1n,
+          new Map([
+            ["b", 1n],
+            ["a", 2n],
+          ]),
+        ],
+        { indent: 0, sortKeys: true },
+      ),
+    ).toBe('[\n1,\n{\n"a": 2,\n"b": 1\n}\n]');
     expect(pyDumps("x", { indent: 2 })).toBe('"x"');
   });
 
@@ -151,7 +236,11 @@ describe("json.dumps and json.loads with these types", () => {
   });
 
   it("turns into plain JSON with str() keys and arrays for tuples and sets", () => {
-    const d = new PyHashDict([[1n, tuple(2n, 2.5)], ["s", new PySet(["x"])], ["o", new PyOpaque("Decimal", "Decimal('1.5')")]]);
+    const d = new PyHashDict([
+      [1n, tuple(2n, 2.5)],
+      ["s", new PySet(["x"])],
+      ["o", new PyOpaque("Decimal", "Decimal('1.5')")],
+    ]);
     expect(toJson(d)).toEqual({ "1": [2, 2.5], s: ["x"], o: "Decimal('1.5')" });
   });
 });

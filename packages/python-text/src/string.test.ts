@@ -50,7 +50,13 @@ describe("Python orders strings by code point", () => {
       for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
       return x.length - y.length;
     };
-    fc.assert(fc.property(fc.string({ unit: "grapheme" }), fc.string({ unit: "grapheme" }), (a, b) => Math.sign(compareCodePoints(a, b)) === Math.sign(byCodePoints(a, b))));
+    fc.assert(
+      fc.property(
+        fc.string({ unit: "grapheme" }),
+        fc.string({ unit: "grapheme" }),
+        (a, b) => Math.sign(compareCodePoints(a, b)) === Math.sign(byCodePoints(a, b)),
+      ),
+    );
   });
 
   it("sorts in place and returns the same array", () => {

@@ -43,5 +43,7 @@ const rows: [string, number, string, number][] = [
 ];
 console.log("python-text: Python's text forms next to JavaScript's native ones (best of repeated runs)");
 for (const [ours, oursMs, native, nativeMs] of rows) {
-  console.log(`  ${ours.padEnd(26)} ${oursMs.toFixed(2).padStart(8)} ms   ${native.padEnd(15)} ${nativeMs.toFixed(2).padStart(8)} ms   ×${(oursMs / nativeMs).toFixed(2)}`);
+  console.log(
+    `  ${ours.padEnd(26)} ${oursMs.toFixed(2).padStart(8)} ms   ${native.padEnd(15)} ${nativeMs.toFixed(2).padStart(8)} ms   ×${(oursMs / nativeMs).toFixed(2)}`,
+  );
 }

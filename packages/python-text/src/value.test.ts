@@ -13,7 +13,15 @@ describe("json.dumps as Python writes it", () => {
   });
 
   it("keeps ints and floats apart and separates with ', ' and ': '", () => {
-    expect(pyDumps(new Map<string, PyValue>([["b", 1n], ["a", 1], ["c", [true, null, "x"]]]))).toBe('{"b": 1, "a": 1.0, "c": [true, null, "x"]}');
+    expect(
+      pyDumps(
+        new Map<string, PyValue>([
+          ["b", 1n],
+          ["a", 1],
+          ["c", [true, null, "x"]],
+        ]),
+      ),
+    ).toBe('{"b": 1, "a": 1.0, "c": [true, null, "x"]}');
     expect(pyDumps(123456789012345678901234567890n)).toBe("123456789012345678901234567890");
   });
 
@@ -22,7 +30,19 @@ describe("json.dumps as Python writes it", () => {
   });
 
   it("sorts keys by code point with sort_keys", () => {
-    const dict = new Map<string, PyValue>([["b", 1n], ["B", 2n], ["😀", 3n], ["\uffff", 4n], ["a1", new Map([["z", 1n], ["y", 2n]])]]);
+    const dict = new Map<string, PyValue>([
+      ["b", 1n],
+      ["B", 2n],
+      ["😀", 3n],
+      ["\uffff", 4n],
+      [
+        "a1",
+        new Map([
+          ["z", 1n],
+          ["y", 2n],
+        ]),
+      ],
+    ]);
     expect(pyDumps(dict, { sortKeys: true })).toBe('{"B": 2, "a1": {"y": 2, "z": 1}, "b": 1, "\\uffff": 4, "\\ud83d\\ude00": 3}');
   });
 
@@ -69,7 +89,15 @@ describe("Python semantics benchmark tools rely on", () => {
     expect(pyEquals(1n, 1)).toBe(true);
     expect(pyEquals(true, 1n)).toBe(true);
     expect(pyEquals("1", 1n)).toBe(false);
-    expect(pyEquals(new Map<string, PyValue>([["a", 1n], ["b", [2]]]), { b: [2n], a: 1 })).toBe(true);
+    expect(
+      pyEquals(
+        new Map<string, PyValue>([
+          ["a", 1n],
+          ["b", [2]],
+        ]),
+        { b: [2n], a: 1 },
+      ),
+    ).toBe(true);
     expect(count(["a", "a", "b"], "a")).toBe(2);
     expect(iterate("ab")).toEqual(["a", "b"]);
     expect(sorted(["b", "a", "B"])).toEqual(["B", "a", "b"]);

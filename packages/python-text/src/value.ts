@@ -114,7 +114,9 @@ export function pyRepr(value: PyObject): string {
   if (value instanceof PySet) return value.size === 0 ? "set()" : `{${[...value].map(pyRepr).join(", ")}}`;
   if (value instanceof PyOpaque) return value.repr;
   // Only a model's fields are left (the scalars were written first).
-  return `{${Object.entries(value as PyFields).map(([key, item]) => `${strRepr(key)}: ${pyRepr(item)}`).join(", ")}}`;
+  return `{${Object.entries(value as PyFields)
+    .map(([key, item]) => `${strRepr(key)}: ${pyRepr(item)}`)
+    .join(", ")}}`;
 }
 
 /** Python's `str()`: strings as they are, everything else as `repr()`. */
@@ -271,6 +273,7 @@ export function pyDeepCopy<T extends PyObject>(value: T): T {
   if (source instanceof PyOpaque) return value;
   // The same prototype as the model copied; fields are defined, so a `__proto__` field stays a field.
   const copy = Object.create(Object.getPrototypeOf(source) as object | null) as Record<string, PyObject>;
-  for (const [key, item] of Object.entries(source)) Object.defineProperty(copy, key, { value: pyDeepCopy(item), enumerable: true, writable: true, configurable: true });
+  for (const [key, item] of Object.entries(source))
+    Object.defineProperty(copy, key, { value: pyDeepCopy(item), enumerable: true, writable: true, configurable: true });
   return copy as T;
 }

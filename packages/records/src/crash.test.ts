@@ -23,7 +23,9 @@ const child = join(import.meta.dirname, "testing", "crash-child.ts");
 
 /** Run the writer `scenario` on `path` until `point` (or to the end for "none"); kill it there. */
 function runWriter(scenario: string, path: string, point: string): Promise<void> {
-  const writer = spawn(process.execPath, ["--conditions=@envace/source", "--import", "tsx", child, scenario, path, point], { stdio: ["ignore", "pipe", "pipe"] });
+  const writer = spawn(process.execPath, ["--conditions=@envace/source", "--import", "tsx", child, scenario, path, point], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   writer.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
@@ -67,7 +69,10 @@ describe("a writer killed at each step", { timeout: 60_000 }, () => {
         expect(readFileSync(path, "utf8") === fileContents(version), point).toBe(true);
         // Besides the file, at most the killed writer's temporary file remains, under a hidden name.
         const others = readdirSync(dir).filter((name) => name !== "summary.json");
-        expect(others.every((name) => /^\.summary\.json\.\d+-[0-9a-f]{8}\.tmp$/.test(name)), point).toBe(true);
+        expect(
+          others.every((name) => /^\.summary\.json\.\d+-[0-9a-f]{8}\.tmp$/.test(name)),
+          point,
+        ).toBe(true);
         expect(others.length, point).toBe(version === 1 ? 1 : 0);
       }),
     );
@@ -108,7 +113,10 @@ describe("a writer killed at each step", { timeout: 60_000 }, () => {
         const path = join(folder("jsonl"), "entries.jsonl");
         await runWriter("jsonl", path, point);
         const written = Number(point.split("#")[1]);
-        expect(JsonLinesFile.open(path, Line).records.map((r) => r.n), point).toEqual(Array.from({ length: written }, (_, i) => i + 1));
+        expect(
+          JsonLinesFile.open(path, Line).records.map((r) => r.n),
+          point,
+        ).toEqual(Array.from({ length: written }, (_, i) => i + 1));
         await runWriter("jsonl", path, "none");
         expect(readFileSync(path, "utf8"), point).toBe(linesOf([1, 2, 3, 4]));
       }),

@@ -33,7 +33,10 @@ function evaluate(out: string, ids: string[], options: Record<string, unknown> =
   return { ran, notices, summary };
 }
 
-const lines = (file: string): string[] => readFileSync(file, "utf8").split("\n").filter((l) => l !== "");
+const lines = (file: string): string[] =>
+  readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l !== "");
 
 describe("an evaluation's run directory", () => {
   it("fresh: writes options.json when the run starts, entries as they finish and the summary; nothing at open", () => {
@@ -72,7 +75,9 @@ describe("an evaluation's run directory", () => {
     const before = readFileSync(join(out, "entries.jsonl"), "utf8");
     const changed = { model: "n", limits: { turns: 8 }, seed: 3 };
     expect(() => open(out, changed)).toThrow(RunDirectoryError);
-    expect(() => open(out, changed)).toThrow(`${out} holds a run with other options (model: "m" → "n", seed: (none) → 3, temperature: 0.6 → (none)); use another --out, or the same options to resume it`);
+    expect(() => open(out, changed)).toThrow(
+      `${out} holds a run with other options (model: "m" → "n", seed: (none) → 3, temperature: 0.6 → (none)); use another --out, or the same options to resume it`,
+    );
     expect(readFileSync(join(out, "entries.jsonl"), "utf8")).toBe(before);
     expect(JSON.parse(readFileSync(join(out, "options.json"), "utf8"))).toEqual(OPTIONS);
   });
@@ -81,7 +86,9 @@ describe("an evaluation's run directory", () => {
     const old = folder();
     mkdirSync(old);
     writeFileSync(join(old, "entries.jsonl"), '{"id":"a","reward":1}\n');
-    expect(() => open(old)).toThrow(`${old} holds entries.jsonl but no options.json (an older version made it, and its options cannot be checked); use another --out`);
+    expect(() => open(old)).toThrow(
+      `${old} holds entries.jsonl but no options.json (an older version made it, and its options cannot be checked); use another --out`,
+    );
     const legacy = folder();
     mkdirSync(legacy);
     writeFileSync(join(legacy, "entries.jsonl"), '{"id":"a","reward":1}\n');

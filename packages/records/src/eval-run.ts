@@ -116,11 +116,14 @@ export class EvalRun<T, W = T> {
     const recordFile = existsSync(optionsFile) ? optionsFile : legacyFile !== undefined && existsSync(legacyFile) ? legacyFile : undefined;
     if (recordFile !== undefined) {
       const differences = optionDifferences(readOptionsFile(recordFile), spec.options as Readonly<Record<string, unknown>>);
-      if (differences.length > 0) throw new RunDirectoryError(`${out} holds a run with other options (${differences.join(", ")}); use another --out, or the same options to resume it`);
+      if (differences.length > 0)
+        throw new RunDirectoryError(`${out} holds a run with other options (${differences.join(", ")}); use another --out, or the same options to resume it`);
     } else {
       const made = [RUN_FILES.entries, RUN_FILES.summary].filter((name) => holdsData(join(out, name)));
       if (made.length > 0) {
-        throw new RunDirectoryError(`${out} holds ${made.join(" and ")} but no ${RUN_FILES.options} (an older version made it, and its options cannot be checked); use another --out`);
+        throw new RunDirectoryError(
+          `${out} holds ${made.join(" and ")} but no ${RUN_FILES.options} (an older version made it, and its options cannot be checked); use another --out`,
+        );
       }
     }
     const entries = JsonLinesFile.open(join(out, RUN_FILES.entries), spec.entry, {
@@ -163,7 +166,11 @@ export class EvalRun<T, W = T> {
   }
 
   /** Another JSON Lines file of the run directory (the conversations, raw outputs), appended to under the same rule. */
-  open<S extends z.ZodType, V = z.output<S>>(name: string, schema: S, options: { serialize?: (record: V) => string; parse?: (line: string) => unknown } = {}): JsonLinesFile<z.output<S>, V> {
+  open<S extends z.ZodType, V = z.output<S>>(
+    name: string,
+    schema: S,
+    options: { serialize?: (record: V) => string; parse?: (line: string) => unknown } = {},
+  ): JsonLinesFile<z.output<S>, V> {
     return JsonLinesFile.open(join(this.out, name), schema, { ...options, onTornLine: (torn: TornLine) => this.notify(describeTornLine(torn)) });
   }
 

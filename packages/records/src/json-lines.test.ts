@@ -22,7 +22,8 @@ const user = { source: "user" } as const;
 
 describe("parseJsonLines", () => {
   it("reads one record per line, skipping blank lines", () => {
-    for (const options of [own, user]) expect(parseJsonLines(Row, '{"n":1}\n\n{"n":2,"tags":["a"]}\n', "rows.jsonl", options)).toEqual([{ n: 1 }, { n: 2, tags: ["a"] }]);
+    for (const options of [own, user])
+      expect(parseJsonLines(Row, '{"n":1}\n\n{"n":2,"tags":["a"]}\n', "rows.jsonl", options)).toEqual([{ n: 1 }, { n: 2, tags: ["a"] }]);
   });
 
   it("drops a torn last line of the project's own file, one without a final newline, and reports it", () => {
@@ -62,11 +63,15 @@ describe("parseJsonLines", () => {
   });
 
   it("names the file and line of a line that is not JSON before the last", () => {
-    for (const options of [own, user]) expect(() => parseJsonLines(Row, '{"n":1}\n{"n":\n{"n":3}\n', "rows.jsonl", options)).toThrow(/^rows\.jsonl:2: not JSON \(/);
+    for (const options of [own, user])
+      expect(() => parseJsonLines(Row, '{"n":1}\n{"n":\n{"n":3}\n', "rows.jsonl", options)).toThrow(/^rows\.jsonl:2: not JSON \(/);
   });
 
   it("names the file, line and field of a record that fails the schema, last line included", () => {
-    for (const [options, text] of [[own, '{"n":1}\n{"n":2,"tags":["a",7]}'], [user, '{"n":1}\n{"n":2,"tags":["a",7]}\n']] as const) {
+    for (const [options, text] of [
+      [own, '{"n":1}\n{"n":2,"tags":["a",7]}'],
+      [user, '{"n":1}\n{"n":2,"tags":["a",7]}\n'],
+    ] as const) {
       const error = (() => {
         try {
           parseJsonLines(Row, text, "rows.jsonl", options);

@@ -32,14 +32,19 @@ export function digestAttempt(trajectory: Trajectory, index: number): AttemptDig
   for (const step of trajectory.steps) {
     if (step.type === "user") {
       for (const action of step.actions ?? []) {
-        for (const outcome of action.outcomes) events.push({ kind: "user_call", name: outcome.call.name, arguments: outcome.call.arguments, result: outcome.result });
+        for (const outcome of action.outcomes)
+          events.push({ kind: "user_call", name: outcome.call.name, arguments: outcome.call.arguments, result: outcome.result });
       }
       events.push({ kind: "user", text: step.message.content });
       continue;
     }
     for (const outcome of step.outcomes) {
       const source =
-        outcome.provenance === "rehearsed" && outcome.generation === undefined ? "validator" : outcome === lastOutcome && unreadRehearseEnding(trajectory.termination) !== undefined ? "unreadable" : "model";
+        outcome.provenance === "rehearsed" && outcome.generation === undefined
+          ? "validator"
+          : outcome === lastOutcome && unreadRehearseEnding(trajectory.termination) !== undefined
+            ? "unreadable"
+            : "model";
       events.push({ kind: "call", name: outcome.call.name, arguments: outcome.call.arguments, result: outcome.result, source });
     }
     const content = step.message.content ?? "";

@@ -49,7 +49,8 @@ export async function commit(options: CommitOptions): Promise<CommittedRun> {
   const metered = MeteredPolicy.wrap(options.policy, tokenCounter(options.tokenizer));
   const gateOptions = options.safeWrites === true ? {} : options.safeWrites === false ? undefined : options.safeWrites;
   const parserOptions = options.parser === undefined ? {} : { parser: options.parser };
-  const gate = gateOptions === undefined ? undefined : new SafeWriteGate(metered, options.memory?.predictedFailures ?? [], { ...parserOptions, ...gateOptions });
+  const gate =
+    gateOptions === undefined ? undefined : new SafeWriteGate(metered, options.memory?.predictedFailures ?? [], { ...parserOptions, ...gateOptions });
   const trajectory = await unfold({
     task,
     actor: gate ?? metered,

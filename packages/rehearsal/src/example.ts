@@ -35,7 +35,13 @@ const bank: Environment = {
 const transfer = '<tool_call>{"name":"transfer","arguments":{"to":"Bob","amount":500}}</tool_call>';
 const policy = ScriptedPolicy.queues("scripted", {
   // In rehearsal it transfers at once; for real it tries again, is shown the prediction, and reads instead.
-  act: [transfer, "I could not send it.", transfer, '<tool_call>{"name":"balance","arguments":{"account":"me"}}</tool_call>', "You have 120, so I cannot send 500."],
+  act: [
+    transfer,
+    "I could not send it.",
+    transfer,
+    '<tool_call>{"name":"balance","arguments":{"account":"me"}}</tool_call>',
+    "You have 120, so I cannot send 500.",
+  ],
   rehearse: ['<execution_result>{"error":{"code":"INSUFFICIENT_FUNDS","message":"balance 120 < 500"}}</execution_result>'],
   reflect: ['<assessment>{"reached_goal": false, "went_wrong": "the transfer fails", "revision": "check the balance first"}</assessment>'],
   summarize: ['<memory>{"plan": "Check the balance, then tell the user what is possible.", "lessons": ["500 is more than the balance."]}</memory>'],
@@ -43,6 +49,9 @@ const policy = ScriptedPolicy.queues("scripted", {
 
 const episode = await rehearseThenCommit({ task, policy, environment: bank, setting: "parallel:1", rehearsal: { memoryBudget: 100 }, safeWrites: true });
 console.log(episode.rehearsal?.memory.text);
-console.log("gate:", episode.committed.gate.map((event) => `turn ${event.turn}: ${event.flagged[0]?.name} held back, changed: ${event.changed}`));
+console.log(
+  "gate:",
+  episode.committed.gate.map((event) => `turn ${event.turn}: ${event.flagged[0]?.name} held back, changed: ${event.changed}`),
+);
 console.log("the bank saw:", log);
 console.log("ended:", episode.committed.trajectory.termination.reason);

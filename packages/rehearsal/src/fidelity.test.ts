@@ -76,12 +76,45 @@ describe("probeFidelity: rehearse each grounded call from its history and compar
     const report = aggregateFidelity(probed.comparisons.map(fidelityRecord));
     // balance: 2 compared; exact 1 (me), keys 2, status 2; both real lookups succeeded.
     const noFailures = { failures: 0, failuresPredicted: 0, failureRecall: null };
-    expect(report.tools.balance).toEqual({ compared: 2, exact: 1, keys: 2, status: 2, unreadable: 0, refused: 0, exactRate: 0.5, keysRate: 1, statusRate: 1, ...noFailures });
+    expect(report.tools.balance).toEqual({
+      compared: 2,
+      exact: 1,
+      keys: 2,
+      status: 2,
+      unreadable: 0,
+      refused: 0,
+      exactRate: 0.5,
+      keysRate: 1,
+      statusRate: 1,
+      ...noFailures,
+    });
     // transfer: 500 (same code, other message) and 20 (unreadable) compared; 0 refused. Only the
     // 500 really failed (the balance is 120), and the probe predicted that failure.
     const oneFailurePredicted = { failures: 1, failuresPredicted: 1, failureRecall: 1 };
-    expect(report.tools.transfer).toEqual({ compared: 2, exact: 0, keys: 1, status: 1, unreadable: 1, refused: 1, exactRate: 0, keysRate: 0.5, statusRate: 0.5, ...oneFailurePredicted });
-    expect(report.overall).toEqual({ compared: 4, exact: 1, keys: 3, status: 3, unreadable: 1, refused: 1, exactRate: 0.25, keysRate: 0.75, statusRate: 0.75, ...oneFailurePredicted });
+    expect(report.tools.transfer).toEqual({
+      compared: 2,
+      exact: 0,
+      keys: 1,
+      status: 1,
+      unreadable: 1,
+      refused: 1,
+      exactRate: 0,
+      keysRate: 0.5,
+      statusRate: 0.5,
+      ...oneFailurePredicted,
+    });
+    expect(report.overall).toEqual({
+      compared: 4,
+      exact: 1,
+      keys: 3,
+      status: 3,
+      unreadable: 1,
+      refused: 1,
+      exactRate: 0.25,
+      keysRate: 0.75,
+      statusRate: 0.75,
+      ...oneFailurePredicted,
+    });
     expect(Object.keys(report.tools)).toEqual(["balance", "transfer"]);
   });
 

@@ -1,4 +1,14 @@
-import { SamplingParams, type JsonValue, type Message, type Policy, type SamplingParamsInput, type Task, type Tokenizer, type ToolResult, type Trajectory } from "@envace/protocol";
+import {
+  SamplingParams,
+  type JsonValue,
+  type Message,
+  type Policy,
+  type SamplingParamsInput,
+  type Task,
+  type Tokenizer,
+  type ToolResult,
+  type Trajectory,
+} from "@envace/protocol";
 import { RehearsalEnvironment, stepMessages, type RehearsalEnvironmentOptions } from "@envace/trajectory";
 import { canonicalJson } from "@envace/records";
 import { REHEARSAL_SAMPLING } from "./setting.js";
@@ -101,7 +111,8 @@ export async function probeFidelity(options: ProbeOptions): Promise<{ comparison
           environment.rehearse(outcome.call, { history: before, latestAct: step.message }, sampling, signal).then((answer) => {
             const base = { tool: outcome.call.name, step: index, callId: outcome.call.id, real };
             // A prediction that could not be read, or not even asked for (the prompt overflowed the context), disagrees.
-            if (answer.kind === "failed" || answer.kind === "too_long") return { ...base, answer: "unreadable", rehearsed: null, exact: false, keys: false, status: false };
+            if (answer.kind === "failed" || answer.kind === "too_long")
+              return { ...base, answer: "unreadable", rehearsed: null, exact: false, keys: false, status: false };
             return { ...base, answer: answer.kind === "rejected" ? "refused" : "model", rehearsed: answer.result, ...compareResults(answer.result, real) };
           }),
         );
@@ -164,7 +175,16 @@ export function fidelityRecord({ tool, answer, exact, keys, status, real }: Fide
 }
 
 export function aggregateFidelity(comparisons: readonly FidelityRecord[]): FidelityReport {
-  const empty = (): Omit<FidelityStats, "exactRate" | "keysRate" | "statusRate" | "failureRecall"> => ({ compared: 0, exact: 0, keys: 0, status: 0, unreadable: 0, refused: 0, failures: 0, failuresPredicted: 0 });
+  const empty = (): Omit<FidelityStats, "exactRate" | "keysRate" | "statusRate" | "failureRecall"> => ({
+    compared: 0,
+    exact: 0,
+    keys: 0,
+    status: 0,
+    unreadable: 0,
+    refused: 0,
+    failures: 0,
+    failuresPredicted: 0,
+  });
   const overall = empty();
   const byTool = new Map<string, ReturnType<typeof empty>>();
   for (const c of comparisons) {
@@ -189,7 +209,13 @@ export function aggregateFidelity(comparisons: readonly FidelityRecord[]): Fidel
   }
   const rated = (s: ReturnType<typeof empty>): FidelityStats => {
     const rate = (n: number): number | null => (s.compared === 0 ? null : n / s.compared);
-    return { ...s, exactRate: rate(s.exact), keysRate: rate(s.keys), statusRate: rate(s.status), failureRecall: s.failures === 0 ? null : s.failuresPredicted / s.failures };
+    return {
+      ...s,
+      exactRate: rate(s.exact),
+      keysRate: rate(s.keys),
+      statusRate: rate(s.status),
+      failureRecall: s.failures === 0 ? null : s.failuresPredicted / s.failures,
+    };
   };
   const tools = Object.create(null) as Record<string, FidelityStats>;
   for (const name of [...byTool.keys()].sort()) tools[name] = rated(byTool.get(name)!);

@@ -23,7 +23,11 @@ const failure = (name: string, args: Record<string, string | number>, code: stri
 
 const buy = failure("buy", { item: "rabo", qty: 2 }, "LOW_BALANCE", true, "balance 4 < 6");
 const look = failure("item", { name: "mivo" }, "NOT_FOUND", false, "no item mivo");
-const summary: Summary = { plan: "Look up ada and rabo, then buy only if the balance covers it.", lessons: ["Check stock first.", "Reply with the order id."], source: "policy" };
+const summary: Summary = {
+  plan: "Look up ada and rabo, then buy only if the balance covers it.",
+  lessons: ["Check stock first.", "Reply with the order id."],
+  source: "policy",
+};
 
 const FULL = [
   "## Rehearsal memory",
@@ -90,7 +94,13 @@ describe("rehearsal memory: conclusions first, within the token budget", () => {
   it("never exceeds the budget and keeps every write failure while they fit (property)", () => {
     const text = fc.string({ maxLength: 60 });
     const failures = fc.array(
-      fc.record({ name: fc.constantFrom("buy", "pay", "item", "user"), qty: fc.integer({ min: 1, max: 99 }), code: fc.constantFrom("LOW_BALANCE", "NOT_FOUND"), write: fc.boolean(), message: text }),
+      fc.record({
+        name: fc.constantFrom("buy", "pay", "item", "user"),
+        qty: fc.integer({ min: 1, max: 99 }),
+        code: fc.constantFrom("LOW_BALANCE", "NOT_FOUND"),
+        write: fc.boolean(),
+        message: text,
+      }),
       { maxLength: 5 },
     );
     fc.assert(
@@ -121,7 +131,10 @@ const digest = (index: number, code: string | null): AttemptDigest => ({
       kind: "call",
       name: "transfer",
       arguments: { to: "Bob", amount: 500 },
-      result: code === null ? { status: "ok", callId: "c", name: "transfer", content: { ok: true, note: "x".repeat(100) } } : { status: "error", callId: "c", name: "transfer", error: { code, message: "no" } },
+      result:
+        code === null
+          ? { status: "ok", callId: "c", name: "transfer", content: { ok: true, note: "x".repeat(100) } }
+          : { status: "error", callId: "c", name: "transfer", error: { code, message: "no" } },
       source: "model",
     },
     { kind: "reply", text: "Done." },
@@ -137,7 +150,9 @@ describe("what sequential attempts are shown of the earlier ones", () => {
   it("shows each earlier attempt in full with its assessment when there is room", () => {
     const note = earlierAttemptsNote(attempts.slice(0, 2), null, chars);
     expect(note).toContain('### Attempt 1 (predicted, not real)\n1. transfer {"amount":500,"to":"Bob"} → {"ok":true,"note":"xxx');
-    expect(note).toContain("### Attempt 2 (predicted, not real)\n1. transfer {\"amount\":500,\"to\":\"Bob\"} → error INSUFFICIENT_FUNDS: no\n2. reply: Done.\nended: the agent finished\nAssessment: goal reached: no; went wrong: too much; revision: check first");
+    expect(note).toContain(
+      '### Attempt 2 (predicted, not real)\n1. transfer {"amount":500,"to":"Bob"} → error INSUFFICIENT_FUNDS: no\n2. reply: Done.\nended: the agent finished\nAssessment: goal reached: no; went wrong: too much; revision: check first',
+    );
   });
 
   it("shrinks to the budget: shorter results, then assessments only, then the latest attempts only", () => {

@@ -58,7 +58,12 @@ describe("private by construction: rehearsal never reaches the real environment"
     );
     await fc.assert(
       fc.asyncProperty(
-        fc.record(Object.fromEntries(roles.map((role) => [role, fc.array(output, { minLength: 1, maxLength: 6 })])) as Record<PolicyRole, fc.Arbitrary<(string | ScriptedReply)[]>>),
+        fc.record(
+          Object.fromEntries(roles.map((role) => [role, fc.array(output, { minLength: 1, maxLength: 6 })])) as Record<
+            PolicyRole,
+            fc.Arbitrary<(string | ScriptedReply)[]>
+          >,
+        ),
         fc.constantFrom("parallel:2", "sequential:2", "parallel:1"),
         fc.boolean(),
         async (script, setting, safeWrites) => {

@@ -23,8 +23,13 @@ describe("reading reflect outputs", () => {
   it("writes an assessment as the tagged JSON the reader takes first", () => {
     const text = reflectOutput({ reachedGoal: false, wentWrong: 'pay {"amount":9}: LOW_BALANCE', revision: "do not pay" });
     expect(text).toBe('<assessment>{"reached_goal":false,"went_wrong":"pay {\\"amount\\":9}: LOW_BALANCE","revision":"do not pay"}</assessment>');
-    expect(parseAssessment(text)).toEqual({ ok: true, assessment: { reachedGoal: false, wentWrong: 'pay {"amount":9}: LOW_BALANCE', revision: "do not pay", source: "policy" } });
-    expect(reflectOutput({ reachedGoal: true, wentWrong: "", revision: "" })).toBe('<assessment>{"reached_goal":true,"went_wrong":"","revision":""}</assessment>');
+    expect(parseAssessment(text)).toEqual({
+      ok: true,
+      assessment: { reachedGoal: false, wentWrong: 'pay {"amount":9}: LOW_BALANCE', revision: "do not pay", source: "policy" },
+    });
+    expect(reflectOutput({ reachedGoal: true, wentWrong: "", revision: "" })).toBe(
+      '<assessment>{"reached_goal":true,"went_wrong":"","revision":""}</assessment>',
+    );
   });
 
   it("treats a missing verdict as unknown, but needs a verdict or a revision", () => {
@@ -32,7 +37,10 @@ describe("reading reflect outputs", () => {
       ok: true,
       assessment: { reachedGoal: null, wentWrong: "", revision: "retry", source: "policy" },
     });
-    expect(parseAssessment('<assessment>{"went_wrong": "x"}</assessment>')).toEqual({ ok: false, problem: "the assessment has neither reached_goal nor revision" });
+    expect(parseAssessment('<assessment>{"went_wrong": "x"}</assessment>')).toEqual({
+      ok: false,
+      problem: "the assessment has neither reached_goal nor revision",
+    });
   });
 
   it("reports what is wrong with malformed output instead of throwing", () => {
@@ -40,7 +48,10 @@ describe("reading reflect outputs", () => {
     expect(parseAssessment("<think>never closed")).toEqual({ ok: false, problem: "the reasoning block never closed" });
     expect(parseAssessment("<assessment></assessment>")).toEqual({ ok: false, problem: "<assessment> is empty" });
     expect(parseAssessment("<assessment>{bad json</assessment>")).toEqual({ ok: false, problem: "no JSON object in <assessment>" });
-    expect(parseAssessment('<tool_call>{"name":"transfer"}</tool_call>')).toEqual({ ok: false, problem: "the assessment has neither reached_goal nor revision" });
+    expect(parseAssessment('<tool_call>{"name":"transfer"}</tool_call>')).toEqual({
+      ok: false,
+      problem: "the assessment has neither reached_goal nor revision",
+    });
     expect(parseAssessment('{"reached_goal": "maybe"}')).toEqual({ ok: false, problem: 'reached_goal is "maybe", not true or false' });
     expect(parseAssessment('{"reached_goal": true, "revision": 3}')).toEqual({ ok: false, problem: "revision is not text" });
   });
@@ -63,15 +74,33 @@ describe("reading summarize outputs", () => {
 const failing: AttemptDigest = {
   index: 0,
   events: [
-    { kind: "call", name: "balance", arguments: { account: "me" }, result: { status: "ok", callId: "a", name: "balance", content: { balance: 120 } }, source: "model" },
-    { kind: "call", name: "transfer", arguments: { to: "Bob", amount: 500 }, result: { status: "error", callId: "b", name: "transfer", error: { code: "INSUFFICIENT_FUNDS", message: "no" } }, source: "model" },
+    {
+      kind: "call",
+      name: "balance",
+      arguments: { account: "me" },
+      result: { status: "ok", callId: "a", name: "balance", content: { balance: 120 } },
+      source: "model",
+    },
+    {
+      kind: "call",
+      name: "transfer",
+      arguments: { to: "Bob", amount: 500 },
+      result: { status: "error", callId: "b", name: "transfer", error: { code: "INSUFFICIENT_FUNDS", message: "no" } },
+      source: "model",
+    },
   ],
   termination: { reason: "parse_error", code: "JSON_DECODE_ERROR", detail: "x" },
 };
 const clean: AttemptDigest = {
   index: 1,
   events: [
-    { kind: "call", name: "balance", arguments: { account: "me" }, result: { status: "ok", callId: "a", name: "balance", content: { balance: 120 } }, source: "model" },
+    {
+      kind: "call",
+      name: "balance",
+      arguments: { account: "me" },
+      result: { status: "ok", callId: "a", name: "balance", content: { balance: 120 } },
+      source: "model",
+    },
     { kind: "reply", text: "Too much." },
   ],
   termination: { reason: "agent_stop" },
@@ -105,10 +134,18 @@ describe("deterministic fallbacks", () => {
     const unjudged: AssessedAttempt[] = [
       { digest: failing, assessment: fallbackAssessment(failing, "p") },
       { digest: clean, assessment: { reachedGoal: false, wentWrong: "no reply", revision: "", source: "policy" } },
-      { digest: { ...clean, index: 2, termination: { reason: "max_turns", limit: 8 } }, assessment: fallbackAssessment({ ...clean, index: 2, termination: { reason: "max_turns", limit: 8 } }, "p") },
+      {
+        digest: { ...clean, index: 2, termination: { reason: "max_turns", limit: 8 } },
+        assessment: fallbackAssessment({ ...clean, index: 2, termination: { reason: "max_turns", limit: 8 } }, "p"),
+      },
     ];
     expect(unjudged[2]!.assessment).toMatchObject({ wentWrong: "stopped after 8 turns", revision: "" });
-    expect(fallbackSummary(unjudged, "p")).toEqual({ plan: 'avoid transfer {"amount":500,"to":"Bob"}', lessons: ["no reply"], source: "fallback", problem: "p" });
+    expect(fallbackSummary(unjudged, "p")).toEqual({
+      plan: 'avoid transfer {"amount":500,"to":"Bob"}',
+      lessons: ["no reply"],
+      source: "fallback",
+      problem: "p",
+    });
   });
 });
 
@@ -127,7 +164,7 @@ describe("rehearsal with unreadable or oversized reflections and summaries", () 
     );
 
   it("falls back to a summary built from the attempts and counts every malformed output", async () => {
-    const policy = acting("<tool_call>{\"name\":\"transfer\",\"arguments\":{\"to\":\"Eve\",\"amount\":1}}</tool_call>");
+    const policy = acting('<tool_call>{"name":"transfer","arguments":{"to":"Eve","amount":1}}</tool_call>');
     const run = await rehearse({ task, policy, setting: "parallel:2", tokenizer: charTokenizer });
     expect(run.malformed).toEqual({ reflect: 2, summarize: 1 });
     expect(run.skipped).toEqual({ reflect: 0, summarize: 0 });

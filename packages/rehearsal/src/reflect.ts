@@ -108,6 +108,7 @@ export function fallbackAssessment(attempt: AttemptDigest, problem: string): Ass
   }
   const reason = attempt.termination.reason;
   // An ending on an unreadable prediction is the rehearsal's failure, not the agent's.
-  if (reason !== "agent_stop" && reason !== "user_stop" && unreadRehearseEnding(attempt.termination) === undefined) wrong.push(terminationText(attempt.termination));
+  if (reason !== "agent_stop" && reason !== "user_stop" && unreadRehearseEnding(attempt.termination) === undefined)
+    wrong.push(terminationText(attempt.termination));
   return { reachedGoal: null, wentWrong: wrong.join("; "), revision: revise.join("; "), source: "fallback", problem };
 }

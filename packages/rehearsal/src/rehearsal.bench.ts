@@ -84,7 +84,11 @@ const digests = Array.from({ length: 3 }, (_, index) => ({
   })),
 }));
 const failures = predictedFailures(digests, (tool) => tool === "transfer");
-const summary = { plan: "Check every balance first, then transfer only what each account covers, and tell the user. ".repeat(4), lessons: Array.from({ length: 6 }, (_, i) => `Lesson ${i}: look before you write.`), source: "policy" as const };
+const summary = {
+  plan: "Check every balance first, then transfer only what each account covers, and tell the user. ".repeat(4),
+  lessons: Array.from({ length: 6 }, (_, i) => `Lesson ${i}: look before you write.`),
+  source: "policy" as const,
+};
 const times: number[] = [];
 let kept = 0;
 for (let r = 0; r < 200; r += 1) {
@@ -92,4 +96,6 @@ for (let r = 0; r < 200; r += 1) {
   kept = buildMemory({ summary, predictedFailures: failures, attempts: 3, budget: 64, counter: tokenCounter() }).tokens;
   times.push(performance.now() - started);
 }
-console.log(`\nbuildMemory, 30 predicted failures + plan + 6 lessons into 64 estimated tokens: ${median(times).toFixed(3)} ms (median of 200), ${kept} tokens kept`);
+console.log(
+  `\nbuildMemory, 30 predicted failures + plan + 6 lessons into 64 estimated tokens: ${median(times).toFixed(3)} ms (median of 200), ${kept} tokens kept`,
+);

@@ -3,19 +3,7 @@ import type { GenerateRequest, Generation, Policy } from "@envace/protocol";
 import { describe, expect, it } from "vitest";
 import { rehearseThenCommit } from "./commit.js";
 import { rehearse, rememberAttempts } from "./rehearse.js";
-import {
-  assessment,
-  call,
-  charTokenizer,
-  lastOf,
-  memory,
-  recording,
-  RecordingBank,
-  result,
-  systemOf,
-  task,
-  type LogEntry,
-} from "./testing/bank.js";
+import { assessment, call, charTokenizer, lastOf, memory, recording, RecordingBank, result, systemOf, task, type LogEntry } from "./testing/bank.js";
 
 const SYSTEM = "You are a bank agent. Check the balance before you transfer.";
 const TASK_TEXT = `[system]\n${SYSTEM}\n\n[user]\nSend 500 to Bob.\n\n(tools: balance, transfer)`;
@@ -86,7 +74,12 @@ describe("sequential rehearsal: each attempt sees the earlier ones with their as
     const firstEnv = log.findIndex((entry) => entry.who === "env");
     const lastSummary = log.findLastIndex((entry) => entry.who === "policy" && entry.role === "summarize");
     expect(firstEnv).toBeGreaterThan(lastSummary);
-    expect(log.slice(firstEnv).filter((e) => e.who === "env").map((e) => e.what)).toEqual(["reset", "call"]);
+    expect(
+      log
+        .slice(firstEnv)
+        .filter((e) => e.who === "env")
+        .map((e) => e.what),
+    ).toEqual(["reset", "call"]);
   });
 
   it("starts attempt 1 from the task alone and shows attempt 2 attempt 1 with its assessment", async () => {
@@ -323,7 +316,7 @@ describe("a Rehearse output that cannot be read predicts nothing", () => {
   /** Transfers at once; the first attempt's prediction is malformed JSON, the second's a real predicted error. */
   function script(request: GenerateRequest): string {
     if (request.role === "act") return request.messages.at(-1)?.role === "tool" ? "Not possible." : call("transfer", { to: "Bob", amount: 500 });
-    if (request.role === "rehearse") return request.sampling.seed === undefined ? "<execution_result>{\"balance\" 120}</execution_result>" : bankScript(request);
+    if (request.role === "rehearse") return request.sampling.seed === undefined ? '<execution_result>{"balance" 120}</execution_result>' : bankScript(request);
     return "unreadable";
   }
 

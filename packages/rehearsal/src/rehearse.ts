@@ -14,7 +14,14 @@ import {
 import { digestAttempt, predictedFailures, type AttemptDigest } from "./attempt.js";
 import { buildMemory, earlierAttemptsNote, withNote, type NotePlacement, type RehearsalMemory } from "./memory.js";
 import { buildReflectPrompt, DEFAULT_REFLECT_INSTRUCTIONS, fallbackAssessment, parseAssessment, type Assessment } from "./reflect.js";
-import { parseRehearsalSetting, REHEARSAL_SAMPLING, RehearsalSettingError, type RehearsalSampling, type RehearsalSetting, type RehearsalSettingInput } from "./setting.js";
+import {
+  parseRehearsalSetting,
+  REHEARSAL_SAMPLING,
+  RehearsalSettingError,
+  type RehearsalSampling,
+  type RehearsalSetting,
+  type RehearsalSettingInput,
+} from "./setting.js";
 import { buildSummarizePrompt, DEFAULT_SUMMARIZE_INSTRUCTIONS, fallbackSummary, parseSummary, type AssessedAttempt, type Summary } from "./summarize.js";
 import { countMessages, tokenCounter, type TokenCounter } from "./tokens.js";
 import { MeteredPolicy, type Usage } from "./usage.js";
@@ -133,7 +140,10 @@ export async function rehearse(options: RehearseOptions): Promise<RehearsalRun> 
 }
 
 /** What `rememberAttempts` needs: the rehearsal's options less those of unfolding attempts. */
-export type RememberOptions = Pick<RehearseOptions, "task" | "policy" | "sampling" | "limits" | "memoryBudget" | "tokenizer" | "writeTools" | "instructions" | "signal"> & {
+export type RememberOptions = Pick<
+  RehearseOptions,
+  "task" | "policy" | "sampling" | "limits" | "memoryBudget" | "tokenizer" | "writeTools" | "instructions" | "signal"
+> & {
   /** Self-unfolded rollouts of `task`, unfolded elsewhere (e.g. the first rollouts of a training group). */
   trajectories: readonly Trajectory[];
 };
@@ -218,7 +228,15 @@ function rehearsalJudge(options: RememberOptions | RehearseOptions) {
       budget: options.memoryBudget,
       counter,
     });
-    return { attempts, summary, memory, usage: policy.usage, malformed, skipped, ...(summaryOut.generation === undefined ? {} : { summarization: summaryOut.generation }) };
+    return {
+      attempts,
+      summary,
+      memory,
+      usage: policy.usage,
+      malformed,
+      skipped,
+      ...(summaryOut.generation === undefined ? {} : { summarization: summaryOut.generation }),
+    };
   };
 
   return { policy, counter, sampling, reflect, conclude };
@@ -248,12 +266,7 @@ function promptSizer(policy: Policy, counter: TokenCounter): (messages: Message[
 }
 
 /** Run `count` jobs with at most `limit` at once; the first failure cancels the rest and rejects. */
-async function runAll<T>(
-  count: number,
-  limit: number,
-  signal: AbortSignal | undefined,
-  job: (index: number, signal: AbortSignal) => Promise<T>,
-): Promise<T[]> {
+async function runAll<T>(count: number, limit: number, signal: AbortSignal | undefined, job: (index: number, signal: AbortSignal) => Promise<T>): Promise<T[]> {
   const controller = new AbortController();
   const cancel = (): void => {
     controller.abort(signal?.reason);
@@ -264,10 +277,12 @@ async function runAll<T>(
   try {
     return await Promise.all(
       Array.from({ length: count }, (_, index) =>
-        gate.run(() => job(index, controller.signal), controller.signal).catch((error: unknown) => {
-          if (!controller.signal.aborted) controller.abort(error);
-          throw error;
-        }),
+        gate
+          .run(() => job(index, controller.signal), controller.signal)
+          .catch((error: unknown) => {
+            if (!controller.signal.aborted) controller.abort(error);
+            throw error;
+          }),
       ),
     );
   } finally {

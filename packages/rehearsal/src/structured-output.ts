@@ -52,6 +52,10 @@ export function field(object: Record<string, unknown>, keys: readonly string[]):
 /** A string field: a string, or a list of strings joined with "; ". `undefined` for anything else. */
 export function asText(value: unknown): string | undefined {
   if (typeof value === "string") return value.trim();
-  if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value.map((v) => v.trim()).filter(Boolean).join("; ");
+  if (Array.isArray(value) && value.every((v) => typeof v === "string"))
+    return value
+      .map((v) => v.trim())
+      .filter(Boolean)
+      .join("; ");
   return undefined;
 }

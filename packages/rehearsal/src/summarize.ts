@@ -81,9 +81,7 @@ export function parseSummary(text: string): { ok: true; summary: Summary } | { o
  * one, what the policy said went wrong), latest first, without repeats.
  */
 export function fallbackSummary(attempts: readonly AssessedAttempt[], problem: string): Summary {
-  const clean = attempts.filter(
-    (a) => a.assessment.reachedGoal === true && a.digest.events.every((e) => e.kind !== "call" || e.result.status === "ok"),
-  );
+  const clean = attempts.filter((a) => a.assessment.reachedGoal === true && a.digest.events.every((e) => e.kind !== "call" || e.result.status === "ok"));
   const model = clean.at(-1);
   let plan: string;
   if (model !== undefined) {

@@ -35,7 +35,12 @@ describe("tokenCounter", () => {
   });
 
   it("falls back to the estimate for text the tokenizer cannot encode", () => {
-    const closed = { ...charTokenizer, encode: () => { throw new Error("unknown word"); } };
+    const closed = {
+      ...charTokenizer,
+      encode: () => {
+        throw new Error("unknown word");
+      },
+    };
     expect(tokenCounter(closed).count("balance 7")).toBe(3);
   });
 });
@@ -83,9 +88,7 @@ describe("MeteredPolicy", () => {
     expect(exact.usage.reflect).toMatchObject({ generations: 1, outputTokens: 5, estimated: 0 });
     expect(exact.usage.reflect?.promptTokens).toBeGreaterThan(50);
     expect(estimated.usage.reflect).toMatchObject({ generations: 1, outputTokens: 1, estimated: 1 });
-    expect(totalTokens(addUsage(exact.usage, estimated.usage))).toBe(
-      exact.usage.reflect!.promptTokens + estimated.usage.reflect!.promptTokens + 6,
-    );
+    expect(totalTokens(addUsage(exact.usage, estimated.usage))).toBe(exact.usage.reflect!.promptTokens + estimated.usage.reflect!.promptTokens + 6);
   });
 
   it("is token-continuable exactly when the policy it wraps is", () => {

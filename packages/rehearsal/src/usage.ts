@@ -57,8 +57,7 @@ export class MeteredPolicy implements Policy {
     const metered = new MeteredPolicy(inner, counter);
     if (canContinue(inner)) {
       const continuable: TokenContinuation = {
-        continuePrompt: (previous: Generation, appended: readonly Message[], tools: readonly ToolSpec[]) =>
-          inner.continuePrompt(previous, appended, tools),
+        continuePrompt: (previous: Generation, appended: readonly Message[], tools: readonly ToolSpec[]) => inner.continuePrompt(previous, appended, tools),
       };
       Object.assign(metered, continuable);
     }

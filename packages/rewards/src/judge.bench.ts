@@ -24,7 +24,11 @@ function record(r: number): { record: Cm2Record; rollout: Message[] } {
     messages.push({ role: "user", content: `Rollout ${r}, request ${t}: find item ${r * 10 + t}.` });
     for (let s = 0; s < STEPS - 1; s++) {
       const id = `c${t}${s}`;
-      messages.push({ role: "assistant", content: `<think>step ${s}</think>`, tool_calls: [{ id, type: "function", function: { name: "search", arguments: `{"q":"item ${r}-${t}-${s}"}` } }] });
+      messages.push({
+        role: "assistant",
+        content: `<think>step ${s}</think>`,
+        tool_calls: [{ id, type: "function", function: { name: "search", arguments: `{"q":"item ${r}-${t}-${s}"}` } }],
+      });
       messages.push({ role: "tool", tool_call_id: id, content: `{"hits":[${r},${t},${s}]}` });
     }
     messages.push({ role: "assistant", content: `Found item ${r * 10 + t}.` });
@@ -66,10 +70,14 @@ async function scoreAll(judge: ChecklistJudge, subset = cases): Promise<number> 
 }
 
 function row(label: string, count: number, ms: number, http: number): string {
-  return `${label.padEnd(38)} ${String(count).padStart(6)} ${ms.toFixed(0).padStart(8)} ms ${Math.round((count / ms) * 1000).toString().padStart(8)}/s ${String(http).padStart(6)}`;
+  return `${label.padEnd(38)} ${String(count).padStart(6)} ${ms.toFixed(0).padStart(8)} ms ${Math.round((count / ms) * 1000)
+    .toString()
+    .padStart(8)}/s ${String(http).padStart(6)}`;
 }
 
-console.log(`checklist judge: ${ROLLOUTS} rollouts × ${TURNS} turns × ${STEPS} steps × ${ITEMS} items = ${lookups} lookups; simulated judge latency ${LATENCY_MS} ms`);
+console.log(
+  `checklist judge: ${ROLLOUTS} rollouts × ${TURNS} turns × ${STEPS} steps × ${ITEMS} items = ${lookups} lookups; simulated judge latency ${LATENCY_MS} ms`,
+);
 console.log(`machine: ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} at the start (other processes share the CPU)`);
 console.log(`${"".padEnd(38)} ${"lookups".padStart(6)} ${"time".padStart(11)} ${"rate".padStart(10)} ${"HTTP".padStart(6)}`);
 

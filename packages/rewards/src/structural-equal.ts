@@ -8,7 +8,11 @@ const isContainer = (value: JsonValue | undefined): value is Container => typeof
  * Equality of JSON values: arrays item by item, objects key by key (their order ignored), and
  * anything else by `leaf`, which is where the checks that share this walk differ.
  */
-export function structuralEqual(a: JsonValue | undefined, b: JsonValue | undefined, leaf: (a: JsonValue | undefined, b: JsonValue | undefined) => boolean): boolean {
+export function structuralEqual(
+  a: JsonValue | undefined,
+  b: JsonValue | undefined,
+  leaf: (a: JsonValue | undefined, b: JsonValue | undefined) => boolean,
+): boolean {
   if (!isContainer(a) || !isContainer(b)) return leaf(a, b);
   if (Array.isArray(a) || Array.isArray(b)) {
     return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => structuralEqual(v, b[i], leaf));

@@ -26,13 +26,7 @@ export function readRenderRequest(body: Record<string, unknown>, endpoint: "chat
   const logprobsField = body.logprobs;
   const logprobs = endpoint === "chat" ? logprobsField === true : typeof logprobsField === "number";
   const topLogprobs =
-    endpoint === "chat"
-      ? typeof body.top_logprobs === "number"
-        ? body.top_logprobs
-        : 0
-      : typeof logprobsField === "number"
-        ? logprobsField
-        : 0;
+    endpoint === "chat" ? (typeof body.top_logprobs === "number" ? body.top_logprobs : 0) : typeof logprobsField === "number" ? logprobsField : 0;
   const prompt = body.prompt;
   const promptTokenIds = Array.isArray(prompt) && prompt.every((t) => typeof t === "number") ? prompt : undefined;
   const streamOptions = body.stream_options as { include_usage?: unknown } | undefined;
@@ -106,9 +100,7 @@ export function completionLogprobs(tokens: readonly ScriptedToken[], request: Re
   return {
     tokens: tokens.map((t) => tokenLabel(t, asIds)),
     token_logprobs: tokens.map((t) => t.logprob),
-    top_logprobs: tokens.map((t) =>
-      Object.fromEntries((t.top ?? []).slice(0, request.topLogprobs).map((alt) => [tokenLabel(alt, asIds), alt.logprob])),
-    ),
+    top_logprobs: tokens.map((t) => Object.fromEntries((t.top ?? []).slice(0, request.topLogprobs).map((alt) => [tokenLabel(alt, asIds), alt.logprob]))),
     text_offset: textOffset,
   };
 }
@@ -124,7 +116,11 @@ function usage(reply: GenerateReply, choices: readonly ScriptedChoice[], request
 }
 
 /** What every rendering of a reply starts from: its choices, whether token ids go out (vLLM's extension), the prompt's ids. */
-function prepare(reply: GenerateReply, request: RenderRequest, dialect: Dialect): { choices: ScriptedChoice[]; withIds: boolean; prompt: number[] | undefined } {
+function prepare(
+  reply: GenerateReply,
+  request: RenderRequest,
+  dialect: Dialect,
+): { choices: ScriptedChoice[]; withIds: boolean; prompt: number[] | undefined } {
   return { choices: fillChoices(reply, request.n), withIds: dialect === "vllm" && request.returnTokenIds, prompt: promptIds(reply, request) };
 }
 
@@ -177,13 +173,7 @@ export function renderCompletion(reply: GenerateReply, request: RenderRequest, d
  * The server-sent events of a streamed generation: per choice a role chunk (chat), one chunk
  * per token (or one for the whole text), tool-call chunks, a finish chunk; then usage if asked.
  */
-export function renderStream(
-  endpoint: "chat" | "completions",
-  reply: GenerateReply,
-  request: RenderRequest,
-  dialect: Dialect,
-  id: string,
-): unknown[] {
+export function renderStream(endpoint: "chat" | "completions", reply: GenerateReply, request: RenderRequest, dialect: Dialect, id: string): unknown[] {
   const { choices, withIds, prompt } = prepare(reply, request, dialect);
   const base = header(id, endpoint === "chat" ? "chat.completion.chunk" : "text_completion", request);
   const events: unknown[] = [];

@@ -175,10 +175,23 @@ describe("chat completions through the openai client", () => {
 
 describe("text completions (token in, token out)", () => {
   it("echoes a token prompt as prompt_token_ids and reports tokens as ids when asked", async () => {
-    server.enqueue(reply.tokens([
-      { id: 42, text: "Hi", logprob: -0.1, top: [{ id: 42, text: "Hi", logprob: -0.1 }, { id: 7, text: "Yo", logprob: -2.5 }] },
-      { id: 2, text: "!", logprob: -0.2 },
-    ], { finishReason: "length" }));
+    server.enqueue(
+      reply.tokens(
+        [
+          {
+            id: 42,
+            text: "Hi",
+            logprob: -0.1,
+            top: [
+              { id: 42, text: "Hi", logprob: -0.1 },
+              { id: 7, text: "Yo", logprob: -2.5 },
+            ],
+          },
+          { id: 2, text: "!", logprob: -0.2 },
+        ],
+        { finishReason: "length" },
+      ),
+    );
     const completion = await client.completions.create({
       model: "tiny",
       prompt: [5, 6, 7],

@@ -156,7 +156,10 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       writeJson(
         res,
         500,
-        openAiError(`scripted server: a generate reply renders only on /v1/chat/completions and /v1/completions, not ${request.path}; script a json reply`, 500),
+        openAiError(
+          `scripted server: a generate reply renders only on /v1/chat/completions and /v1/completions, not ${request.path}; script a json reply`,
+          500,
+        ),
       );
       return;
     }
@@ -202,11 +205,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     const next = await nextReply(request);
     if (!next) {
       unexpected.push(request);
-      writeJson(
-        res,
-        500,
-        openAiError(`scripted server: no reply scripted for request #${request.index} (${request.method} ${request.path})`, 500),
-      );
+      writeJson(res, 500, openAiError(`scripted server: no reply scripted for request #${request.index} (${request.method} ${request.path})`, 500));
       return;
     }
     await send(res, request, next);

@@ -26,10 +26,21 @@ describe("our side's report", () => {
     vi.spyOn(console, "log").mockImplementation((line: string) => void lines.push(line));
     const agreeing = [3, 2, 3];
     let pass = 0;
-    await reportPasses(12, 3, () => ["a", "b", "c"], () => agreeing[pass++]!, (items) => items.length);
+    await reportPasses(
+      12,
+      3,
+      () => ["a", "b", "c"],
+      () => agreeing[pass++]!,
+      (items) => items.length,
+    );
     const figures = JSON.parse(lines[0]!) as SideFigures;
     expect(lines).toHaveLength(1);
-    expect({ importMs: figures.importMs, agree: figures.agree, total: figures.total, passes: figures.passMs.length }).toEqual({ importMs: 12, agree: 2, total: 3, passes: 3 });
+    expect({ importMs: figures.importMs, agree: figures.agree, total: figures.total, passes: figures.passMs.length }).toEqual({
+      importMs: 12,
+      agree: 2,
+      total: 3,
+      passes: 3,
+    });
     expect(figures.maxRssKiB).toBeGreaterThan(0);
   });
 });
@@ -57,7 +68,12 @@ describe.skipIf(python === undefined)("upstream's side (side_by_side.py)", () =>
       const child = spawnSync(python!, ["-S", driver], { encoding: "utf8", env: { ...process.env, PYTHONPATH: pythonHelpers } });
       expect(child.stderr).toBe("");
       const figures = JSON.parse(child.stdout) as SideFigures;
-      expect({ agree: figures.agree, total: figures.total, passes: figures.passMs.length, stoodIn: figures.stoodIn }).toEqual({ agree: 3, total: 5, passes: 4, stoodIn: ["no_such_package_here"] });
+      expect({ agree: figures.agree, total: figures.total, passes: figures.passMs.length, stoodIn: figures.stoodIn }).toEqual({
+        agree: 3,
+        total: 5,
+        passes: 4,
+        stoodIn: ["no_such_package_here"],
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

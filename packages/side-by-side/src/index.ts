@@ -32,7 +32,16 @@ export function warmAndSteady(passMs: readonly number[]): { warm: number; steady
 
 /** A worker and what it imports as one ES module, as a user's compiled install would run it. */
 async function bundleWorker(entry: string, outfile: string): Promise<void> {
-  await build({ entryPoints: [entry], outfile, bundle: true, platform: "node", format: "esm", target: "node20", conditions: ["@envace/source"], logLevel: "error" });
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    conditions: ["@envace/source"],
+    logLevel: "error",
+  });
 }
 
 /** The interpreter a command runs (`sys.executable`), so a version manager's shim is not timed. */
@@ -116,10 +125,14 @@ function compareBundled(comparison: Comparison, worker: string, scratch: string)
     return { wallMs, figures: JSON.parse(child.stdout.trim().split("\n").at(-1)!) as SideFigures };
   };
   const command = (side: Side, workload: Workload, n: number): [string, string[]] =>
-    side === "ours" ? [process.execPath, [worker, ...workload.ours, String(n)]] : [python!, ["-S", comparison.upstream.driver, checkout!, ...workload.upstream, String(n)]];
+    side === "ours"
+      ? [process.execPath, [worker, ...workload.ours, String(n)]]
+      : [python!, ["-S", comparison.upstream.driver, checkout!, ...workload.upstream, String(n)]];
 
   const sides: Side[] = python ? ["upstream", "ours"] : ["ours"];
-  console.log(`${comparison.title} (${comparison.runs} interleaved whole-process runs; warm and steady: ${warmProcesses} process${warmProcesses === 1 ? "" : "es"} of ${passes} passes; load average ${loadavg()[0]!.toFixed(1)} on this machine)\n`);
+  console.log(
+    `${comparison.title} (${comparison.runs} interleaved whole-process runs; warm and steady: ${warmProcesses} process${warmProcesses === 1 ? "" : "es"} of ${passes} passes; load average ${loadavg()[0]!.toFixed(1)} on this machine)\n`,
+  );
   console.log(`both sides with PATH and HOME only${python ? `; upstream with ${python} -S (site-packages added, no .pth hooks), bytecode cached` : ""}\n`);
   if (!python) {
     const { checkoutVariable, pythonVariable, what } = comparison.upstream;
@@ -154,7 +167,8 @@ function compareBundled(comparison: Comparison, worker: string, scratch: string)
       }
     }
     // Start-up, loading and the first pass come from the whole-process runs themselves.
-    const figure = (side: Side, pick: (f: SideFigures) => number): number | undefined => (whole[side].length ? median(whole[side].map((r) => pick(r.figures!))) : undefined);
+    const figure = (side: Side, pick: (f: SideFigures) => number): number | undefined =>
+      whole[side].length ? median(whole[side].map((r) => pick(r.figures!))) : undefined;
     const rows: [string, (side: Side) => number | undefined, (v: number) => string][] = [
       ["whole process (s)", (s) => (whole[s].length ? median(whole[s].map((r) => r.wallMs)) / 1000 : undefined), (v) => v.toFixed(2)],
       ["start-up + import (ms)", (s) => figure(s, (f) => f.importMs), (v) => v.toFixed(0)],
@@ -171,16 +185,21 @@ function compareBundled(comparison: Comparison, worker: string, scratch: string)
     console.log(`${workload.label}: ${agreement("ours") ?? "not run"} ${workload.agreement}`);
     if (agreement("upstream")) console.log(`  upstream: ${agreement("upstream")}`);
     const stoodIn = whole.upstream[0]?.figures?.stoodIn ?? [];
-    if (stoodIn.length > 0) console.log(`  upstream ran with inert stand-ins for modules not installed here (imported, never used in this work): ${stoodIn.join(", ")}`);
+    if (stoodIn.length > 0)
+      console.log(`  upstream ran with inert stand-ins for modules not installed here (imported, never used in this work): ${stoodIn.join(", ")}`);
     for (const [side, why] of failed) console.log(`  ${side} did not run: ${why}`);
     console.log(`  ${"".padEnd(26)}${"upstream".padStart(10)}${"ours".padStart(10)}${"ratio".padStart(8)}`);
     for (const [name, value, format] of rows) {
       const [u, o] = [value("upstream"), value("ours")];
       const ratio = u !== undefined && o !== undefined ? `${(name.startsWith("peak") ? o / u : u / o).toFixed(2)}×` : "";
-      console.log(`  ${name.padEnd(26)}${(u === undefined ? "–" : format(u)).padStart(10)}${(o === undefined ? "–" : format(o)).padStart(10)}${ratio.padStart(8)}`);
+      console.log(
+        `  ${name.padEnd(26)}${(u === undefined ? "–" : format(u)).padStart(10)}${(o === undefined ? "–" : format(o)).padStart(10)}${ratio.padStart(8)}`,
+      );
     }
     console.log();
   }
   console.log("ratio: upstream time ÷ ours (above 1, ours is faster); for peak RSS, ours ÷ upstream");
-  console.log("start-up + import: ours from process start (node's clock); upstream from its driver's first line, so its interpreter's start-up counts only in the whole process");
+  console.log(
+    "start-up + import: ours from process start (node's clock); upstream from its driver's first line, so its interpreter's start-up counts only in the whole process",
+  );
 }

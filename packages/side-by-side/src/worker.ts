@@ -23,7 +23,13 @@ export interface SideFigures {
  * Run `run` `passes` times after `load` and print the figures. `importMs` is `performance.now()`
  * read on the worker's first line (node's clock starts with the process).
  */
-export async function reportPasses<T>(importMs: number, passes: number, load: () => Promise<T> | T, run: (loaded: T) => number, total: (loaded: T) => number): Promise<void> {
+export async function reportPasses<T>(
+  importMs: number,
+  passes: number,
+  load: () => Promise<T> | T,
+  run: (loaded: T) => number,
+  total: (loaded: T) => number,
+): Promise<void> {
   const loadStart = performance.now();
   const loaded = await load();
   const loadMs = performance.now() - loadStart;

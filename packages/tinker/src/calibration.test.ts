@@ -32,9 +32,13 @@ describe("the probe's arithmetic", () => {
   it("refuses a configured or declared reduction that the probe contradicts, in one line naming both", () => {
     const measured = { reduction: "datum-token-mean" as const, evidence: "E" };
     expect(() => resolveReduction("http://x", measured, "sum", undefined)).toThrow(
-      new TinkerReductionError('reduction "sum" is configured, but http://x reduces losses by "datum-token-mean" (E); set reduction to "datum-token-mean" or leave it unset'),
+      new TinkerReductionError(
+        'reduction "sum" is configured, but http://x reduces losses by "datum-token-mean" (E); set reduction to "datum-token-mean" or leave it unset',
+      ),
     );
-    expect(() => resolveReduction("http://x", measured, undefined, "sum")).toThrow('http://x declares the reduction "sum" but reduces losses by "datum-token-mean" (E)');
+    expect(() => resolveReduction("http://x", measured, undefined, "sum")).toThrow(
+      'http://x declares the reduction "sum" but reduces losses by "datum-token-mean" (E)',
+    );
     expect(() => resolveReduction("http://x", { reduction: "token-mean", evidence: "E" }, undefined, undefined)).toThrow(/token mean over the whole batch/);
     expect(resolveReduction("http://x", measured, "datum-token-mean", undefined)).toBe("datum-token-mean");
     expect(resolveReduction("http://x", { evidence: "E" }, undefined, "sum")).toBe("sum");
@@ -82,7 +86,11 @@ describe("calibration against this project's server (it sums)", () => {
       const client = await s.service.createTrainingClient({ baseModel: "table", useServerExtensions: false });
       expect(client.reduction).toBe("sum");
       expect(client.calibration?.evidence).toMatch(/^a zero-gradient ppo probe reported loss:sum -6\.0000 /);
-      expect(s.proxy.seen.map((x) => x.path).filter((p) => p === "create_model" || p === "unload_model")).toEqual(["create_model", "unload_model", "create_model"]);
+      expect(s.proxy.seen.map((x) => x.path).filter((p) => p === "create_model" || p === "unload_model")).toEqual([
+        "create_model",
+        "unload_model",
+        "create_model",
+      ]);
       // One backend serves both models: the probe's gradient was exactly zero, so a step now equals a step on a fresh backend.
       const fresh = new TableBackend(8, 5);
       expect(s.backend.exportWeights()).toEqual(fresh.exportWeights());

@@ -16,7 +16,16 @@ import { startTinkerServer } from "./server/server.js";
 import { rolloutDatum } from "./testing/rollout-datum.js";
 
 /** A tiny transformer: 16 tokens, 15 ends a generation. */
-const tiny = { vocabSize: 16, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 32, eosTokenId: 15, initializerRange: 0.3 };
+const tiny = {
+  vocabSize: 16,
+  hiddenSize: 16,
+  intermediateSize: 32,
+  numLayers: 1,
+  numHeads: 2,
+  maxPositionEmbeddings: 32,
+  eosTokenId: 15,
+  initializerRange: 0.3,
+};
 const makeBackend = (seed: number) => InProcessBackend.create(tiny, { seed });
 
 /**
@@ -222,7 +231,9 @@ describe("sampling", () => {
     const prompt = [1, 2, 3, 4, 5];
     const scores = await sampler.promptLogprobs(prompt);
     const zeros = [0, 0, 0, 0];
-    const [expected] = await direct.forward([{ tokens: prompt.slice(0, -1), targetTokens: prompt.slice(1), logprobs: zeros, advantages: zeros, mask: [1, 1, 1, 1] }]);
+    const [expected] = await direct.forward([
+      { tokens: prompt.slice(0, -1), targetTokens: prompt.slice(1), logprobs: zeros, advantages: zeros, mask: [1, 1, 1, 1] },
+    ]);
     expectRowsClose([scores], [expected!], 6);
   });
 

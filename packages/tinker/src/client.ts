@@ -163,7 +163,13 @@ export class TinkerService implements TrainingService {
     let calibration = this.calibrations.get(baseModel);
     if (!calibration) {
       calibration = (async () => {
-        const scratch = await this.createTrainingClient({ baseModel, ...(loraRank !== undefined ? { loraRank } : {}), seed: 0, calibrateReduction: false, useServerExtensions: false });
+        const scratch = await this.createTrainingClient({
+          baseModel,
+          ...(loraRank !== undefined ? { loraRank } : {}),
+          seed: 0,
+          calibrateReduction: false,
+          useServerExtensions: false,
+        });
         try {
           return await scratch.measureReduction();
         } finally {
@@ -185,7 +191,8 @@ export class TinkerService implements TrainingService {
     const server = this.http.options.baseUrl;
     const calibration = (options.calibrateReduction ?? true) ? await this.calibrateReduction(options.baseModel, options.loraRank) : undefined;
     const reduction = resolveReduction(server, calibration, options.reduction, this.clientConfig.envace_loss_reduction);
-    if (calibration?.reduction === undefined && calibration !== undefined) this.warn(`${server}: the reduction probe was inconclusive (${calibration.evidence})`);
+    if (calibration?.reduction === undefined && calibration !== undefined)
+      this.warn(`${server}: the reduction probe was inconclusive (${calibration.evidence})`);
     if (options.requireReduction && reduction === undefined) throw noReductionError(server, calibration);
     const future = await this.http.postParsed(
       `${API}/create_model`,
@@ -205,7 +212,11 @@ export class TinkerService implements TrainingService {
       },
       UntypedFuture,
     );
-    const created = this.http.parse(`${API}/create_model`, await retrieveFuture(this.http, future.request_id, { requestType: "CreateModel" }), CreateModelResponse);
+    const created = this.http.parse(
+      `${API}/create_model`,
+      await retrieveFuture(this.http, future.request_id, { requestType: "CreateModel" }),
+      CreateModelResponse,
+    );
     return new TinkerTrainingClient(this, created.model_id, options, this.warn, reduction, calibration);
   }
 
@@ -262,4 +273,3 @@ export function jwtExpiry(jwt: string): number {
   }
   return Date.now() + 3_600_000;
 }
-

@@ -4,8 +4,7 @@ import { TinkerService, startTinkerServer } from "@envace/tinker";
 
 // Serve a tiny in-process model on a free loopback port…
 const server = await startTinkerServer({
-  createBackend: ({ seed }) =>
-    InProcessBackend.create({ vocabSize: 32, hiddenSize: 32, intermediateSize: 64, numLayers: 2, numHeads: 2 }, { seed: seed ?? 0 }),
+  createBackend: ({ seed }) => InProcessBackend.create({ vocabSize: 32, hiddenSize: 32, intermediateSize: 64, numLayers: 2, numHeads: 2 }, { seed: seed ?? 0 }),
 });
 
 // …and train it through the client, exactly as one would train on hosted Tinker.

@@ -82,7 +82,10 @@ describe("retrieve_future reply handling", () => {
       { status: 200, body: result },
     ]);
     expect(await retrieveFuture(http(), "r3")).toEqual(result);
-    script.set(POLL, Array.from({ length: 4 }, () => ({ status: 400, body: { detail: "LoadWeights is not permitted" } })));
+    script.set(
+      POLL,
+      Array.from({ length: 4 }, () => ({ status: 400, body: { detail: "LoadWeights is not permitted" } })),
+    );
     await expect(retrieveFuture(http(), "r4")).rejects.toThrow("request r4 failed (unknown): LoadWeights is not permitted");
     expect(seen().filter((s) => s.body.request_id === "r4")).toHaveLength(4);
   });
@@ -126,7 +129,10 @@ describe("retrieve_future reply handling", () => {
   });
 
   it("stops when its deadline passes", async () => {
-    script.set(POLL, Array.from({ length: 50 }, () => ({ status: 408, body: {} })));
+    script.set(
+      POLL,
+      Array.from({ length: 50 }, () => ({ status: 408, body: {} })),
+    );
     await expect(retrieveFuture(http({ futureDeadlineMs: 0 }), "r7")).rejects.toThrow(TinkerTimeoutError);
   });
 });

@@ -23,10 +23,21 @@ function remote(
   const hi = config?.clip_high_threshold ?? 1.2;
   let loss = 0;
   const grad = data.map((datum, i) => {
-    const input = (name: string) => { const data = datum.loss_fn_inputs[name]?.data; return data && Array.from(data); };
+    const input = (name: string) => {
+      const data = datum.loss_fn_inputs[name]?.data;
+      return data && Array.from(data);
+    };
     const lp = learner[i]!;
     const weights = input("weights") ?? lp.map(() => 1);
-    const scale = reduction === "sum" ? 1 : 1 / (data.length * Math.max(weights.reduce((s, w) => s + w, 0), 1e-9));
+    const scale =
+      reduction === "sum"
+        ? 1
+        : 1 /
+          (data.length *
+            Math.max(
+              weights.reduce((s, w) => s + w, 0),
+              1e-9,
+            ));
     const w = (t: number) => (reduction === "sum" ? 1 : weights[t]!);
     return lp.map((x, t) => {
       let l: number;

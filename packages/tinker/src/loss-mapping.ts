@@ -203,7 +203,12 @@ export function planLoss(data: readonly Datum[], loss: LossFn, options: LossMapp
         kind: "direct",
         lossFn: objective.type,
         config: objective.type === "importance_sampling" ? null : { clip_low_threshold: objective.clipLow, clip_high_threshold: objective.clipHigh },
-        data: rlData(data, scaled.advantages, scaled.weights, data.map((d) => d.logprobs)),
+        data: rlData(
+          data,
+          scaled.advantages,
+          scaled.weights,
+          data.map((d) => d.logprobs),
+        ),
         objective,
         dropped,
       };
@@ -218,7 +223,12 @@ export function planLoss(data: readonly Datum[], loss: LossFn, options: LossMapp
         kind: "direct",
         lossFn: "ppo",
         config: { clip_low_threshold: 1 - objective.config.epsLow, clip_high_threshold: 1 + objective.config.epsHigh },
-        data: rlData(data, scaled.advantages, scaled.weights, data.map((d) => d.logprobs)),
+        data: rlData(
+          data,
+          scaled.advantages,
+          scaled.weights,
+          data.map((d) => d.logprobs),
+        ),
         objective,
         dropped,
       };

@@ -142,7 +142,9 @@ function scaleWireCost(): void {
   };
   const [wire, wireMs] = best(() => data.map((d) => toWireDatum(d.tokens, { target_tokens: d.targets, logprobs: d.logprobs, advantages: d.advantages })));
   const body = { model_id: "bench", seq_id: 1, data: wire, loss_fn: "importance_sampling" };
-  const [json, jsonEncode] = best(() => JSON.stringify({ model_id: "bench", seq_id: 1, forward_backward_input: { data: wire, loss_fn: "importance_sampling" }, type: "forward_backward" }));
+  const [json, jsonEncode] = best(() =>
+    JSON.stringify({ model_id: "bench", seq_id: 1, forward_backward_input: { data: wire, loss_fn: "importance_sampling" }, type: "forward_backward" }),
+  );
   const [, jsonDecode] = best(() => JSON.parse(json) as unknown);
   const [before, beforeEncode] = best(() => referenceEncodeForwardBackwardRequest(body));
   const [, beforeDecode] = best(() => referenceDecodeForwardBackwardRequest(before));
@@ -156,7 +158,9 @@ function scaleWireCost(): void {
       `  ${label.padEnd(46)} ${mb(size).padStart(9)}  encode ${encode.toFixed(0).padStart(5)} ms  decode ${decode.toFixed(0).padStart(5)} ms  ` +
         `both ${(encode + decode).toFixed(0).padStart(5)} ms  (JSON / this: ${(json_ / (encode + decode)).toFixed(1)}×)`,
     );
-  console.log(`forward_backward of ${rows} datums × ${length} tokens (${((rows * length) / 1e6).toFixed(2)} M tokens); building the wire datums: ${wireMs.toFixed(0)} ms`);
+  console.log(
+    `forward_backward of ${rows} datums × ${length} tokens (${((rows * length) / 1e6).toFixed(2)} M tokens); building the wire datums: ${wireMs.toFixed(0)} ms`,
+  );
   row("JSON (SDK ≤ 0.24 wire)", Buffer.byteLength(json), jsonEncode, jsonDecode);
   row("protobuf, protobufjs writer and reader", before.length, beforeEncode, beforeDecode);
   row("protobuf, packed, decoded to number[] (before)", after.length, afterEncode, numberDecode);
@@ -180,12 +184,17 @@ function scaleWireCost(): void {
     console.log("  Python SDK: not measured (set TINKER_SDK_PYTHON to an interpreter with the tinker package)");
     return;
   }
-  const sdk = JSON.parse(execFileSync(python, [script, String(rows), String(length), String(vocab)], { encoding: "utf8", maxBuffer: 1 << 20 })) as Record<string, number>;
+  const sdk = JSON.parse(execFileSync(python, [script, String(rows), String(length), String(vocab)], { encoding: "utf8", maxBuffer: 1 << 20 })) as Record<
+    string,
+    number
+  >;
   console.log(
     `  Python SDK ${execFileSync(python, ["-c", "import tinker; print(tinker.__version__)"], { encoding: "utf8" }).trim()}: Datum objects from lists ${sdk.datums_ms!.toFixed(0)} ms; ` +
       `request to protobuf bytes ${sdk.build_ms!.toFixed(0)} ms (${mb(sdk.bytes!)}); zstd (level 3, as the SDK compresses) ${sdk.zstd_ms!.toFixed(0)} ms to ${mb(sdk.zstd_bytes!)}`,
   );
-  console.log(`  packed writer encode + decode against the SDK's request building: ${(sdk.build_ms! / (afterEncode + afterDecode)).toFixed(2)}× (above 1: faster)`);
+  console.log(
+    `  packed writer encode + decode against the SDK's request building: ${(sdk.build_ms! / (afterEncode + afterDecode)).toFixed(2)}× (above 1: faster)`,
+  );
 }
 
 /** The body as the decoder gave it before typed arrays: every packed field read into a number[] through a DataView. */
@@ -195,7 +204,8 @@ function asNumberArrays(value: unknown): unknown {
     const v = new DataView(typed.buffer, typed.byteOffset, typed.byteLength);
     const out = new Array<number>(typed.length);
     const width = typed.BYTES_PER_ELEMENT;
-    for (let i = 0; i < out.length; i++) out[i] = width === 8 ? v.getFloat64(i * 8, true) : typed instanceof Int32Array ? v.getInt32(i * 4, true) : v.getFloat32(i * 4, true);
+    for (let i = 0; i < out.length; i++)
+      out[i] = width === 8 ? v.getFloat64(i * 8, true) : typed instanceof Int32Array ? v.getInt32(i * 4, true) : v.getFloat32(i * 4, true);
     return out;
   }
   if (Array.isArray(value)) return value.map(asNumberArrays);
@@ -211,7 +221,9 @@ function jsonFingerprint(body: unknown): string {
 wireCost();
 scaleWireCost();
 const bytes = JSON.stringify(batch(256)).length;
-console.log(`GRPO step (forward_backward + optim_step) on ${ROWS} rows × ${LENGTH} tokens (about ${(bytes / 1024).toFixed(0)} KiB of datums as JSON), mean of ${STEPS} steps after ${WARMUP} warm-up steps`);
+console.log(
+  `GRPO step (forward_backward + optim_step) on ${ROWS} rows × ${LENGTH} tokens (about ${(bytes / 1024).toFixed(0)} KiB of datums as JSON), mean of ${STEPS} steps after ${WARMUP} warm-up steps`,
+);
 await compare("no-work backend (protocol only)", () => Promise.resolve(new NoWorkBackend()), 256);
 const tiny = { vocabSize: 256, hiddenSize: 64, intermediateSize: 128, numLayers: 2, numHeads: 4, maxPositionEmbeddings: 256 };
 await compare("in-process tiny model (0.1 M params)", () => InProcessBackend.create(tiny, { seed: 1 }), 256);

@@ -9,7 +9,16 @@ import type { TinkerServer } from "./server/options.js";
 import { startTinkerServer } from "./server/server.js";
 import { startProxy } from "./testing/proxy.js";
 
-const tiny = { vocabSize: 16, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 32, eosTokenId: 15, initializerRange: 0.3 };
+const tiny = {
+  vocabSize: 16,
+  hiddenSize: 16,
+  intermediateSize: 32,
+  numLayers: 1,
+  numHeads: 2,
+  maxPositionEmbeddings: 32,
+  eosTokenId: 15,
+  initializerRange: 0.3,
+};
 
 describe("alignPromptScores", () => {
   it("takes Tinker's n entries with a leading null and SkyRL tx's n − 1, and refuses anything else", () => {
@@ -34,7 +43,9 @@ describe("prompt log-probabilities in either shape equal forward's", () => {
   const forwardOf = async (service: TinkerService) => {
     const client = await service.createTrainingClient({ baseModel: "tiny", seed: 3, loraRank: 0 });
     const zeros = prompt.slice(1).map(() => 0);
-    const [scored] = await client.forward([{ tokens: prompt.slice(0, -1), targetTokens: prompt.slice(1), logprobs: zeros, advantages: zeros, mask: zeros.map(() => 1) }]);
+    const [scored] = await client.forward([
+      { tokens: prompt.slice(0, -1), targetTokens: prompt.slice(1), logprobs: zeros, advantages: zeros, mask: zeros.map(() => 1) },
+    ]);
     return { client, scored: scored! };
   };
 
@@ -128,7 +139,16 @@ describe("top-k prompt log-probabilities", () => {
       .finish();
     const { sampler, bodies, close } = await scripted(bytes);
     const out = await sampler.topkPromptLogprobs([1, 7, 2], 2);
-    expect(out).toEqual({ logprobs: [-1.5, -0.25], topk: [[[4, -0.75], [7, -1.5]], [[2, -0.25]]] });
+    expect(out).toEqual({
+      logprobs: [-1.5, -0.25],
+      topk: [
+        [
+          [4, -0.75],
+          [7, -1.5],
+        ],
+        [[2, -0.25]],
+      ],
+    });
     expect(bodies.at(-1)).toMatchObject({ prompt_logprobs: true, topk_prompt_logprobs: 2, sampling_params: { max_tokens: 1 } });
     await expect(sampler.topkPromptLogprobs([1, 7, 2], 0)).rejects.toThrow(/k must be a positive integer, got 0/);
     // The same table read with k = 1 has rows longer than asked for.
@@ -155,7 +175,15 @@ describe("top-k prompt log-probabilities from this project's server", () => {
     const client = await service.createTrainingClient({ baseModel: "tiny", seed: 3, loraRank: 0 });
     const zeros = Array.from({ length: n }, () => 0);
     const vocab = Array.from({ length: tiny.vocabSize }, (_, token) => token);
-    const scored = await client.forward(vocab.map((token) => ({ tokens: prompt.slice(0, n), targetTokens: zeros.map(() => token), logprobs: zeros, advantages: zeros, mask: zeros.map(() => 1) })));
+    const scored = await client.forward(
+      vocab.map((token) => ({
+        tokens: prompt.slice(0, n),
+        targetTokens: zeros.map(() => token),
+        logprobs: zeros,
+        advantages: zeros,
+        mask: zeros.map(() => 1),
+      })),
+    );
     const table = zeros.map((_, t) => vocab.map((token) => scored[token]![t]!));
     return { client, table };
   }

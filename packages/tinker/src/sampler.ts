@@ -71,11 +71,22 @@ export class TinkerSampler implements Sampler {
    */
   async topkPromptLogprobs(promptTokens: readonly number[], k: number, signal?: AbortSignal): Promise<{ logprobs: number[]; topk: [number, number][][] }> {
     if (!Number.isInteger(k) || k < 1) throw new TinkerUsageError(`topkPromptLogprobs: k must be a positive integer, got ${k}`);
-    const reply = await this.request(promptTokens, { max_tokens: 1, temperature: 1, top_k: -1, top_p: 1 }, 1, { prompt_logprobs: true, topk_prompt_logprobs: k }, signal);
+    const reply = await this.request(
+      promptTokens,
+      { max_tokens: 1, temperature: 1, top_k: -1, top_p: 1 },
+      1,
+      { prompt_logprobs: true, topk_prompt_logprobs: k },
+      signal,
+    );
     const logprobs = alignPromptScores(reply.prompt_logprobs ?? [], promptTokens.length, "prompt logprobs");
     const topk = alignPromptScores(reply.topk_prompt_logprobs ?? [], promptTokens.length, "top-k prompt logprobs");
     const tooMany = topk.findIndex((row) => row.length > k);
-    if (tooMany >= 0) throw new TinkerHttpError(`${API}/asample`, 200, `the server returned ${topk[tooMany]!.length} top-k entries at prompt position ${tooMany + 1}, more than k = ${k}`);
+    if (tooMany >= 0)
+      throw new TinkerHttpError(
+        `${API}/asample`,
+        200,
+        `the server returned ${topk[tooMany]!.length} top-k entries at prompt position ${tooMany + 1}, more than k = ${k}`,
+      );
     return { logprobs, topk: topk.map((row) => row.map(([token, lp]) => [token, lp] as [number, number])) };
   }
 
@@ -101,7 +112,12 @@ export class TinkerSampler implements Sampler {
     const send = async () => this.http.parse(route, await this.http.post(route, body, signal, headers), UntypedFuture).request_id;
     const requestId = await send();
     // SDK 0.25 takes sample results only as protobuf; older servers answer JSON.
-    const result = await retrieveFuture(this.http, requestId, { resubmit: send, requestType: "Sample", accept: `${PROTOBUF}, application/json`, ...(signal ? { signal } : {}) });
+    const result = await retrieveFuture(this.http, requestId, {
+      resubmit: send,
+      requestType: "Sample",
+      accept: `${PROTOBUF}, application/json`,
+      ...(signal ? { signal } : {}),
+    });
     const reply = this.http.parse(route, result instanceof Uint8Array ? decodeSampleResponse(result) : result, SampleResponse);
     if (reply.sequences.length !== count) throw new TinkerHttpError(route, 200, `${reply.sequences.length} sequences for ${count} samples`);
     return reply;
@@ -118,7 +134,11 @@ export function alignPromptScores<T>(scores: readonly (T | null)[], promptLength
   const gap = scored?.findIndex((x) => x === null) ?? -1;
   if (!scored || gap >= 0) {
     const problem = scored ? `a null at prompt position ${gap + 1}` : `${scores.length} entries`;
-    throw new TinkerHttpError(`${API}/asample`, 200, `the server returned ${what} with ${problem} for a prompt of ${promptLength} tokens (expected ${promptLength} with a leading null, or ${promptLength - 1})`);
+    throw new TinkerHttpError(
+      `${API}/asample`,
+      200,
+      `the server returned ${what} with ${problem} for a prompt of ${promptLength} tokens (expected ${promptLength} with a leading null, or ${promptLength - 1})`,
+    );
   }
   return scored as T[];
 }

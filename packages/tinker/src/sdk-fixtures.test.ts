@@ -57,7 +57,9 @@ describe("recorded SDK requests", () => {
     for (const { name, version, zstd } of RECORDINGS) {
       const exchanges = load(name);
       expect(new Set(exchanges.map((x) => x.request.headers["x-stainless-package-version"]))).toEqual(new Set([version]));
-      const bodies = exchanges.filter((x) => x.path === "/api/v1/forward_backward").map((x) => [x.request.headers["content-type"], x.request.headers["content-encoding"]]);
+      const bodies = exchanges
+        .filter((x) => x.path === "/api/v1/forward_backward")
+        .map((x) => [x.request.headers["content-type"], x.request.headers["content-encoding"]]);
       if (version === "0.24.1") expect(new Set(bodies.map(([type]) => type))).toEqual(new Set(["application/json"]));
       else expect(bodies.every(([type, encoding]) => type === "application/x-protobuf" && encoding === (zstd ? "zstd" : undefined))).toBe(true);
     }
@@ -66,7 +68,13 @@ describe("recorded SDK requests", () => {
   it("decode to what the SDK was asked to send", () => {
     const bodies = protobufBodies(load("sdk-0.25.0.jsonl")).map(decodeForwardBackwardRequest);
     // drive_sdk.py: cross_entropy, ppo with clip thresholds, forward (forward_only), dro (refused), cross_entropy again; then forward on the resumed model.
-    expect(bodies.map(({ body, forwardOnly }) => [(body as { seq_id: number }).seq_id, (body as { forward_backward_input: { loss_fn: string } }).forward_backward_input.loss_fn, forwardOnly])).toEqual([
+    expect(
+      bodies.map(({ body, forwardOnly }) => [
+        (body as { seq_id: number }).seq_id,
+        (body as { forward_backward_input: { loss_fn: string } }).forward_backward_input.loss_fn,
+        forwardOnly,
+      ]),
+    ).toEqual([
       [1, "cross_entropy", false],
       [2, "ppo", false],
       [4, "cross_entropy", true],
@@ -74,7 +82,9 @@ describe("recorded SDK requests", () => {
       [6, "cross_entropy", false],
       [2, "cross_entropy", true],
     ]);
-    const ppo = bodies[1]!.body as { forward_backward_input: { loss_fn_config: Record<string, number>; data: { loss_fn_inputs: Record<string, { data: number[]; dtype: string }> }[] } };
+    const ppo = bodies[1]!.body as {
+      forward_backward_input: { loss_fn_config: Record<string, number>; data: { loss_fn_inputs: Record<string, { data: number[]; dtype: string }> }[] };
+    };
     expect(ppo.forward_backward_input.loss_fn_config).toEqual({ clip_low_threshold: 0.8, clip_high_threshold: 1.2 });
     const inputs = ppo.forward_backward_input.data[0]!.loss_fn_inputs;
     const plain = (t: { data: ArrayLike<number>; dtype: string }) => ({ ...t, data: Array.from(t.data) });
@@ -133,7 +143,11 @@ describe("the client's protobuf encoder", () => {
  */
 const SINCE_RECORDED = new Map([
   [
-    JSON.stringify({ error: 'forward_backward: forward_backward_input.loss_fn: "dro" is not supported by this server (supported: cross_entropy, importance_sampling, ppo, envace_grpo)', category: "user" }),
+    JSON.stringify({
+      error:
+        'forward_backward: forward_backward_input.loss_fn: "dro" is not supported by this server (supported: cross_entropy, importance_sampling, ppo, envace_grpo)',
+      category: "user",
+    }),
     { error: "forward_backward: forward_backward_input.loss_fn_config: beta: Invalid input: expected number, received undefined", category: "user" },
   ],
 ]);
@@ -148,7 +162,12 @@ describe("the server against the recorded SDK requests", () => {
       const server = await startTinkerServer({ ...sdkFixtureServerOptions(root, { zstd }), longPollMs: 2_000, sessionIds: () => session });
       try {
         for (const x of exchanges) {
-          const body = x.request.base64 !== undefined ? Buffer.from(x.request.base64, "base64") : x.request.json !== undefined ? JSON.stringify(x.request.json) : undefined;
+          const body =
+            x.request.base64 !== undefined
+              ? Buffer.from(x.request.base64, "base64")
+              : x.request.json !== undefined
+                ? JSON.stringify(x.request.json)
+                : undefined;
           const headers = Object.fromEntries(Object.entries(x.request.headers).filter(([key]) => ["content-type", "content-encoding", "accept"].includes(key)));
           const response = await fetch(`${server.url}${x.path}`, { method: x.method, headers, ...(body !== undefined ? { body } : {}) });
           const label = `${x.method} ${x.path}`;

@@ -27,7 +27,8 @@ async function read(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-const key = (method: string, path: string, body: { json?: unknown; base64?: string }) => `${method} ${path} ${body.base64 ?? JSON.stringify(body.json ?? null)}`;
+const key = (method: string, path: string, body: { json?: unknown; base64?: string }) =>
+  `${method} ${path} ${body.base64 ?? JSON.stringify(body.json ?? null)}`;
 
 async function replay(): Promise<{ url: string; unmatched: string[]; used: () => number; close: () => Promise<void> }> {
   const pending = exchanges.map((e) => ({ key: key(e.method, e.path, e.request), exchange: e, used: false }));

@@ -17,15 +17,7 @@ import { checkDatum, toWireDatum } from "./datum.js";
 import { TinkerHttpError, TinkerLossError, TinkerRequestFailedError, TinkerUsageError } from "./errors.js";
 import { retrieveFuture } from "./futures.js";
 import type { TinkerHttp } from "./http.js";
-import {
-  evaluateObjective,
-  planLoss,
-  surrogateData,
-  type DroppableTerm,
-  type LossPlan,
-  type LossStrategy,
-  type RemoteReduction,
-} from "./loss-mapping.js";
+import { evaluateObjective, planLoss, surrogateData, type DroppableTerm, type LossPlan, type LossStrategy, type RemoteReduction } from "./loss-mapping.js";
 import { decodeForwardBackwardOutput, encodeForwardBackwardRequest, toNumbers } from "./proto/codec.js";
 import { PROTOBUF } from "./proto/schema.js";
 import { TinkerSampler } from "./sampler.js";
@@ -110,7 +102,13 @@ export class TinkerTrainingClient implements TrainingBackend {
    * SDK 0.25 does) while the server takes it and the loss config is numeric, else as JSON. A
    * refused protobuf body took no sequence number, so the same chunk goes again as JSON.
    */
-  private async submitChunk(route: "forward" | "forward_backward", seq: number, data: WireDatum[], lossFn: string, config: Record<string, number | string> | null): Promise<Submitted> {
+  private async submitChunk(
+    route: "forward" | "forward_backward",
+    seq: number,
+    data: WireDatum[],
+    lossFn: string,
+    config: Record<string, number | string> | null,
+  ): Promise<Submitted> {
     const numeric = Object.values(config ?? {}).every((v) => typeof v === "number");
     if (this.service.forwardBackwardWire === "protobuf" && numeric) {
       const body = encodeForwardBackwardRequest({
@@ -242,7 +240,14 @@ export class TinkerTrainingClient implements TrainingBackend {
       const [probeSeq] = this.reserve(1);
       const out = await this.runChunks("forward_backward", [{ seq: probeSeq!, data: probe }], "ppo", PROBE_CLIP);
       const reported = out.metrics["loss:sum"];
-      if (reported !== undefined) return matchLoss(reported, lossCandidates(out.logprobs, probe.map((d) => toNumbers(d.loss_fn_inputs.logprobs!.data))));
+      if (reported !== undefined)
+        return matchLoss(
+          reported,
+          lossCandidates(
+            out.logprobs,
+            probe.map((d) => toNumbers(d.loss_fn_inputs.logprobs!.data)),
+          ),
+        );
       // No reduced loss: clear what the probe accumulated, then compare gradient norms.
       if (gradNormOf(await this.optimStep(STILL_ADAM)) === undefined) {
         return { evidence: "the server reports neither a reduced loss (loss:sum) nor a gradient norm" };
@@ -376,4 +381,3 @@ function checkName(name: string): void {
   const result = CheckpointName.safeParse(name);
   if (!result.success) throw new TinkerUsageError(`checkpoint name "${name}": ${result.error.issues[0]!.message}`);
 }
-

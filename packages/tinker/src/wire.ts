@@ -16,14 +16,19 @@ const SeqId = z.number().int().positive();
  */
 export const NumericArray = z.union([
   z.array(z.number()),
-  z.custom<Float32Array | Float64Array | Int32Array>((v) => v instanceof Float32Array || v instanceof Float64Array || v instanceof Int32Array, "expected an array of numbers"),
+  z.custom<Float32Array | Float64Array | Int32Array>(
+    (v) => v instanceof Float32Array || v instanceof Float64Array || v instanceof Int32Array,
+    "expected an array of numbers",
+  ),
 ]);
 export type NumericArray = z.infer<typeof NumericArray>;
 
 /** Token ids: a JSON array, or the Int32Array the protobuf decoder gives (checked here, in one pass). */
 export const TokenIds = z.union([
   z.array(TokenId),
-  z.custom<Int32Array>((v) => v instanceof Int32Array, "expected an array of token ids").refine((ids) => ids.every((id) => id >= 0), "token ids must be non-negative"),
+  z
+    .custom<Int32Array>((v) => v instanceof Int32Array, "expected an array of token ids")
+    .refine((ids) => ids.every((id) => id >= 0), "token ids must be non-negative"),
 ]);
 export type TokenIds = z.infer<typeof TokenIds>;
 
@@ -162,7 +167,10 @@ export type CreateSamplingSessionRequest = z.infer<typeof CreateSamplingSessionR
 export const WireSamplingParams = z.object({
   max_tokens: z.number().int().positive(),
   seed: z.number().int().nullable().optional(),
-  stop: z.union([z.array(z.string()), z.array(TokenId)]).nullable().optional(),
+  stop: z
+    .union([z.array(z.string()), z.array(TokenId)])
+    .nullable()
+    .optional(),
   temperature: z.number().min(0).default(1),
   top_k: z.number().int().min(-1).default(-1),
   top_p: z.number().gt(0).max(1).default(1),
@@ -239,7 +247,10 @@ export const SampleResponse = z.looseObject({
   /** One entry per prompt token with the first null (nothing predicts it); SkyRL tx leaves the null out. */
   prompt_logprobs: z.array(z.number().nullable()).nullable().optional(),
   /** Per prompt position, up to k [token id, log-probability] pairs, or null; same two shapes. */
-  topk_prompt_logprobs: z.array(z.array(z.tuple([TokenId, z.number()])).nullable()).nullable().optional(),
+  topk_prompt_logprobs: z
+    .array(z.array(z.tuple([TokenId, z.number()])).nullable())
+    .nullable()
+    .optional(),
 });
 export type SampleResponse = z.infer<typeof SampleResponse>;
 

@@ -32,7 +32,9 @@ describe("safetensors", () => {
   });
 
   it("reads bfloat16 and float16 tensors as float32", () => {
-    const header = new TextEncoder().encode(JSON.stringify({ h: { dtype: "F16", shape: [2], data_offsets: [0, 4] }, b: { dtype: "BF16", shape: [1], data_offsets: [4, 6] } }));
+    const header = new TextEncoder().encode(
+      JSON.stringify({ h: { dtype: "F16", shape: [2], data_offsets: [0, 4] }, b: { dtype: "BF16", shape: [1], data_offsets: [4, 6] } }),
+    );
     const bytes = new Uint8Array(8 + header.length + 6);
     new DataView(bytes.buffer).setBigUint64(0, BigInt(header.length), true);
     bytes.set(header, 8);
@@ -46,7 +48,9 @@ describe("safetensors", () => {
   it("names the file and the problem for damaged input", () => {
     const good = encodeSafetensors(new Map([["a", { shape: [4], data: new Float32Array(4) }]]));
     expect(() => decodeSafetensors(good.subarray(0, 5), "short.safetensors")).toThrow(/short.safetensors: too short/);
-    expect(() => decodeSafetensors(good.subarray(0, good.length - 4), "cut.safetensors")).toThrow(/cut.safetensors: tensor a: data_offsets \[0, 16\] do not fit/);
+    expect(() => decodeSafetensors(good.subarray(0, good.length - 4), "cut.safetensors")).toThrow(
+      /cut.safetensors: tensor a: data_offsets \[0, 16\] do not fit/,
+    );
     const huge = good.slice();
     new DataView(huge.buffer).setBigUint64(0, 1n << 40n, true);
     expect(() => decodeSafetensors(huge, "bad.safetensors")).toThrow(/bad.safetensors: header length .* exceeds the file size/);
@@ -163,10 +167,14 @@ interface ChildLine {
 
 /** Run the training child; `killAfterStep` SIGKILLs it as soon as it reports that step. */
 function runChild(runDir: string, steps: number, killAfterStep?: number): Promise<{ lines: ChildLine[]; signal: NodeJS.Signals | null }> {
-  const child = spawn(process.execPath, ["--conditions=@envace/source", "--import", "tsx", join(import.meta.dirname, "testing", "resume-child.ts"), runDir, String(steps)], {
-    cwd: repoRoot,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--conditions=@envace/source", "--import", "tsx", join(import.meta.dirname, "testing", "resume-child.ts"), runDir, String(steps)],
+    {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const lines: ChildLine[] = [];
   let stderr = "";
   let buffer = "";

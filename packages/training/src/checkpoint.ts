@@ -112,7 +112,10 @@ export async function loadCheckpoint(saved: string, options: LoadOptions = {}): 
     const problems: string[] = [];
     for (const spec of parameterSpecs(config)) {
       const size = spec.shape.reduce((a, b) => a * b, 1);
-      for (const [suffix, target] of [["exp_avg", m], ["exp_avg_sq", v]] as const) {
+      for (const [suffix, target] of [
+        ["exp_avg", m],
+        ["exp_avg_sq", v],
+      ] as const) {
         const t = moments.tensors.get(`${spec.name}.${suffix}`);
         if (t?.data.length !== size) problems.push(`${spec.name}.${suffix} is ${t ? `of size ${t.data.length}, expected ${size}` : "missing"}`);
         else target.set(spec.name, t.data);

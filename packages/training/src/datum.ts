@@ -25,7 +25,9 @@ export function datumFromRow(row: TrainingRow, advantages: number | readonly num
   const datum: Datum = { ...sequence };
   if (refLogprobs !== undefined) {
     if (refLogprobs.length !== sequence.tokens.length) {
-      throw new TrainingInputError(`row ${row.index} of trajectory "${row.trajectoryId}": ${refLogprobs.length} reference log-probabilities for ${sequence.tokens.length} positions`);
+      throw new TrainingInputError(
+        `row ${row.index} of trajectory "${row.trajectoryId}": ${refLogprobs.length} reference log-probabilities for ${sequence.tokens.length} positions`,
+      );
     }
     datum.refLogprobs = [...refLogprobs];
   }

@@ -80,7 +80,11 @@ export class InProcessBackend implements TrainingBackend {
   }
 
   /** A backend over given weights (Hugging Face names and layout), with a fresh optimizer. */
-  static async fromParameters(config: TinyModelConfigInput, params: ReadonlyMap<string, Float32Array>, options: InProcessBackendOptions = {}): Promise<InProcessBackend> {
+  static async fromParameters(
+    config: TinyModelConfigInput,
+    params: ReadonlyMap<string, Float32Array>,
+    options: InProcessBackendOptions = {},
+  ): Promise<InProcessBackend> {
     await initWasmBackend();
     const parsed = TinyModelConfig.parse(config);
     checkParameters(parsed, new Map([...params].map(([name, data]) => [name, { data }])), "parameters");
@@ -305,7 +309,8 @@ function paddedLength(n: number): number {
 /** The scoring temperature; 0 (greedy sampling) has no distribution to score. */
 function checkTemperature(options: ScoringOptions): number {
   const temperature = options.temperature ?? 1;
-  if (!(temperature > 0 && Number.isFinite(temperature))) throw new TrainingInputError(`cannot score at temperature ${temperature}: it must be a positive number`);
+  if (!(temperature > 0 && Number.isFinite(temperature)))
+    throw new TrainingInputError(`cannot score at temperature ${temperature}: it must be a positive number`);
   return temperature;
 }
 
@@ -342,7 +347,9 @@ function checkLoss(loss: LossFn): void {
     case "ppo":
     case "cispo":
       if (!(loss.clipLow >= 0 && loss.clipLow <= 1 && loss.clipHigh >= 1)) {
-        throw new TrainingInputError(`${loss.type} clip thresholds are ratio bounds with clipLow ≤ 1 ≤ clipHigh (e.g. 0.8 and 1.2); got ${loss.clipLow} and ${loss.clipHigh}`);
+        throw new TrainingInputError(
+          `${loss.type} clip thresholds are ratio bounds with clipLow ≤ 1 ≤ clipHigh (e.g. 0.8 and 1.2); got ${loss.clipLow} and ${loss.clipHigh}`,
+        );
       }
       return;
     case "dro":
@@ -362,7 +369,8 @@ function checkDatum(d: Datum, index: number, config: TinyModelConfig, training: 
   const where = `data[${index}]`;
   const n = d.tokens.length;
   if (n === 0) throw new TrainingInputError(`${where}.tokens is empty`);
-  if (n > config.maxPositionEmbeddings) throw new TrainingInputError(`${where}.tokens has ${n} positions; this model's context is ${config.maxPositionEmbeddings}`);
+  if (n > config.maxPositionEmbeddings)
+    throw new TrainingInputError(`${where}.tokens has ${n} positions; this model's context is ${config.maxPositionEmbeddings}`);
   const ids = (field: "tokens" | "targetTokens") => {
     const values = d[field];
     if (values.length !== n) throw new TrainingInputError(`${where}.${field} has ${values.length} entries, tokens has ${n}`);

@@ -1,15 +1,7 @@
 export * from "./backend.js";
 export { loadCheckpoint, saveCheckpoint, TrainingStateFile, type CheckpointContents, type HostAdamState, type LoadOptions } from "./checkpoint.js";
 export { fromHfConfig, headDim, HfLlamaConfig, TinyModelConfig, toHfConfig, type TinyModelConfigInput } from "./config.js";
-export {
-  checkLlamaTensors,
-  expectedLlamaTensors,
-  LlamaConfig,
-  llamaShape,
-  llamaTensorNames,
-  readLlamaConfig,
-  type LlamaShape,
-} from "./llama-config.js";
+export { checkLlamaTensors, expectedLlamaTensors, LlamaConfig, llamaShape, llamaTensorNames, readLlamaConfig, type LlamaShape } from "./llama-config.js";
 export { datumFromRow } from "./datum.js";
 export { CheckpointError, NonFiniteGradientError, TrainingInputError, TrainingStateError } from "./errors.js";
 export { createTinyModel, InProcessBackend, type CheckpointTokenizer, type InProcessBackendOptions } from "./in-process.js";

@@ -60,7 +60,9 @@ describe("the tiny model's HfLlamaConfig", () => {
   it("is a Llama config whose tensors are exactly the tiny model's parameters", () => {
     const hf = LlamaConfig.parse(toHfConfig(tiny));
     const fromLlama = [...expectedLlamaTensors(llamaShape(hf))].sort(([a], [b]) => a.localeCompare(b));
-    const fromTiny = parameterSpecs(tiny).map((spec): [string, number[]] => [spec.name, spec.shape]).sort(([a], [b]) => a.localeCompare(b));
+    const fromTiny = parameterSpecs(tiny)
+      .map((spec): [string, number[]] => [spec.name, spec.shape])
+      .sort(([a], [b]) => a.localeCompare(b));
     expect(fromLlama).toEqual(fromTiny);
   });
 

@@ -134,7 +134,8 @@ export function checkLlamaTensors(shape: LlamaShape, tensors: ReadonlyMap<string
   for (const [name, dims] of expectedLlamaTensors(shape)) {
     const tensor = tensors.get(name);
     if (!tensor) problems.push(`missing ${name}`);
-    else if (tensor.shape.join(",") !== dims.join(",")) problems.push(`${name} has shape [${tensor.shape.join(", ")}], config.json implies [${dims.join(", ")}]`);
+    else if (tensor.shape.join(",") !== dims.join(","))
+      problems.push(`${name} has shape [${tensor.shape.join(", ")}], config.json implies [${dims.join(", ")}]`);
   }
   if (problems.length > 0) throw new CheckpointError(`${file}: ${problems.join("; ")}`);
 }

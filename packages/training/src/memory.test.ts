@@ -20,7 +20,10 @@ describe("wasm heap use", () => {
     await initWasmBackend();
     const baseline = tf.memory().numTensors;
     const backend = await InProcessBackend.create(config, { seed: 1 });
-    const loss = { type: "grpo" as const, config: { epsLow: 0.2, epsHigh: 0.2, dualClip: 3, klCoef: 0, entropyCoef: 0.01, aggregation: "token-mean" as const } };
+    const loss = {
+      type: "grpo" as const,
+      config: { epsLow: 0.2, epsHigh: 0.2, dualClip: 3, klCoef: 0, entropyCoef: 0.01, aggregation: "token-mean" as const },
+    };
     const counts: number[] = [];
     for (const length of [10, 100, 10, 100]) {
       await backend.forwardBackward(data(length), loss);

@@ -91,70 +91,71 @@ describe("the tiny transformer", () => {
     backend.dispose();
   });
 
-  it.each(["token-mean", "seq-mean-token-mean", "seq-sum"] as const)(
-    "reports the @envace/grpo reference loss for %s aggregation",
-    async (aggregation) => {
-      const backend = await InProcessBackend.fromParameters(config, params, { microbatchTokens: 16 });
-      const base = makeData(2);
-      const ref = base.map((d) => referenceScores(config, params, d.tokens, d.targetTokens));
-      const data = withSamplerLogprobs(
-        base,
-        ref.map((r) => r.logprobs),
-        3,
-      );
-      const loss = grpo(aggregation);
-      const result = await backend.forwardBackward(data, loss);
-      const expected = policyLoss(
-        data.map((d, i) => ({
-          logprobs: ref[i]!.logprobs,
-          samplerLogprobs: d.logprobs,
-          advantages: d.advantages,
-          mask: d.mask,
-          refLogprobs: d.refLogprobs!,
-          entropy: ref[i]!.entropies,
-        })),
-        (loss as { config: PolicyLossConfig }).config,
-      );
-      expect(result.loss).toBeCloseTo(expected.loss, 5);
-      expect(result.metrics["clip_fraction:mean"]).toBeCloseTo(expected.diagnostics.clipFraction, 6);
-      expect(result.metrics["entropy:mean"]).toBeCloseTo(expected.diagnostics.entropy!, 4);
-      // Some tokens must sit in each regime for the comparison to mean anything.
-      expect(expected.diagnostics.clipFraction).toBeGreaterThan(0);
-      expect(expected.diagnostics.clipFraction).toBeLessThan(1);
-      backend.dispose();
-    },
-  );
-
-  it.each([...kernels.map((k) => [k, 1] as const), ["per-head", 0.7] as const])("passes a finite-difference check of the GRPO loss gradient, tensor by tensor (%s attention, temperature %f)", async (attentionKernel, temperature) => {
-    const base = makeData(4);
-    const probe = await InProcessBackend.fromParameters(config, params);
-    const data = withSamplerLogprobs(base, await probe.forward(base, { temperature }), 5);
-    probe.dispose();
-    const loss = grpo("seq-mean-token-mean");
-    // Micro-batches of one sequence each, so the split of the aggregation is covered too.
-    const lossAt = async (p: Parameters) => {
-      const backend = await InProcessBackend.fromParameters(config, p, { microbatchTokens: 16, attentionKernel });
-      const { loss: value } = await backend.forwardBackward(data, loss, { temperature });
-      backend.dispose();
-      return value;
-    };
-    const backend = await InProcessBackend.fromParameters(config, params, { microbatchTokens: 16, attentionKernel });
-    await backend.forwardBackward(data, loss, { temperature });
-    const grads = (await backend.accumulatedGradients())!;
+  it.each(["token-mean", "seq-mean-token-mean", "seq-sum"] as const)("reports the @envace/grpo reference loss for %s aggregation", async (aggregation) => {
+    const backend = await InProcessBackend.fromParameters(config, params, { microbatchTokens: 16 });
+    const base = makeData(2);
+    const ref = base.map((d) => referenceScores(config, params, d.tokens, d.targetTokens));
+    const data = withSamplerLogprobs(
+      base,
+      ref.map((r) => r.logprobs),
+      3,
+    );
+    const loss = grpo(aggregation);
+    const result = await backend.forwardBackward(data, loss);
+    const expected = policyLoss(
+      data.map((d, i) => ({
+        logprobs: ref[i]!.logprobs,
+        samplerLogprobs: d.logprobs,
+        advantages: d.advantages,
+        mask: d.mask,
+        refLogprobs: d.refLogprobs!,
+        entropy: ref[i]!.entropies,
+      })),
+      (loss as { config: PolicyLossConfig }).config,
+    );
+    expect(result.loss).toBeCloseTo(expected.loss, 5);
+    expect(result.metrics["clip_fraction:mean"]).toBeCloseTo(expected.diagnostics.clipFraction, 6);
+    expect(result.metrics["entropy:mean"]).toBeCloseTo(expected.diagnostics.entropy!, 4);
+    // Some tokens must sit in each regime for the comparison to mean anything.
+    expect(expected.diagnostics.clipFraction).toBeGreaterThan(0);
+    expect(expected.diagnostics.clipFraction).toBeLessThan(1);
     backend.dispose();
+  });
 
-    const rng = Rng.fromSeed(6);
-    const groups = [...params.keys()].map((name) => [name]);
-    groups.push([...params.keys()]);
-    const eps = 1e-2;
-    for (const names of groups) {
-      const d = direction(params, names, rng);
-      const analytic = dot(grads, d);
-      const numeric = ((await lossAt(perturbed(params, d, eps))) - (await lossAt(perturbed(params, d, -eps)))) / (2 * eps);
-      const label = `${names.length === 1 ? names[0] : "all parameters"}: analytic ${analytic}, numeric ${numeric}`;
-      expect(Math.abs(analytic - numeric), label).toBeLessThan(5e-3 * Math.abs(numeric) + 2e-5);
-    }
-  }, 30_000);
+  it.each([...kernels.map((k) => [k, 1] as const), ["per-head", 0.7] as const])(
+    "passes a finite-difference check of the GRPO loss gradient, tensor by tensor (%s attention, temperature %f)",
+    async (attentionKernel, temperature) => {
+      const base = makeData(4);
+      const probe = await InProcessBackend.fromParameters(config, params);
+      const data = withSamplerLogprobs(base, await probe.forward(base, { temperature }), 5);
+      probe.dispose();
+      const loss = grpo("seq-mean-token-mean");
+      // Micro-batches of one sequence each, so the split of the aggregation is covered too.
+      const lossAt = async (p: Parameters) => {
+        const backend = await InProcessBackend.fromParameters(config, p, { microbatchTokens: 16, attentionKernel });
+        const { loss: value } = await backend.forwardBackward(data, loss, { temperature });
+        backend.dispose();
+        return value;
+      };
+      const backend = await InProcessBackend.fromParameters(config, params, { microbatchTokens: 16, attentionKernel });
+      await backend.forwardBackward(data, loss, { temperature });
+      const grads = (await backend.accumulatedGradients())!;
+      backend.dispose();
+
+      const rng = Rng.fromSeed(6);
+      const groups = [...params.keys()].map((name) => [name]);
+      groups.push([...params.keys()]);
+      const eps = 1e-2;
+      for (const names of groups) {
+        const d = direction(params, names, rng);
+        const analytic = dot(grads, d);
+        const numeric = ((await lossAt(perturbed(params, d, eps))) - (await lossAt(perturbed(params, d, -eps)))) / (2 * eps);
+        const label = `${names.length === 1 ? names[0] : "all parameters"}: analytic ${analytic}, numeric ${numeric}`;
+        expect(Math.abs(analytic - numeric), label).toBeLessThan(5e-3 * Math.abs(numeric) + 2e-5);
+      }
+    },
+    30_000,
+  );
 
   it.each([
     ["importance_sampling", { type: "importance_sampling" } as const],

@@ -1,5 +1,16 @@
 import { TrainingInputError } from "./errors.js";
-import { aggregationWeights, cispoSum, crossEntropySum, droSum, importanceSamplingSum, lossMetrics, policyLoss, ppoSum, type LossRow, type SumLossResult } from "@envace/grpo";
+import {
+  aggregationWeights,
+  cispoSum,
+  crossEntropySum,
+  droSum,
+  importanceSamplingSum,
+  lossMetrics,
+  policyLoss,
+  ppoSum,
+  type LossRow,
+  type SumLossResult,
+} from "@envace/grpo";
 import type { Datum, LossFn } from "./backend.js";
 
 /**

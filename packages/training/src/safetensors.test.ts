@@ -47,10 +47,13 @@ describe("decodeSafetensors", () => {
     expect(halfToFloat(0x7c00)).toBe(Infinity);
     const float64 = new Uint8Array(Float64Array.from([0.5, -1.25]).buffer);
     // bfloat16 1 = 0x3f80, -3 = 0xc040 (little-endian bytes).
-    const bytes = fileOf(
-      { b: { dtype: "BF16", shape: [2], data_offsets: [0, 4] }, d: { dtype: "F64", shape: [2], data_offsets: [4, 20] } },
-      [0x80, 0x3f, 0x40, 0xc0, ...float64],
-    );
+    const bytes = fileOf({ b: { dtype: "BF16", shape: [2], data_offsets: [0, 4] }, d: { dtype: "F64", shape: [2], data_offsets: [4, 20] } }, [
+      0x80,
+      0x3f,
+      0x40,
+      0xc0,
+      ...float64,
+    ]);
     const { tensors } = decodeSafetensors(bytes, "mixed.safetensors");
     expect(Array.from(tensors.get("b")!.data)).toEqual([1, -3]);
     expect(Array.from(tensors.get("d")!.data)).toEqual([0.5, -1.25]);

@@ -88,7 +88,11 @@ export function decodeSafetensors(bytes: Uint8Array, file: string): { tensors: M
     }
     const parsed = TensorEntry.safeParse(raw);
     if (!parsed.success) throw new SafetensorsError(file, `tensor ${name}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
-    const { dtype, shape, data_offsets: [begin, end] } = parsed.data;
+    const {
+      dtype,
+      shape,
+      data_offsets: [begin, end],
+    } = parsed.data;
     const width = BYTES_PER_ELEMENT[dtype];
     if (width === undefined) throw new SafetensorsError(file, `tensor ${name}: dtype ${dtype} is not supported (F32, F16, BF16, F64)`);
     const size = shape.reduce((a, b) => a * b, 1);

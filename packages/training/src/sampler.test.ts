@@ -72,30 +72,33 @@ describe("TinySampler", () => {
   const params = initParameters(config, 11);
   const prompt = [3, 1, 4, 1, 5, 9, 2, 6, 5];
 
-  it.each([0.5, 0.7, 1.3])("at temperature %f, the learner scoring at the same temperature gives a policy ratio of 1 on the first minibatch", async (temperature) => {
-    const sampler = new TinySampler(config, params, { stopTokenIds: [] });
-    const out = await sampler.sample(prompt, { maxTokens: 12, seed: 5, temperature });
-    const full = [...prompt, ...out.tokens];
-    const n = full.length - 1;
-    const mask = Array.from({ length: n }, (_, i) => (i >= prompt.length - 1 ? 1 : 0));
-    const datum = {
-      tokens: full.slice(0, -1),
-      targetTokens: full.slice(1),
-      logprobs: mask.map((m, i) => (m ? out.logprobs[i - (prompt.length - 1)]! : 0)),
-      advantages: mask.map((m) => m * 0.5),
-      mask,
-    };
-    const backend = await InProcessBackend.fromParameters(config, params);
-    const loss = { type: "grpo" as const, config: { epsLow: 0.2, epsHigh: 0.2, dualClip: 3, klCoef: 0, entropyCoef: 0, aggregation: "token-mean" as const } };
-    const tempered = await backend.forwardBackward([datum], loss, { temperature });
-    expect(tempered.metrics["ratio:min"]).toBeCloseTo(1, 4);
-    expect(tempered.metrics["ratio:max"]).toBeCloseTo(1, 4);
-    expect(tempered.metrics["sampler_kl:mean"]).toBeCloseTo(0, 5);
-    // Scoring the raw model instead (what the learner did before) is off from the first token.
-    const raw = await backend.forwardBackward([datum], loss);
-    expect(Math.abs(raw.metrics["ratio:max"]! - 1) + Math.abs(raw.metrics["ratio:min"]! - 1)).toBeGreaterThan(0.01);
-    backend.dispose();
-  });
+  it.each([0.5, 0.7, 1.3])(
+    "at temperature %f, the learner scoring at the same temperature gives a policy ratio of 1 on the first minibatch",
+    async (temperature) => {
+      const sampler = new TinySampler(config, params, { stopTokenIds: [] });
+      const out = await sampler.sample(prompt, { maxTokens: 12, seed: 5, temperature });
+      const full = [...prompt, ...out.tokens];
+      const n = full.length - 1;
+      const mask = Array.from({ length: n }, (_, i) => (i >= prompt.length - 1 ? 1 : 0));
+      const datum = {
+        tokens: full.slice(0, -1),
+        targetTokens: full.slice(1),
+        logprobs: mask.map((m, i) => (m ? out.logprobs[i - (prompt.length - 1)]! : 0)),
+        advantages: mask.map((m) => m * 0.5),
+        mask,
+      };
+      const backend = await InProcessBackend.fromParameters(config, params);
+      const loss = { type: "grpo" as const, config: { epsLow: 0.2, epsHigh: 0.2, dualClip: 3, klCoef: 0, entropyCoef: 0, aggregation: "token-mean" as const } };
+      const tempered = await backend.forwardBackward([datum], loss, { temperature });
+      expect(tempered.metrics["ratio:min"]).toBeCloseTo(1, 4);
+      expect(tempered.metrics["ratio:max"]).toBeCloseTo(1, 4);
+      expect(tempered.metrics["sampler_kl:mean"]).toBeCloseTo(0, 5);
+      // Scoring the raw model instead (what the learner did before) is off from the first token.
+      const raw = await backend.forwardBackward([datum], loss);
+      expect(Math.abs(raw.metrics["ratio:max"]! - 1) + Math.abs(raw.metrics["ratio:min"]! - 1)).toBeGreaterThan(0.01);
+      backend.dispose();
+    },
+  );
 
   it("reports the learner's log-probabilities at temperature 1", async () => {
     const sampler = new TinySampler(config, params, { stopTokenIds: [] });
@@ -104,9 +107,7 @@ describe("TinySampler", () => {
     expect(out.finishReason).toBe("length");
     const backend = await InProcessBackend.fromParameters(config, params);
     const full = [...prompt, ...out.tokens];
-    const [learner] = await backend.forward([
-      { tokens: full.slice(0, -1), targetTokens: full.slice(1), logprobs: [], advantages: [], mask: [] },
-    ]);
+    const [learner] = await backend.forward([{ tokens: full.slice(0, -1), targetTokens: full.slice(1), logprobs: [], advantages: [], mask: [] }]);
     out.logprobs.forEach((lp, t) => expect(lp).toBeCloseTo(learner![prompt.length - 1 + t]!, 4));
     backend.dispose();
   });

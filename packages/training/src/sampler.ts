@@ -75,7 +75,8 @@ export class TinySampler implements Sampler {
     this.name = options.name ?? "tiny";
     const stops = options.stopTokenIds ?? (config.eosTokenId !== null ? [config.eosTokenId] : []);
     for (const id of stops) {
-      if (!Number.isInteger(id) || id < 0 || id >= config.vocabSize) throw new TrainingInputError(`stop token id ${id} is outside the vocabulary (0..${config.vocabSize - 1})`);
+      if (!Number.isInteger(id) || id < 0 || id >= config.vocabSize)
+        throw new TrainingInputError(`stop token id ${id} is outside the vocabulary (0..${config.vocabSize - 1})`);
     }
     this.stopTokenIds = new Set(stops);
     this.tokenizer = options.tokenizer;
@@ -93,7 +94,8 @@ export class TinySampler implements Sampler {
     const { vocabSize, maxPositionEmbeddings } = this.config;
     if (promptTokens.length === 0) return Promise.reject(new TrainingInputError("promptTokens is empty: the model needs at least one token to condition on"));
     const bad = promptTokens.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= vocabSize);
-    if (bad >= 0) return Promise.reject(new TrainingInputError(`promptTokens[${bad}] = ${promptTokens[bad]} is not a token id of this model (0..${vocabSize - 1})`));
+    if (bad >= 0)
+      return Promise.reject(new TrainingInputError(`promptTokens[${bad}] = ${promptTokens[bad]} is not a token id of this model (0..${vocabSize - 1})`));
     if (promptTokens.length >= maxPositionEmbeddings) {
       return Promise.reject(new ContextLengthError(promptTokens.length, maxPositionEmbeddings));
     }
@@ -226,7 +228,7 @@ export class TinySampler implements Sampler {
         const k = new Float32Array(H * s.capacity * dh);
         const v = new Float32Array(H * s.capacity * dh);
         for (let h = 0; h < H; h++) {
-          const from = ((r * H + h) * length) * dh;
+          const from = (r * H + h) * length * dh;
           k.set(keys[l]!.subarray(from, from + s.prompt.length * dh), h * s.capacity * dh);
           v.set(values[l]!.subarray(from, from + s.prompt.length * dh), h * s.capacity * dh);
         }

@@ -82,7 +82,11 @@ describe("sampleToken", () => {
     fc.assert(
       fc.property(
         fc.array(fc.float({ min: -20, max: 20, noNaN: true }), { minLength: 1, maxLength: 40 }),
-        fc.record({ temperature: fc.double({ min: 0.05, max: 2, noNaN: true }), topP: fc.double({ min: 0.01, max: 1, noNaN: true }), topK: fc.integer({ min: 0, max: 50 }) }),
+        fc.record({
+          temperature: fc.double({ min: 0.05, max: 2, noNaN: true }),
+          topP: fc.double({ min: 0.01, max: 1, noNaN: true }),
+          topK: fc.integer({ min: 0, max: 50 }),
+        }),
         fc.double({ min: 0, max: 0.999999, noNaN: true }),
         (values, params, u) => {
           const drawn = sampleToken(values, params, () => u);

@@ -47,7 +47,7 @@ const text = fc
     fc.oneof(
       fc.string({ unit: "binary" }),
       fc.string({ unit: "grapheme" }),
-      fc.constantFrom(...DEFAULT_SPECIAL_TOKENS, " ", "  ", "\n\n", "\t", "'s", "'ll", " 123", "{\"a\": 1}", "<|im_", "</tool"),
+      fc.constantFrom(...DEFAULT_SPECIAL_TOKENS, " ", "  ", "\n\n", "\t", "'s", "'ll", " 123", '{"a": 1}', "<|im_", "</tool"),
     ),
     { maxLength: 8 },
   )
@@ -148,7 +148,13 @@ describe("ByteLevelBpeTokenizer", () => {
   it("writes a token that is literally `__proto__` or `constructor` into its vocabulary", () => {
     // A tokenizer file's merges may build any string; these build the two words piece by piece.
     const merges: [string, string][] = [
-      ["_", "_"], ["__", "p"], ["__p", "r"], ["__pr", "o"], ["__pro", "t"], ["__prot", "o"], ["__proto", "__"],
+      ["_", "_"],
+      ["__", "p"],
+      ["__p", "r"],
+      ["__pr", "o"],
+      ["__pro", "t"],
+      ["__prot", "o"],
+      ["__proto", "__"],
       ...Array.from("onstructor", (ch, i): [string, string] => ["constructor".slice(0, i + 1), ch]),
     ];
     const odd = new ByteLevelBpeTokenizer(merges, ["<|end|>"], ["<|end|>"]);

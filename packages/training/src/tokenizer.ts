@@ -67,10 +67,7 @@ const BYTE_TO_CHAR: readonly string[] = (() => {
 })();
 const CHAR_TO_BYTE = new Map(BYTE_TO_CHAR.map((c, b) => [c, b]));
 /** The 256 byte tokens in GPT-2's order: printable bytes first. */
-export const BASE_ORDER: readonly string[] = [
-  ...BYTE_TO_CHAR.filter((c) => c.charCodeAt(0) < 256),
-  ...BYTE_TO_CHAR.filter((c) => c.charCodeAt(0) >= 256),
-];
+export const BASE_ORDER: readonly string[] = [...BYTE_TO_CHAR.filter((c) => c.charCodeAt(0) < 256), ...BYTE_TO_CHAR.filter((c) => c.charCodeAt(0) >= 256)];
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -341,7 +338,9 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
     });
     for (const [token, id] of Object.entries(json.model.vocab)) {
       if (tokenizer.tokenToId(token) !== id) {
-        throw new TokenizerError(`${source}/tokenizer.json: model.vocab gives ${JSON.stringify(token)} id ${id}; this tokenizer expects the byte tokens in GPT-2 order, then one token per merge`);
+        throw new TokenizerError(
+          `${source}/tokenizer.json: model.vocab gives ${JSON.stringify(token)} id ${id}; this tokenizer expects the byte tokens in GPT-2 order, then one token per merge`,
+        );
       }
     }
     for (const t of json.added_tokens) {

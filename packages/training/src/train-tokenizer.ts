@@ -1,4 +1,15 @@
-import { ByteLevelBpeTokenizer, BASE_ORDER, byteLevel, checkEncodable, DEFAULT_SPECIAL_TOKENS, DEFAULT_STOP_TOKENS, escapeRegExp, PATTERNS, TokenizerError, type Pretokenizer } from "./tokenizer.js";
+import {
+  ByteLevelBpeTokenizer,
+  BASE_ORDER,
+  byteLevel,
+  checkEncodable,
+  DEFAULT_SPECIAL_TOKENS,
+  DEFAULT_STOP_TOKENS,
+  escapeRegExp,
+  PATTERNS,
+  TokenizerError,
+  type Pretokenizer,
+} from "./tokenizer.js";
 
 export interface TrainTokenizerOptions {
   /** Total vocabulary: 256 byte tokens, the merges learned, and the special tokens. */
@@ -28,9 +39,19 @@ export function trainTokenizer(corpus: Iterable<string>, options: TrainTokenizer
   const minFrequency = options.minFrequency ?? 2;
   const targetMerges = options.vocabSize - 256 - specials.length;
   if (!Number.isInteger(options.vocabSize) || targetMerges < 0) {
-    throw new TokenizerError(`vocabSize must be at least 256 byte tokens plus ${specials.length} special tokens (${256 + specials.length}), got ${options.vocabSize}`);
+    throw new TokenizerError(
+      `vocabSize must be at least 256 byte tokens plus ${specials.length} special tokens (${256 + specials.length}), got ${options.vocabSize}`,
+    );
   }
-  const splitter = specials.length > 0 ? new RegExp([...specials].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|")) : null;
+  const splitter =
+    specials.length > 0
+      ? new RegExp(
+          [...specials]
+            .sort((a, b) => b.length - a.length)
+            .map(escapeRegExp)
+            .join("|"),
+        )
+      : null;
   const counts = new Map<string, number>();
   let index = 0;
   for (const text of corpus) {

@@ -136,16 +136,26 @@ async function main(): Promise<void> {
   const gflops = (rate: number, flopsPerToken: number) => `${fmt((rate * flopsPerToken) / 1e9, 2)} GFLOP/s`;
 
   console.log(`@envace/training in-process backend — ${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), tfjs-wasm, one thread`);
-  console.log(`load average before ${loadBefore.map((x) => x.toFixed(2)).join(" ")}, after ${loadAfter.map((x) => x.toFixed(2)).join(" ")} (other processes share these cores; CPU-time figures discount their turns)`);
-  console.log(`model: ${fmt(N)} parameters (V=${config.vocabSize}, D=${D}, L=${L}, heads=${config.numHeads}, F=${config.intermediateSize}), sequence length ${SEQ}`);
+  console.log(
+    `load average before ${loadBefore.map((x) => x.toFixed(2)).join(" ")}, after ${loadAfter.map((x) => x.toFixed(2)).join(" ")} (other processes share these cores; CPU-time figures discount their turns)`,
+  );
+  console.log(
+    `model: ${fmt(N)} parameters (V=${config.vocabSize}, D=${D}, L=${L}, heads=${config.numHeads}, F=${config.intermediateSize}), sequence length ${SEQ}`,
+  );
   console.log(`matMul roofline, GFLOP/s: wall ${fmt(roofline.wall / 1e9, 1)}, CPU-time ${fmt(roofline.cpu / 1e9, 1)}  [${roofline.shapes.join("; ")}]`);
   console.log(`training: GRPO loss, ${ROWS}×${SEQ} tokens per step, forwardBackward + optimStep, ${STEPS} steps after one warm-up step`);
   console.log(`  FLOP accounting: 6·N + 12·L·D·T = ${fmt(trainFlopsPerToken / 1e6, 2)} MFLOP per token (PaLM's; full T×T attention)`);
-  console.log(`  wall:     ${fmt(trainRate)} tokens/s = ${gflops(trainRate, trainFlopsPerToken)} = ${pct(trainRate, trainFlopsPerToken, roofline.wall)} of the wall roofline (fastest step: ${fmt(stepTokens / fastestStep)} tokens/s = ${pct(stepTokens / fastestStep, trainFlopsPerToken, roofline.wall)})`);
-  console.log(`  CPU time: ${fmt(trainCpuRate)} tokens/CPU-s = ${gflops(trainCpuRate, trainFlopsPerToken)} = ${pct(trainCpuRate, trainFlopsPerToken, roofline.cpu)} of the CPU-time roofline`);
+  console.log(
+    `  wall:     ${fmt(trainRate)} tokens/s = ${gflops(trainRate, trainFlopsPerToken)} = ${pct(trainRate, trainFlopsPerToken, roofline.wall)} of the wall roofline (fastest step: ${fmt(stepTokens / fastestStep)} tokens/s = ${pct(stepTokens / fastestStep, trainFlopsPerToken, roofline.wall)})`,
+  );
+  console.log(
+    `  CPU time: ${fmt(trainCpuRate)} tokens/CPU-s = ${gflops(trainCpuRate, trainFlopsPerToken)} = ${pct(trainCpuRate, trainFlopsPerToken, roofline.cpu)} of the CPU-time roofline`,
+  );
   console.log(`generation: ${STREAMS} concurrent streams, ${promptLength}-token prompts, ${newTokens} new tokens each, temperature 1`);
   console.log(`  FLOP accounting: 2·N + 4·L·D·(mean context) = ${fmt(genFlopsPerToken / 1e6, 2)} MFLOP per generated token`);
-  console.log(`  wall:     ${fmt(genRate)} tokens/s = ${pct(genRate, genFlopsPerToken, roofline.wall)} of the wall roofline; one stream alone ${fmt(singleRate)} tokens/s = ${pct(singleRate, genFlopsPerToken, roofline.wall)}`);
+  console.log(
+    `  wall:     ${fmt(genRate)} tokens/s = ${pct(genRate, genFlopsPerToken, roofline.wall)} of the wall roofline; one stream alone ${fmt(singleRate)} tokens/s = ${pct(singleRate, genFlopsPerToken, roofline.wall)}`,
+  );
   console.log(`  CPU time: ${fmt(genCpuRate)} tokens/CPU-s = ${pct(genCpuRate, genFlopsPerToken, roofline.cpu)} of the CPU-time roofline`);
   console.log(`peak RSS: ${fmt(rssMb)} MB`);
   model.dispose();

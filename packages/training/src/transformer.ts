@@ -136,8 +136,14 @@ export class Transformer {
     const tables: Tables = {
       cos: tensorFrom(cos, [length, this.dh]),
       sin: tensorFrom(sin, [length, this.dh]),
-      cosQ: tensorFrom(cos.map((c) => c * scale), [length, this.dh]),
-      sinQ: tensorFrom(sin.map((s) => s * scale), [length, this.dh]),
+      cosQ: tensorFrom(
+        cos.map((c) => c * scale),
+        [length, this.dh],
+      ),
+      sinQ: tensorFrom(
+        sin.map((s) => s * scale),
+        [length, this.dh],
+      ),
       mask: tensorFrom(mask, [length, length]),
     };
     this.tables.set(length, tables);
@@ -247,11 +253,7 @@ export class Transformer {
         const dS = softmaxBackward(p, tf.matMul(dO, block(vT, i, [dh, length])));
         // dK = dSᵀ·Q and dV = Pᵀ·dO, with the [T, T] factor transposed explicitly so each
         // product has T rows (a matMul with only dh rows runs several times slower).
-        return [
-          tf.matMul(dS, block(c.kr, i, [length, dh])),
-          tf.matMul(transpose2d(dS), block(c.qr, i, [length, dh])),
-          tf.matMul(transpose2d(p), dO),
-        ];
+        return [tf.matMul(dS, block(c.kr, i, [length, dh])), tf.matMul(transpose2d(dS), block(c.qr, i, [length, dh])), tf.matMul(transpose2d(p), dO)];
       });
       dq.push(a);
       dk.push(b);
@@ -287,22 +289,12 @@ export class Transformer {
       const silu = tf.mul(gate, sig);
       const act = tf.mul(silu, up);
       const out = tf.add(x1, tf.matMul(act, w.downF));
-      const cache: LayerCache | null = keep
-        ? { u1: n1.u, r1: n1.r, xn1: n1.y, qr, kr, v, probs, o, u2: n2.u, r2: n2.r, xn2: n2.y, up, sig, silu, act }
-        : null;
+      const cache: LayerCache | null = keep ? { u1: n1.u, r1: n1.r, xn1: n1.y, qr, kr, v, probs, o, u2: n2.u, r2: n2.r, xn2: n2.y, up, sig, silu, act } : null;
       return { out, cache, k: kr, v };
     });
   }
 
-  private layerBackward(
-    w: LayerWeights,
-    c: LayerCache,
-    dOut: tf.Tensor,
-    rows: number,
-    length: number,
-    prefix: string,
-    grads: RawGradients,
-  ): tf.Tensor {
+  private layerBackward(w: LayerWeights, c: LayerCache, dOut: tf.Tensor, rows: number, length: number, prefix: string, grads: RawGradients): tf.Tensor {
     const { H, D, dh } = this;
     const BH = rows * H;
     const N = rows * length;
@@ -435,7 +427,13 @@ export class Transformer {
    * Prompt processing for generation: the rotated keys and values of every layer, laid out
    * [rows, heads, length, dh], and the next-token logits at `positions[r]` of each row.
    */
-  prefill(weights: DeviceWeights, tokens: Int32Array, rows: number, length: number, positions: readonly number[]): { keys: Float32Array[]; values: Float32Array[]; logits: Float32Array } {
+  prefill(
+    weights: DeviceWeights,
+    tokens: Int32Array,
+    rows: number,
+    length: number,
+    positions: readonly number[],
+  ): { keys: Float32Array[]; values: Float32Array[]; logits: Float32Array } {
     const keys: Float32Array[] = [];
     const values: Float32Array[] = [];
     let x = this.embed(weights, tokens);

@@ -170,15 +170,41 @@ describe("parseActOutput: failure codes", () => {
   });
 
   it("fails the whole output when any call fails, and keeps the visible text and reasoning", () => {
-    const output = parse('<think>Hmm.</think>Both:<tool_call>{"name": "transfer", "arguments": {}}</tool_call><tool_call>{"name": "nope", "arguments": {}}</tool_call>');
+    const output = parse(
+      '<think>Hmm.</think>Both:<tool_call>{"name": "transfer", "arguments": {}}</tool_call><tool_call>{"name": "nope", "arguments": {}}</tool_call>',
+    );
     expect(output).toMatchObject({ kind: "error", code: "INVALID_TOOL_NAME", content: "Both:", reasoning: "Hmm." });
   });
 });
 
 const toolNames = ["get_balance", "transfer"];
 const fragments = fc.constantFrom(
-  "<think>", "</think>", "<tool_call>", "</tool_call>", "{", "}", "[", "]", ",", ":", '"', "\\", "\n", " ",
-  '"name"', '"arguments"', '"get_balance"', '"transfer"', "null", "1e999", "-0", "{}", "[]", '"{}"', "\u0000", "\ud800",
+  "<think>",
+  "</think>",
+  "<tool_call>",
+  "</tool_call>",
+  "{",
+  "}",
+  "[",
+  "]",
+  ",",
+  ":",
+  '"',
+  "\\",
+  "\n",
+  " ",
+  '"name"',
+  '"arguments"',
+  '"get_balance"',
+  '"transfer"',
+  "null",
+  "1e999",
+  "-0",
+  "{}",
+  "[]",
+  '"{}"',
+  "\u0000",
+  "\ud800",
 );
 const adversarial = adversarialText(fragments);
 
@@ -243,9 +269,7 @@ describe("parseActOutput properties", () => {
         expect(output.kind).toBe("tool_calls");
         if (output.kind !== "tool_calls") return;
         // JSON has no -0; compare through JSON.
-        expect(JSON.parse(JSON.stringify(output.calls.map((c) => ({ name: c.name, arguments: c.arguments }))))).toEqual(
-          JSON.parse(JSON.stringify(calls)),
-        );
+        expect(JSON.parse(JSON.stringify(output.calls.map((c) => ({ name: c.name, arguments: c.arguments }))))).toEqual(JSON.parse(JSON.stringify(calls)));
       }),
       { numRuns: 300 },
     );

@@ -1,11 +1,4 @@
-import {
-  toolName,
-  type ActParseErrorCode,
-  type AssistantMessage,
-  type ToolCall,
-  type ToolSpec,
-  type WireToolCall,
-} from "@envace/protocol";
+import { toolName, type ActParseErrorCode, type AssistantMessage, type ToolCall, type ToolSpec, type WireToolCall } from "@envace/protocol";
 import { excerpt, findNonFinite, isJsonObject, jsonTypeName, tryParseJson, tryStringify } from "./json-value.js";
 import { splitReasoning, THINK_TAGS, type ReasoningTags } from "./reasoning.js";
 
@@ -128,11 +121,7 @@ export function parseActOutput(output: ActInput, options: ActParserOptions): Act
     for (const [itemIndex, item] of items.entries()) {
       const at = Array.isArray(parsed.value) ? `${where}, item ${itemIndex + 1}` : where;
       if (!isJsonObject(item)) {
-        return failure(
-          { code: "NO_TOOL_CALL_FOUND", detail: `${at} holds a JSON ${jsonTypeName(item)}, not a call object` },
-          visible,
-          reasoning,
-        );
+        return failure({ code: "NO_TOOL_CALL_FOUND", detail: `${at} holds a JSON ${jsonTypeName(item)}, not a call object` }, visible, reasoning);
       }
       const key = keys.find((k) => Object.hasOwn(item, k));
       const decoded = decodeCall(item.name, key === undefined ? undefined : item[key], allowed, at);

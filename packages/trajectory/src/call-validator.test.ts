@@ -33,7 +33,10 @@ describe("pathBeyondDepth", () => {
 });
 
 describe("ToolCallValidator: nesting limits", () => {
-  const tool = (parameters: Record<string, unknown>): ToolSpec => ({ type: "function", function: { name: "deep", parameters: parameters as NonNullable<ToolSpec["function"]["parameters"]> } });
+  const tool = (parameters: Record<string, unknown>): ToolSpec => ({
+    type: "function",
+    function: { name: "deep", parameters: parameters as NonNullable<ToolSpec["function"]["parameters"]> },
+  });
 
   it("compiles a schema nested exactly to the limit, and validates with it", () => {
     const validator = new ToolCallValidator([tool({ type: "object", properties: { v: nestedItems(MAX_SCHEMA_DEPTH - 2) } })]);
@@ -41,7 +44,10 @@ describe("ToolCallValidator: nesting limits", () => {
     expect(pathBeyondDepth({ type: "object", properties: { v: nestedItems(MAX_SCHEMA_DEPTH - 2) } }, MAX_SCHEMA_DEPTH)).toBeUndefined();
     // The data: MAX_SCHEMA_DEPTH - 3 arrays around a string, inside the arguments object.
     expect(validator.check({ id: "c", name: "deep", arguments: { v: nestedArrays(MAX_SCHEMA_DEPTH - 3, "s") } }).ok).toBe(true);
-    expect(validator.check({ id: "c", name: "deep", arguments: { v: nestedArrays(MAX_SCHEMA_DEPTH - 3, 1) } })).toMatchObject({ ok: false, error: { code: "INVALID_PARAMETERS" } });
+    expect(validator.check({ id: "c", name: "deep", arguments: { v: nestedArrays(MAX_SCHEMA_DEPTH - 3, 1) } })).toMatchObject({
+      ok: false,
+      error: { code: "INVALID_PARAMETERS" },
+    });
   });
 
   it("refuses a schema one level deeper, and one 10^5 deep, with a typed error naming the limit", () => {

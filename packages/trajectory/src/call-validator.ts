@@ -4,9 +4,7 @@ import { toolName, type CallRejectionCode, type ToolCall, type ToolError, type T
 import { findNonFinite, isJsonObject, jsonTypeName } from "./json-value.js";
 
 /** A call checked before the model is asked: accepted, or refused with the protocol's `CallRejectionCode`. */
-export type CallCheck =
-  | { ok: true; call: ToolCall }
-  | { ok: false; error: ToolError & { code: CallRejectionCode }; callId: string; name: string };
+export type CallCheck = { ok: true; call: ToolCall } | { ok: false; error: ToolError & { code: CallRejectionCode }; callId: string; name: string };
 
 /**
  * How deeply a tool's `parameters` (and a call's `arguments`) may nest: objects and arrays count

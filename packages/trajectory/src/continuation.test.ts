@@ -80,7 +80,11 @@ describe("unfold with a token-level policy", () => {
   });
 
   it("renders Rehearse prompts in full: they are new conversations", async () => {
-    const sampler = new ScriptedSampler(['<tool_call>{"name": "lookup", "arguments": {}}</tool_call>', '<execution_result>{"x": 2}</execution_result>', "x is 2."]);
+    const sampler = new ScriptedSampler([
+      '<tool_call>{"name": "lookup", "arguments": {}}</tool_call>',
+      '<execution_result>{"x": 2}</execution_result>',
+      "x is 2.",
+    ]);
     const policy = new SamplerPolicy({ id: "toy", sampler, tokenizer, template: new ChatTemplate(CHATML) });
     const trajectory = await unfold({ task, actor: policy, environment: rehearsal(policy), users: singleTurn });
     expect(trajectory.termination).toEqual({ reason: "agent_stop" });

@@ -60,9 +60,7 @@ export class HuggingFaceTokenizer implements Tokenizer {
     try {
       this.#tokenizer = new HfTokenizer(asObject(files.tokenizer, `${where}/tokenizer.json`), config);
     } catch (error) {
-      throw new RecordError({ file: `${where}/tokenizer.json` }, [
-        { path: "", message: `not a tokenizer the library can load (${(error as Error).message})` },
-      ]);
+      throw new RecordError({ file: `${where}/tokenizer.json` }, [{ path: "", message: `not a tokenizer the library can load (${(error as Error).message})` }]);
     }
     let maxId = -1;
     for (const id of this.#tokenizer.get_vocab(true).values()) maxId = Math.max(maxId, id);
@@ -197,9 +195,7 @@ function generationStopIds(value: unknown, file: string): number[] {
   const ids = Array.isArray(eos) ? eos : [eos];
   return ids.map((id, index) => {
     if (typeof id !== "number" || !Number.isInteger(id) || id < 0) {
-      throw new RecordError({ file }, [
-        { path: Array.isArray(eos) ? `eos_token_id[${index}]` : "eos_token_id", message: "expected a token id" },
-      ]);
+      throw new RecordError({ file }, [{ path: Array.isArray(eos) ? `eos_token_id[${index}]` : "eos_token_id", message: "expected a token id" }]);
     }
     return id;
   });

@@ -49,9 +49,7 @@ export class IncrementalRenderer {
 
   /** Tokens of a whole prompt, ending in a generation prompt. */
   prompt(messages: readonly Message[], tools: readonly ToolSpec[] = []): number[] {
-    return this.tokenizer.encode(
-      this.template.render(messages, { tools, addGenerationPrompt: true, variables: this.variables }),
-    );
+    return this.tokenizer.encode(this.template.render(messages, { tools, addGenerationPrompt: true, variables: this.variables }));
   }
 
   /**
@@ -66,20 +64,13 @@ export class IncrementalRenderer {
     const text = this.template.render([...standIn, ...appended], { tools, addGenerationPrompt, variables: this.variables });
     const at = text.indexOf(MARKER);
     if (at < 0 || text.includes(MARKER, at + 1)) {
-      throw new ChatTemplateError(
-        "this chat template does not render assistant content verbatim, so it cannot be rendered incrementally",
-      );
+      throw new ChatTemplateError("this chat template does not render assistant content verbatim, so it cannot be rendered incrementally");
     }
     return text.slice(at + MARKER.length);
   }
 
   /** Tokens to append after `outputTokens` (a sampled assistant turn) to add `appended`. */
-  continuationTokens(
-    outputTokens: readonly number[],
-    appended: readonly Message[],
-    tools: readonly ToolSpec[] = [],
-    addGenerationPrompt = true,
-  ): number[] {
+  continuationTokens(outputTokens: readonly number[], appended: readonly Message[], tools: readonly ToolSpec[] = [], addGenerationPrompt = true): number[] {
     let text = this.continuationText(appended, tools, addGenerationPrompt);
     const last = outputTokens.at(-1);
     if (last !== undefined && this.tokenizer.stopTokenIds.includes(last)) {
@@ -91,10 +82,6 @@ export class IncrementalRenderer {
 
   /** The full token sequence after `previous` with `appended` added: see `TokenContinuation`. */
   continuePrompt(previous: Generation, appended: readonly Message[], tools: readonly ToolSpec[] = []): number[] {
-    return [
-      ...previous.promptTokens,
-      ...previous.outputTokens,
-      ...this.continuationTokens(previous.outputTokens, appended, tools),
-    ];
+    return [...previous.promptTokens, ...previous.outputTokens, ...this.continuationTokens(previous.outputTokens, appended, tools)];
   }
 }

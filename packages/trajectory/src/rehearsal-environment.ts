@@ -1,4 +1,13 @@
-import { ContextLengthError, type Generation, type Policy, type SamplingParams, type Task, type ToolCall, type ToolResult, type ToolSpec } from "@envace/protocol";
+import {
+  ContextLengthError,
+  type Generation,
+  type Policy,
+  type SamplingParams,
+  type Task,
+  type ToolCall,
+  type ToolResult,
+  type ToolSpec,
+} from "@envace/protocol";
 import { ToolCallValidator } from "./call-validator.js";
 import { parseRehearseOutput, type RehearseParseErrorCode, type RehearseParserOptions } from "./rehearse-parser.js";
 import { buildRehearsePrompt, type RehearsePromptOptions, type RehearseRequest, type ToolExample } from "./rehearse-prompt.js";
@@ -54,12 +63,7 @@ export class RehearsalEnvironment {
   }
 
   /** Check `call`, then (if it passes) ask the policy to predict its result. */
-  async rehearse(
-    call: ToolCall,
-    context: Omit<RehearseRequest, "tools" | "call">,
-    sampling: SamplingParams,
-    signal?: AbortSignal,
-  ): Promise<RehearsalAnswer> {
+  async rehearse(call: ToolCall, context: Omit<RehearseRequest, "tools" | "call">, sampling: SamplingParams, signal?: AbortSignal): Promise<RehearsalAnswer> {
     const check = this.#validator.check(call);
     if (!check.ok) {
       return { kind: "rejected", result: { status: "error", callId: check.callId, name: check.name, error: check.error } };

@@ -53,7 +53,28 @@ describe("parseRehearseOutput", () => {
     expect(parseRehearseOutput("<result>[1]</result>", { resultTags: { open: "<result>", close: "</result>" } })).toMatchObject({ content: [1] });
   });
 
-  const fragments = fc.constantFrom("<think>", "</think>", "<execution_result>", "</execution_result>", "{", "}", "[", "]", '"error"', ":", ",", '"code"', '"message"', '"x"', "```", "```json\n", "\n", "1e999", "null", "\ud800");
+  const fragments = fc.constantFrom(
+    "<think>",
+    "</think>",
+    "<execution_result>",
+    "</execution_result>",
+    "{",
+    "}",
+    "[",
+    "]",
+    '"error"',
+    ":",
+    ",",
+    '"code"',
+    '"message"',
+    '"x"',
+    "```",
+    "```json\n",
+    "\n",
+    "1e999",
+    "null",
+    "\ud800",
+  );
   const adversarial = adversarialText(fragments);
 
   function assertTyped(output: RehearseOutput): void {
@@ -67,9 +88,12 @@ describe("parseRehearseOutput", () => {
   }
 
   it("never throws on random or adversarial strings and always returns a typed result", () => {
-    fc.assert(fc.property(fc.oneof(fc.string({ unit: "binary", maxLength: 200 }), adversarial), (text) => assertTyped(parseRehearseOutput(text))), {
-      numRuns: 1500,
-    });
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: "binary", maxLength: 200 }), adversarial), (text) => assertTyped(parseRehearseOutput(text))),
+      {
+        numRuns: 1500,
+      },
+    );
   });
 
   it("reads back every JSON object or array it is given", () => {
@@ -92,7 +116,11 @@ const transfer: ToolSpec = {
   type: "function",
   function: {
     ...bankTransfer.function,
-    parameters: { ...bankTransfer.function.parameters, properties: { to: { type: "string" }, amount: { type: "number", exclusiveMinimum: 0 } }, additionalProperties: false },
+    parameters: {
+      ...bankTransfer.function.parameters,
+      properties: { to: { type: "string" }, amount: { type: "number", exclusiveMinimum: 0 } },
+      additionalProperties: false,
+    },
   },
 };
 
@@ -130,7 +158,7 @@ describe("ToolCallValidator: format, then whitelist, then JSON Schema", () => {
       error: {
         code: "INVALID_PARAMETERS",
         message:
-          'Invalid parameters for "transfer": arguments must have required property \'to\', arguments must NOT have additional properties, arguments/amount must be > 0.',
+          "Invalid parameters for \"transfer\": arguments must have required property 'to', arguments must NOT have additional properties, arguments/amount must be > 0.",
       },
     });
   });

@@ -27,12 +27,7 @@ export function rowsOf(trajectory: Trajectory, options: RowsOptions = {}): Train
     }
   }
   const termination = trajectory.termination;
-  const lastInvalid =
-    termination.reason === "parse_error"
-      ? "act"
-      : unreadRehearseEnding(termination) === "malformed"
-        ? "rehearse"
-        : undefined;
+  const lastInvalid = termination.reason === "parse_error" ? "act" : unreadRehearseEnding(termination) === "malformed" ? "rehearse" : undefined;
 
   const rows: TrainingRow[] = [];
   generations.forEach((generation, index) => {

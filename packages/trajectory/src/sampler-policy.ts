@@ -1,13 +1,5 @@
 import { InvariantError } from "@envace/errors";
-import type {
-  Generation,
-  GenerateRequest,
-  Message,
-  Policy,
-  Sampler,
-  Tokenizer,
-  ToolSpec,
-} from "@envace/protocol";
+import type { Generation, GenerateRequest, Message, Policy, Sampler, Tokenizer, ToolSpec } from "@envace/protocol";
 import type { ChatTemplate } from "./chat-template.js";
 import { IncrementalRenderer, type TokenContinuation } from "./incremental.js";
 
@@ -48,13 +40,10 @@ export class SamplerPolicy implements Policy, TokenContinuation {
     const sampled = await this.sampler.sample(promptTokens, request.sampling, signal);
     if (sampled.logprobs.length !== sampled.tokens.length) {
       // A sampler answers one logprob per token; anything else is a bug in that sampler.
-      throw new InvariantError(
-        `sampler of ${this.id} returned ${sampled.logprobs.length} logprobs for ${sampled.tokens.length} tokens`,
-      );
+      throw new InvariantError(`sampler of ${this.id} returned ${sampled.logprobs.length} logprobs for ${sampled.tokens.length} tokens`);
     }
     const last = sampled.tokens.at(-1);
-    const visible =
-      last !== undefined && this.tokenizer.stopTokenIds.includes(last) ? sampled.tokens.slice(0, -1) : sampled.tokens;
+    const visible = last !== undefined && this.tokenizer.stopTokenIds.includes(last) ? sampled.tokens.slice(0, -1) : sampled.tokens;
     return {
       role: request.role,
       text: this.tokenizer.decode(visible),

@@ -29,7 +29,11 @@ export class ScriptedPolicy implements Policy {
   }
 
   /** Answer each role from its own queue, in order; an exhausted queue throws `InvariantError` (the script is shorter than the conversation). */
-  static queues(id: string, queues: Partial<Record<GenerateRequest["role"], (string | ScriptedReply)[]>>, options: { tokenizer?: Tokenizer } = {}): ScriptedPolicy {
+  static queues(
+    id: string,
+    queues: Partial<Record<GenerateRequest["role"], (string | ScriptedReply)[]>>,
+    options: { tokenizer?: Tokenizer } = {},
+  ): ScriptedPolicy {
     const remaining = Object.fromEntries(Object.entries(queues).map(([role, replies]) => [role, [...replies]]));
     return new ScriptedPolicy(
       id,

@@ -35,7 +35,15 @@ describe("seeded rollouts", () => {
       return request.messages.filter((m) => m.role === "tool").length < 2 ? call : "Done.";
     });
     const sampling = seed === undefined ? {} : { act: { seed }, rehearse: { seed } };
-    await unfoldGroup({ task, size: 3, actor: policy, environment: new RehearsalEnvironment({ policy }), users: singleTurn, limit: new ConcurrencyLimit(3), sampling });
+    await unfoldGroup({
+      task,
+      size: 3,
+      actor: policy,
+      environment: new RehearsalEnvironment({ policy }),
+      users: singleTurn,
+      limit: new ConcurrencyLimit(3),
+      sampling,
+    });
     return Object.fromEntries(Object.entries(seen).map(([role, seeds]) => [role, seeds.sort((a, b) => (a ?? 0) - (b ?? 0))]));
   }
 
@@ -54,7 +62,15 @@ describe("seeded rollouts", () => {
       return `${request.sampling.seed}`;
     });
     const group = (size: number, firstRollout?: number) =>
-      unfoldGroup({ task, size, ...(firstRollout === undefined ? {} : { firstRollout }), actor: policy, environment: new RehearsalEnvironment({ policy }), users: singleTurn, sampling: { act: { seed: 5 } } });
+      unfoldGroup({
+        task,
+        size,
+        ...(firstRollout === undefined ? {} : { firstRollout }),
+        actor: policy,
+        environment: new RehearsalEnvironment({ policy }),
+        users: singleTurn,
+        sampling: { act: { seed: 5 } },
+      });
     const whole = await group(3);
     const parts = [...(await group(1)), ...(await group(2, 1))];
     expect(parts.map((t) => [t.id, t.rollout])).toEqual([

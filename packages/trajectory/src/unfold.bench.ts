@@ -258,8 +258,7 @@ for (const mode of ["grounded", "rehearsed"] as const) {
   }
   const steps = runs.unfold[0]!.steps;
   const of = (v: Variant, key: "wall" | "cpu" | "allocated"): number => median(runs[v].map((r) => r[key]));
-  const ratio = (over: Variant, key: "wall" | "cpu" | "allocated"): string =>
-    median(runs.unfold.map((t, i) => t[key] / runs[over][i]![key])).toFixed(2);
+  const ratio = (over: Variant, key: "wall" | "cpu" | "allocated"): string => median(runs.unfold.map((t, i) => t[key] / runs[over][i]![key])).toFixed(2);
   const collected = variants.reduce((sum, v) => sum + runs[v].filter((r) => r.collections > 0).length, 0);
   console.log(`  ${mode}, ${steps} Act steps per run`);
   for (const v of variants) {

@@ -212,13 +212,21 @@ describe("unfold: a grounded rollout against a real environment", () => {
     expect(policy.requests.map((r) => r.role)).toEqual(["act", "act", "act", "act"]);
     const outcomes = trajectory.steps.flatMap((s) => (s.type === "act" ? s.outcomes : []));
     expect(outcomes).toEqual([
-      { provenance: "grounded", call: { id: "call_1_0", name: "get_balance", arguments: { account: "me" } }, result: { status: "ok", callId: "call_1_0", name: "get_balance", content: { balance: 12 } } },
+      {
+        provenance: "grounded",
+        call: { id: "call_1_0", name: "get_balance", arguments: { account: "me" } },
+        result: { status: "ok", callId: "call_1_0", name: "get_balance", content: { balance: 12 } },
+      },
       {
         provenance: "grounded",
         call: { id: "call_2_0", name: "transfer", arguments: { to: "Bob", amount: 20 } },
         result: { status: "error", callId: "call_2_0", name: "transfer", error: { code: "INSUFFICIENT_FUNDS", message: "balance 12 < 20" } },
       },
-      { provenance: "grounded", call: { id: "call_3_0", name: "transfer", arguments: { to: "Bob", amount: 5 } }, result: { status: "ok", callId: "call_3_0", name: "transfer", content: { ok: true } } },
+      {
+        provenance: "grounded",
+        call: { id: "call_3_0", name: "transfer", arguments: { to: "Bob", amount: 5 } },
+        result: { status: "ok", callId: "call_3_0", name: "transfer", content: { ok: true } },
+      },
     ]);
     expect(trajectory.termination).toMatchObject({ reason: "parse_error", code: "JSON_DECODE_ERROR" });
     expect(rowsOf(trajectory).map((r) => [r.role, r.invalid])).toEqual([
@@ -289,7 +297,9 @@ describe("unfold: the real environment is released on every path", () => {
 
   it("closes every rollout's environment of a group, the cancelled siblings' too", async () => {
     const banks: ClosingBank[] = [];
-    const failing = failsSecond((_request, signal) => new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason as Error))));
+    const failing = failsSecond(
+      (_request, signal) => new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason as Error))),
+    );
     const environment = (): ClosingBank => {
       const bank = new ClosingBank();
       banks.push(bank);
@@ -312,7 +322,13 @@ describe("unfold: limits and endings", () => {
 
   it("stops when an Act output hits its token limit, and clips maxTokens to the response limit", async () => {
     const policy = recordingPolicy(ScriptedPolicy.queues("p", { act: [{ text: "<think>long", finishReason: "length" }] }));
-    const trajectory = await unfold({ task, actor: policy, environment: new Bank(), limits: { maxResponseTokens: 64 }, sampling: { act: { maxTokens: 1000 } } });
+    const trajectory = await unfold({
+      task,
+      actor: policy,
+      environment: new Bank(),
+      limits: { maxResponseTokens: 64 },
+      sampling: { act: { maxTokens: 1000 } },
+    });
     expect(policy.requests[0]!.sampling.maxTokens).toBe(64);
     expect(trajectory.termination).toEqual({ reason: "max_tokens", limit: 64, detail: "act response" });
     expect(rowsOf(trajectory).map((r) => r.invalid)).toEqual([false]);
@@ -348,7 +364,11 @@ describe("unfold: limits and endings", () => {
   });
 
   it("ends with env_error when a Rehearse output cannot be read, and marks that row invalid", async () => {
-    const policy = ScriptedPolicy.queues("p", { act: [call("get_balance", { account: "me" })], rehearse: ["The balance is 12."] }, { tokenizer: charTokenizer });
+    const policy = ScriptedPolicy.queues(
+      "p",
+      { act: [call("get_balance", { account: "me" })], rehearse: ["The balance is 12."] },
+      { tokenizer: charTokenizer },
+    );
     const trajectory = await unfold({ task, actor: policy, environment: rehearsal(policy) });
     expect(trajectory.termination).toMatchObject({ reason: "env_error", code: "NO_EXECUTION_RESULT" });
     expect(rowsOf(trajectory).map((r) => [r.role, r.invalid])).toEqual([
@@ -366,7 +386,12 @@ describe("unfold: limits and endings", () => {
 
   it("masks the reward of a rollout whose next user turn could not be gated (a judge failure), never scoring it", async () => {
     const gated = (decision: boolean | { masked: string }) =>
-      unfold({ task, actor: ScriptedPolicy.queues("p", { act: ["Hello.", "Bye."] }), environment: new Bank(), users: replayReference({ gate: () => decision }) });
+      unfold({
+        task,
+        actor: ScriptedPolicy.queues("p", { act: ["Hello.", "Bye."] }),
+        environment: new Bank(),
+        users: replayReference({ gate: () => decision }),
+      });
     const masked = await gated({ masked: "judge down" });
     expect(masked.termination).toEqual({ reason: "agent_stop" });
     expect(masked.reward).toEqual({ status: "masked", reason: "judge down" });
@@ -389,7 +414,9 @@ describe("unfold: limits and endings", () => {
 describe("unfold: a simulated user", () => {
   it("replies through the user role until the user writes a stop marker; its generations are not training rows", async () => {
     const actor = recordingPolicy(ScriptedPolicy.queues("agent", { act: ["Hi! What can I do?", "Done: sent 5 to Bob."] }, { tokenizer: charTokenizer }));
-    const user = recordingPolicy(ScriptedPolicy.queues("user-sim", { user: ["Send 5 to Bob please.", "Great, thanks. ###STOP###"] }, { tokenizer: charTokenizer }));
+    const user = recordingPolicy(
+      ScriptedPolicy.queues("user-sim", { user: ["Send 5 to Bob please.", "Great, thanks. ###STOP###"] }, { tokenizer: charTokenizer }),
+    );
     const trajectory = await unfold({
       task: { ...task, metadata: { user_scenario: "You want to send 5 to Bob." } },
       actor,
@@ -455,9 +482,7 @@ describe("unfoldGroup", () => {
     const policy = slow(5);
     const limit = new ConcurrencyLimit(3);
     const groups = await Promise.all(
-      ["a", "b"].map((id) =>
-        unfoldGroup({ task: { ...task, id }, size: 4, actor: policy, environment: () => new Bank(), users: singleTurn, limit }),
-      ),
+      ["a", "b"].map((id) => unfoldGroup({ task: { ...task, id }, size: 4, actor: policy, environment: () => new Bank(), users: singleTurn, limit })),
     );
     expect(groups.flat().map((t) => t.id)).toEqual(["a/0", "a/1", "a/2", "a/3", "b/0", "b/1", "b/2", "b/3"]);
     expect(policy.peak).toBe(3);
@@ -467,11 +492,17 @@ describe("unfoldGroup", () => {
   it("gives every rollout its own environment from a factory", async () => {
     const banks: Bank[] = [];
     const policy = new ScriptedPolicy("p", (request) => (request.messages.at(-1)?.role === "tool" ? "Done." : call("transfer", { to: "Bob", amount: 5 })));
-    await unfoldGroup({ task, size: 3, actor: policy, users: singleTurn, environment: () => {
-      const bank = new Bank();
-      banks.push(bank);
-      return bank;
-    } });
+    await unfoldGroup({
+      task,
+      size: 3,
+      actor: policy,
+      users: singleTurn,
+      environment: () => {
+        const bank = new Bank();
+        banks.push(bank);
+        return bank;
+      },
+    });
     expect(await Promise.all(banks.map((b) => b.state()))).toEqual([0, 1, 2].map(() => ({ me: 7, Bob: 5, Eve: 0 })));
   });
 
@@ -543,12 +574,23 @@ describe("RehearsalEnvironment", () => {
     env.reset(task);
     expect(env.tools()).toEqual(tools);
     const latestAct = { role: "assistant" as const, content: "" };
-    const answer = await env.rehearse({ id: "c", name: "get_balance", arguments: { account: "me" } }, { history: task.messages, latestAct }, { temperature: 1, topP: 1, topK: 0, maxTokens: 10, stop: [] });
+    const answer = await env.rehearse(
+      { id: "c", name: "get_balance", arguments: { account: "me" } },
+      { history: task.messages, latestAct },
+      { temperature: 1, topP: 1, topK: 0, maxTokens: 10, stop: [] },
+    );
     expect(answer).toMatchObject({ kind: "rehearsed", result: { status: "ok", content: { balance: 1 } } });
     expect(policy.requests[0]!.messages[1]!.content).toContain('Call: {"name":"get_balance","arguments":{"account":"bank-1"}}');
     const refused = await env.rehearse({ id: "d", name: "wire_money", arguments: {} }, { history: [], latestAct }, policy.requests[0]!.sampling);
-    expect(refused).toEqual({ kind: "rejected", result: { status: "error", callId: "d", name: "wire_money", error: { code: "TOOL_NOT_AVAILABLE", message: "Tool \"wire_money\" is not available. Available tools: get_balance, transfer." } } });
+    expect(refused).toEqual({
+      kind: "rejected",
+      result: {
+        status: "error",
+        callId: "d",
+        name: "wire_money",
+        error: { code: "TOOL_NOT_AVAILABLE", message: 'Tool "wire_money" is not available. Available tools: get_balance, transfer.' },
+      },
+    });
     expect(policy.requests).toHaveLength(1);
   });
 });
-

@@ -130,9 +130,7 @@ async function runRollout(options: SharedRolloutOptions, own: OwnRolloutOptions)
   const { limits, sampling } = resolveSettings(options);
   const users = own.users ?? replayReference();
   const world =
-    environment instanceof RehearsalEnvironment
-      ? ({ kind: "rehearsed", rehearser: environment } as const)
-      : ({ kind: "grounded", real: environment } as const);
+    environment instanceof RehearsalEnvironment ? ({ kind: "rehearsed", rehearser: environment } as const) : ({ kind: "grounded", real: environment } as const);
   const continuable = canContinue(actor) ? actor : undefined;
 
   abort.throwIfAborted();

@@ -59,8 +59,15 @@ describe("a simulated user with a side of its own (dual control)", () => {
     ]);
     // The user simulator was offered the phone's tools and read their results; the agent never saw them.
     const userRequests = requests.filter((request) => request.role === "user");
-    expect(userRequests.map((request) => request.tools.map((t) => t.function.name))).toEqual([phoneTools.map((t) => t.function.name), phoneTools.map((t) => t.function.name), phoneTools.map((t) => t.function.name)]);
-    expect(userRequests[2]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["Status Bar: ✈️ Airplane Mode", "Airplane Mode is now OFF."]);
+    expect(userRequests.map((request) => request.tools.map((t) => t.function.name))).toEqual([
+      phoneTools.map((t) => t.function.name),
+      phoneTools.map((t) => t.function.name),
+      phoneTools.map((t) => t.function.name),
+    ]);
+    expect(userRequests[2]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([
+      "Status Bar: ✈️ Airplane Mode",
+      "Airplane Mode is now OFF.",
+    ]);
     const agentRequests = requests.filter((request) => request.role === "act");
     expect(agentRequests.some((request) => JSON.stringify(request.messages).includes("Airplane Mode is now OFF."))).toBe(false);
   });
@@ -72,12 +79,20 @@ describe("a simulated user with a side of its own (dual control)", () => {
       requests.push(request);
       return '<execution_result>{"imagined": true}</execution_result>';
     });
-    const trajectory = await unfold({ task, actor: agent, environment: rehearsal(rehearser), userEnvironment: rehearsal(rehearser), users: simulateUser({ policy: user }) });
+    const trajectory = await unfold({
+      task,
+      actor: agent,
+      environment: rehearsal(rehearser),
+      userEnvironment: rehearsal(rehearser),
+      users: simulateUser({ policy: user }),
+    });
     const step = trajectory.steps[1]!;
-    expect(step.type === "user" && step.actions?.map((action) => action.outcomes.map((o) => [o.provenance, o.call.name, o.result.status === "ok" ? o.result.content : null, "generation" in o]))).toEqual([
-      [["rehearsed", "check_status_bar", { imagined: true }, true]],
-      [["rehearsed", "toggle_airplane_mode", { imagined: true }, true]],
-    ]);
+    expect(
+      step.type === "user" &&
+        step.actions?.map((action) =>
+          action.outcomes.map((o) => [o.provenance, o.call.name, o.result.status === "ok" ? o.result.content : null, "generation" in o]),
+        ),
+    ).toEqual([[["rehearsed", "check_status_bar", { imagined: true }, true]], [["rehearsed", "toggle_airplane_mode", { imagined: true }, true]]]);
     expect(requests.filter((request) => request.role === "rehearse")).toHaveLength(2);
   });
 
@@ -85,7 +100,14 @@ describe("a simulated user with a side of its own (dual control)", () => {
     const device = phone();
     const agent = new ScriptedPolicy("agent", () => "Please check.");
     const user = new ScriptedPolicy("user", () => hermes("check_status_bar"));
-    const trajectory = await unfold({ task, actor: agent, environment: phone(task.tools), userEnvironment: device, users: simulateUser({ policy: user, maxToolRounds: 2 }), limits: { maxTurns: 1 } });
+    const trajectory = await unfold({
+      task,
+      actor: agent,
+      environment: phone(task.tools),
+      userEnvironment: device,
+      users: simulateUser({ policy: user, maxToolRounds: 2 }),
+      limits: { maxTurns: 1 },
+    });
     expect(device.calls).toHaveLength(2);
     const step = trajectory.steps[1]!;
     expect(step.type === "user" && [step.actions?.length, step.message.content]).toEqual([2, hermes("check_status_bar")]);
@@ -104,7 +126,9 @@ describe("a group of dual-control rollouts (unfoldGroup)", () => {
     return Object.assign(phone(task.tools), { user: phone() });
   }
   const outcomes = (steps: Trajectory["steps"]) =>
-    steps.flatMap((step) => (step.type === "user" ? (step.actions ?? []).flatMap((action) => action.outcomes.map((o) => `${o.provenance}:${o.call.name}`)) : []));
+    steps.flatMap((step) =>
+      step.type === "user" ? (step.actions ?? []).flatMap((action) => action.outcomes.map((o) => `${o.provenance}:${o.call.name}`)) : [],
+    );
 
   it("runs each rollout's user calls on that rollout's own user side, never on the agent's", async () => {
     const { agent, user } = players([]);
@@ -137,7 +161,14 @@ describe("a group of dual-control rollouts (unfoldGroup)", () => {
       rehearsed.push(request.role);
       return '<execution_result>{"imagined": true}</execution_result>';
     });
-    const trajectories = await unfoldGroup({ task, size: 2, actor: agent, environment: rehearsal(rehearser), userEnvironment: rehearsal(rehearser), users: () => simulateUser({ policy: user }) });
+    const trajectories = await unfoldGroup({
+      task,
+      size: 2,
+      actor: agent,
+      environment: rehearsal(rehearser),
+      userEnvironment: rehearsal(rehearser),
+      users: () => simulateUser({ policy: user }),
+    });
     expect(rehearsed).toEqual(["rehearse", "rehearse", "rehearse", "rehearse"]);
     expect(trajectories.map((trajectory) => outcomes(trajectory.steps))).toEqual([
       ["rehearsed:check_status_bar", "rehearsed:toggle_airplane_mode"],

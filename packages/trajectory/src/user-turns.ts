@@ -139,9 +139,7 @@ export function userSimulatorPrompt(
   options: Pick<UserSimulatorOptions, "instructions" | "scenario"> = {},
 ): Message[] {
   const scenario = (options.scenario ?? defaultScenario)(task);
-  const messages: Message[] = [
-    { role: "system", content: `${options.instructions ?? DEFAULT_USER_INSTRUCTIONS}\n\n## Scenario\n${scenario}` },
-  ];
+  const messages: Message[] = [{ role: "system", content: `${options.instructions ?? DEFAULT_USER_INSTRUCTIONS}\n\n## Scenario\n${scenario}` }];
   for (const message of conversation) {
     if (message.role === "user") messages.push({ role: "assistant", content: message.content });
     else if (message.role === "assistant" && message.content !== null && message.content.trim().length > 0) {

@@ -31,7 +31,10 @@ function workspace(files: Record<string, string>, rules: string): string {
   for (const name of ["errors", "protocol", "grpo"]) {
     const folder = join(root, "packages", name);
     mkdirSync(join(folder, "src"), { recursive: true });
-    writeFileSync(join(folder, "package.json"), JSON.stringify({ name: `@envace/${name}`, type: "module", exports: { ".": { "@envace/source": "./src/index.ts" } } }));
+    writeFileSync(
+      join(folder, "package.json"),
+      JSON.stringify({ name: `@envace/${name}`, type: "module", exports: { ".": { "@envace/source": "./src/index.ts" } } }),
+    );
     mkdirSync(join(root, "node_modules", "@envace"), { recursive: true });
     symlinkSync(folder, join(root, "node_modules", "@envace", name), "dir");
   }
@@ -81,7 +84,10 @@ describe("the layering rules of ARCHITECTURE.md", () => {
   });
 
   it("fail a relative path into another package's files", async () => {
-    const root = workspace({ ...CLEAN, "packages/grpo/src/reach.ts": 'import { base } from "../../errors/src/index.ts";\nexport const reach = base;\n' }, RULES);
+    const root = workspace(
+      { ...CLEAN, "packages/grpo/src/reach.ts": 'import { base } from "../../errors/src/index.ts";\nexport const reach = base;\n' },
+      RULES,
+    );
     roots.push(root);
     const found = await violations(root);
     expect(found.map((v) => [v.rule.name, v.from])).toContainEqual(["no-relative-reach", "packages/grpo/src/reach.ts"]);
@@ -91,7 +97,10 @@ describe("the layering rules of ARCHITECTURE.md", () => {
     const rules = readRules(readFileSync(join(repoRoot, "ARCHITECTURE.md"), "utf8"));
     for (const [name, allowed] of rules) {
       const folder = ["server", "trainer"].includes(name) ? `apps/${name}` : `packages/${name}`;
-      const manifest = JSON.parse(readFileSync(join(repoRoot, folder, "package.json"), "utf8")) as { dependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
+      const manifest = JSON.parse(readFileSync(join(repoRoot, folder, "package.json"), "utf8")) as {
+        dependencies?: Record<string, string>;
+        peerDependencies?: Record<string, string>;
+      };
       const declared = Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })
         .filter((dep) => dep.startsWith("@envace/"))
         .map((dep) => dep.slice("@envace/".length))
@@ -104,7 +113,9 @@ describe("the layering rules of ARCHITECTURE.md", () => {
     const rules = readRules(readFileSync(join(repoRoot, "ARCHITECTURE.md"), "utf8"));
     const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
     for (const group of ["packages", "apps"]) {
-      for (const name of readdirSync(join(repoRoot, group), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name)) {
+      for (const name of readdirSync(join(repoRoot, group), { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)) {
         expect(rules.has(name), `${group}/${name} has no line in ARCHITECTURE.md's dependency-rules`).toBe(true);
         expect(readme.includes(`](${group}/${name})`), `README.md's table does not link ${group}/${name}`).toBe(true);
       }

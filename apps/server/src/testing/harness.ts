@@ -15,7 +15,9 @@ export interface Harness {
 export const MODEL = "scripted-model";
 
 /** The scripted upstream, the server in front of it (`openai:<upstream>#scripted-model`), and a client without retries. */
-export async function startHarness(options: { script?: Script; config?: ServerConfigInput; tokens?: string[]; apiKey?: string; spec?: string } = {}): Promise<Harness> {
+export async function startHarness(
+  options: { script?: Script; config?: ServerConfigInput; tokens?: string[]; apiKey?: string; spec?: string } = {},
+): Promise<Harness> {
   const upstream = await startScriptedServer(options.script === undefined ? {} : { script: options.script });
   const resolved = await policyFromSpec(`openai:${upstream.baseURL}#${MODEL},retries=0,timeout=10${options.spec ?? ""}`);
   const server = await startServer({
@@ -43,7 +45,11 @@ export const lookupTool = {
 } as const;
 
 /** POST a raw body to the chat route (for bodies the `openai` client's types would refuse). */
-export async function postRaw(server: RunningServer, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: { error?: { message: string; type: string; param: string | null; code: string | null } } }> {
+export async function postRaw(
+  server: RunningServer,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: { error?: { message: string; type: string; param: string | null; code: string | null } } }> {
   const response = await fetch(`${server.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },

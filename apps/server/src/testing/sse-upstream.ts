@@ -27,7 +27,9 @@ export async function startSseUpstream(answer: Answer): Promise<SseUpstream> {
     req.on("data", (part: Buffer) => parts.push(part));
     req.on("end", () => {
       if (req.method === "GET" && req.url === "/v1/models") {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data: [{ id: MODEL, object: "model", owned_by: "vllm" }] }));
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ object: "list", data: [{ id: MODEL, object: "model", owned_by: "vllm" }] }));
         return;
       }
       const body = JSON.parse(Buffer.concat(parts).toString("utf8")) as Record<string, unknown>;

@@ -23,12 +23,26 @@ const CORPUS = ["Look the item up, then tell the user what it costs.", '<tool_ca
 export async function startTinyHarness(config: ServerConfigInput = {}): Promise<TinyHarness> {
   const dir = await mkdtemp(join(tmpdir(), "envace-server-tiny-"));
   const tokenizer = trainTokenizer(CORPUS, { vocabSize: 300, maxLength: 4096, chatTemplate: TINY_COMPACT_CHAT_TEMPLATE, minFrequency: 1 });
-  const model = TinyModelConfig.parse({ vocabSize: tokenizer.vocabSize, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 4096, eosTokenId: tokenizer.stopTokenIds[0] ?? null });
+  const model = TinyModelConfig.parse({
+    vocabSize: tokenizer.vocabSize,
+    hiddenSize: 16,
+    intermediateSize: 32,
+    numLayers: 1,
+    numHeads: 2,
+    maxPositionEmbeddings: 4096,
+    eosTokenId: tokenizer.stopTokenIds[0] ?? null,
+  });
   const backend = await InProcessBackend.create(model, { seed: 1, tokenizer });
   await backend.saveCheckpoint(join(dir, "tiny"));
   backend.dispose();
   const resolved = await policyFromSpec(`tiny:${join(dir, "tiny")}`);
-  const server = await startServer({ policy: resolved.policy, tokenizer: resolved.tokenizer, model: TINY_MODEL, config: { port: 0, log_level: "silent", ...config }, tokens: [] });
+  const server = await startServer({
+    policy: resolved.policy,
+    tokenizer: resolved.tokenizer,
+    model: TINY_MODEL,
+    config: { port: 0, log_level: "silent", ...config },
+    tokens: [],
+  });
   const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0 });
   return {
     server,

@@ -13,7 +13,7 @@ describe("envace demo", () => {
       log.mockRestore();
     }
     const out = lines.join("\n");
-    expect(out).toContain("[rehearse] get_balance ← {\"account\":\"me\",\"balance\":120}");
+    expect(out).toContain('[rehearse] get_balance ← {"account":"me","balance":120}');
     expect(out).toContain("[refused]  transfer ← error INVALID_PARAMETERS");
     expect(out).toContain("[rehearse] transfer ← error INSUFFICIENT_FUNDS");
     expect(out).toContain("termination: agent_stop");

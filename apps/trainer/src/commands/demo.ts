@@ -106,11 +106,9 @@ export interface DemoOptions {
 export async function run(options: DemoOptions = {}): Promise<void> {
   const world = { balance: 120 };
   const acts = [...actTurns];
-  const policy = new ScriptedPolicy(
-    "scripted-demo",
-    (request) => (request.role === "rehearse" ? rehearse(request, world) : (acts.shift() ?? "Goodbye.")),
-    { tokenizer: charTokenizer },
-  );
+  const policy = new ScriptedPolicy("scripted-demo", (request) => (request.role === "rehearse" ? rehearse(request, world) : (acts.shift() ?? "Goodbye.")), {
+    tokenizer: charTokenizer,
+  });
   const json = options.json === true;
   const print = (line: string): void => {
     if (!json) console.log(line);

@@ -80,32 +80,59 @@ describe("envace eval bfcl", () => {
     rmSync(join(out, "summary.json"));
     rmSync(join(out, "summary.md"));
     expect(await run([...argv, "--out", out, "--resume"])).toBe(0);
-    for (const file of ["summary.json", "summary.md", "entries.jsonl"]) expect(readFileSync(join(out, file), "utf8")).toBe(readFileSync(join(whole, file), "utf8"));
-    const logged = vi.mocked(process.stderr.write).mock.calls.map(([chunk]) => String(chunk)).join("");
+    for (const file of ["summary.json", "summary.md", "entries.jsonl"])
+      expect(readFileSync(join(out, file), "utf8")).toBe(readFileSync(join(whole, file), "utf8"));
+    const logged = vi
+      .mocked(process.stderr.write)
+      .mock.calls.map(([chunk]) => String(chunk))
+      .join("");
     expect(logged).toContain("--resume is deprecated and does nothing: a run directory with the same options resumes by itself");
     expect(logged).toContain(`resuming ${out}: 6 of 8 entries already done, 2 to run`);
     expect(await run([...argv, "--out", out, "--underscore-to-dot"])).toBe(2);
-    expect(output.err()).toContain(`envace eval bfcl: ${out} holds a run with other options (astOptions: (none) → {"underscoreToDot":true}); use another --out, or the same options to resume it`);
+    expect(output.err()).toContain(
+      `envace eval bfcl: ${out} holds a run with other options (astOptions: (none) → {"underscoreToDot":true}); use another --out, or the same options to resume it`,
+    );
   });
 
-  it.skipIf(!hasData)("with --log-format json, stderr holds JSON lines only, a progress record per finished category", async () => {
-    const output = captureConsole();
-    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
-    const out = mkdtempSync(join(tmpdir(), "bfcl-cli-"));
-    expect(await envace(["--log-format", "json", "eval", "bfcl", "--data", dataDir, "--category", "simple_python,multi_turn_base", "--policy", "oracle", "--out", out, "--limit", "3"])).toBe(0);
-    const records = stderr.mock.calls.map(([chunk]) => JSON.parse(String(chunk)) as Record<string, unknown>);
-    // The categories run side by side, so either may finish first.
-    const progress = records.filter((record) => record.msg === "entries scored");
-    expect(progress).toHaveLength(2);
-    expect(progress).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ level: 30, category: "simple_python", done: 3, total: 3 }),
-        expect.objectContaining({ level: 30, category: "multi_turn_base", done: 3, total: 3 }),
-      ]),
-    );
-    // The results a person reads stay on stdout.
-    expect(output.out()).toMatch(/simple_python\s+100\.00%\s+\(3\/3\)/);
-  }, 120_000);
+  it.skipIf(!hasData)(
+    "with --log-format json, stderr holds JSON lines only, a progress record per finished category",
+    async () => {
+      const output = captureConsole();
+      const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+      const out = mkdtempSync(join(tmpdir(), "bfcl-cli-"));
+      expect(
+        await envace([
+          "--log-format",
+          "json",
+          "eval",
+          "bfcl",
+          "--data",
+          dataDir,
+          "--category",
+          "simple_python,multi_turn_base",
+          "--policy",
+          "oracle",
+          "--out",
+          out,
+          "--limit",
+          "3",
+        ]),
+      ).toBe(0);
+      const records = stderr.mock.calls.map(([chunk]) => JSON.parse(String(chunk)) as Record<string, unknown>);
+      // The categories run side by side, so either may finish first.
+      const progress = records.filter((record) => record.msg === "entries scored");
+      expect(progress).toHaveLength(2);
+      expect(progress).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ level: 30, category: "simple_python", done: 3, total: 3 }),
+          expect.objectContaining({ level: 30, category: "multi_turn_base", done: 3, total: 3 }),
+        ]),
+      );
+      // The results a person reads stay on stdout.
+      expect(output.out()).toMatch(/simple_python\s+100\.00%\s+\(3\/3\)/);
+    },
+    120_000,
+  );
 
   it.skipIf(!hasData)("asks a model served over HTTP and writes its raw outputs for re-scoring", async () => {
     // A stand-in model on loopback: the right call for the first entry, a wrong one for the second.

@@ -39,7 +39,13 @@ export async function run(options: EvalBfclOptions, log: Logger): Promise<void> 
     // Model runtimes load only when a model is asked for, not for the oracle or saved results.
     const { loadModel } = await import("./policy.js");
     const { policy } = await loadModel(options.policy!);
-    source = { kind: "policy", policy, mode: options.mode, sampling: { temperature: options.temperature, topP: options.topP }, concurrency: options.concurrency };
+    source = {
+      kind: "policy",
+      policy,
+      mode: options.mode,
+      sampling: { temperature: options.temperature, topP: options.topP },
+      concurrency: options.concurrency,
+    };
   }
 
   if (options.resume === true) log.warn("--resume is deprecated and does nothing: a run directory with the same options resumes by itself");
@@ -65,8 +71,19 @@ export async function run(options: EvalBfclOptions, log: Logger): Promise<void> 
   }
   for (const { category, reason } of report.skipped) console.log(`  ${category.padEnd(width)}  not run: ${reason}`);
   const groups = report.summary.groups;
-  const line = (name: string, g: { accuracy: number; complete: boolean }): string => `  ${name.padEnd(width)}  ${percent(g.accuracy).padStart(7)}${g.complete ? "" : "  (partial: categories not run count 0)"}`;
-  console.log(["", line("non-live", groups.nonLive), line("live", groups.live), line("irrelevance", groups.irrelevance), line("multi-turn", groups.multiTurn), line("agentic", groups.agentic), line("overall", report.summary.overall)].join("\n"));
+  const line = (name: string, g: { accuracy: number; complete: boolean }): string =>
+    `  ${name.padEnd(width)}  ${percent(g.accuracy).padStart(7)}${g.complete ? "" : "  (partial: categories not run count 0)"}`;
+  console.log(
+    [
+      "",
+      line("non-live", groups.nonLive),
+      line("live", groups.live),
+      line("irrelevance", groups.irrelevance),
+      line("multi-turn", groups.multiTurn),
+      line("agentic", groups.agentic),
+      line("overall", report.summary.overall),
+    ].join("\n"),
+  );
   if (report.summary.notRun.length > 0) console.log(`\nnot run (counted 0): ${report.summary.notRun.join(", ")}`);
   console.log(`\nentries: ${report.entriesFile}\nsummary: ${report.summaryFile}`);
 }

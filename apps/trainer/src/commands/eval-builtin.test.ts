@@ -79,9 +79,18 @@ describe("envace eval builtin", () => {
     expect(await run(args("--tasks", "1", "--rehearsal", "none,parallel:1", "--rehearsal", "sequential:1", "--memory-budget", "none,60"))).toBe(0);
     const entries = (await lines("entries.jsonl")).map((line) => JSON.parse(line) as { setting: string; memoryBudget: number | null; success: boolean });
     expect(entries).toHaveLength(5);
-    const summary = JSON.parse(await readFile(join(out, "summary.json"), "utf8")) as { config: { seed: number; maxPromptTokens: number }; settings: { setting: string; memoryBudget: number | null; successRate: number; rehearsalEnvironmentCalls: number; memoryTokensPerTask: number | null }[] };
+    const summary = JSON.parse(await readFile(join(out, "summary.json"), "utf8")) as {
+      config: { seed: number; maxPromptTokens: number };
+      settings: { setting: string; memoryBudget: number | null; successRate: number; rehearsalEnvironmentCalls: number; memoryTokensPerTask: number | null }[];
+    };
     expect(summary.config).toMatchObject({ seed: 5, maxPromptTokens: 12288 });
-    expect(summary.settings.map((s) => `${s.setting}/${s.memoryBudget}`)).toEqual(["none/null", "parallel:1/null", "parallel:1/60", "sequential:1/null", "sequential:1/60"]);
+    expect(summary.settings.map((s) => `${s.setting}/${s.memoryBudget}`)).toEqual([
+      "none/null",
+      "parallel:1/null",
+      "parallel:1/60",
+      "sequential:1/null",
+      "sequential:1/60",
+    ]);
     expect(summary.settings.every((s) => s.successRate === 1 && s.rehearsalEnvironmentCalls === 0)).toBe(true);
     expect(summary.settings.filter((s) => s.memoryBudget === 60).every((s) => (s.memoryTokensPerTask ?? Infinity) <= 60)).toBe(true);
     const table = stdout.join("\n");
@@ -120,7 +129,10 @@ describe("envace eval builtin", () => {
   it("refuses to mix runs with different options, naming what changed", async () => {
     expect(await run(args())).toBe(0);
     expect(await run(["--policy", policy(), "--tasks", "2", "--seed", "6", "--out", out])).toBe(2);
-    expect(stderr.slice(-2)).toEqual([`envace eval builtin: ${out} holds a run with other options (seed: 5 → 6); use another --out, or the same options to resume it`, "(see envace eval builtin --help)"]);
+    expect(stderr.slice(-2)).toEqual([
+      `envace eval builtin: ${out} holds a run with other options (seed: 5 → 6); use another --out, or the same options to resume it`,
+      "(see envace eval builtin --help)",
+    ]);
   });
 
   it("adopts the eval-config.json of an older version holding the same options, and refuses an older folder without one", async () => {
@@ -133,7 +145,9 @@ describe("envace eval builtin", () => {
     await rm(join(out, "options.json"));
     await rm(join(out, "eval-config.json"));
     expect(await run(args())).toBe(2);
-    expect(stderr).toContain(`envace eval builtin: ${out} holds entries.jsonl and summary.json but no options.json (an older version made it, and its options cannot be checked); use another --out`);
+    expect(stderr).toContain(
+      `envace eval builtin: ${out} holds entries.jsonl and summary.json but no options.json (an older version made it, and its options cannot be checked); use another --out`,
+    );
   });
 
   it("names a bad line of entries.jsonl in one line, and keeps the file as it was", async () => {

@@ -66,7 +66,9 @@ describe("envace eval finmcp", { timeout: 120_000 }, () => {
     expect(existsSync(out)).toBe(false);
     expect(await run(["--data", samples, "--mcp", "https://finance.example.com/mcp", "--policy", "openai:http://127.0.0.1:1/v1#m", "--out", out])).toBe(1);
     // No resolver answers for that name here; one that did would give a non-loopback address. Either way it is refused.
-    expect(io.err()).toMatch(/MCP server https:\/\/finance\.example\.com\/mcp(: finance\.example\.com cannot be resolved \(\w+\), so it cannot be shown to be on loopback| \(finance\.example\.com resolves to [^)]+\) is neither a local process \(stdio\) nor on loopback)/);
+    expect(io.err()).toMatch(
+      /MCP server https:\/\/finance\.example\.com\/mcp(: finance\.example\.com cannot be resolved \(\w+\), so it cannot be shown to be on loopback| \(finance\.example\.com resolves to [^)]+\) is neither a local process \(stdio\) nor on loopback)/,
+    );
   });
 
   it("runs a model on the first samples with the fixture server over stdio", async () => {
@@ -83,7 +85,10 @@ describe("envace eval finmcp", { timeout: 120_000 }, () => {
       expect(await run(["--data", samples, "--mcp", mcp, "--policy", `openai:${model.baseURL}#scripted-model`, "--out", out, "--limit", "2"])).toBe(0);
       // s1 wants [quote]: exact; s2 wants [statement, quote]: TP 1, FN 1, so P 1, R 1/2, F1 2/3.
       expect(io.out()).toContain("overall      n    2  macro P 100.00 R  75.00 F1  83.33");
-      const entries = readFileSync(join(out, "entries.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { id: string; predicted: string[] });
+      const entries = readFileSync(join(out, "entries.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { id: string; predicted: string[] });
       expect(entries.map((e) => [e.id, e.predicted]).sort()).toEqual([
         ["s1", ["get_stock_quote"]],
         ["s2", ["get_stock_quote"]],
@@ -117,7 +122,10 @@ describe("envace eval finmcp", { timeout: 120_000 }, () => {
       expect(model.requests.length).toBeGreaterThan(asked);
       expect(readFileSync(join(out, "summary.json"), "utf8")).toBe(whole);
       expect(JSON.parse(whole)).toMatchObject({ samples: 2, exactMatch: 0.5 });
-      const logged = vi.mocked(process.stderr.write).mock.calls.map(([chunk]) => String(chunk)).join("");
+      const logged = vi
+        .mocked(process.stderr.write)
+        .mock.calls.map(([chunk]) => String(chunk))
+        .join("");
       expect(logged).toContain("--resume is deprecated and does nothing: a run directory with the same options resumes by itself");
       expect(logged).toContain(`resuming ${out}: 1 of 2 entries already done, 1 to run`);
     } finally {

@@ -64,7 +64,8 @@ export async function run(options: EvalFinMcpOptions, log: Logger): Promise<void
     if (out !== undefined && existsSync(join(out, "summary.json"))) throw new InputError(`${join(out, "summary.json")} exists already: choose another --out`);
     const { summary, missing } = await rescoreFile(samples, resolve(options.predictions));
     report(summary, `FinMCP-Bench, recorded predictions (${options.predictions})`);
-    if (missing.length > 0) console.log(`\nno prediction for ${missing.length} sample(s), not scored: ${missing.slice(0, 10).join(", ")}${missing.length > 10 ? ", …" : ""}`);
+    if (missing.length > 0)
+      console.log(`\nno prediction for ${missing.length} sample(s), not scored: ${missing.slice(0, 10).join(", ")}${missing.length > 10 ? ", …" : ""}`);
     if (out !== undefined) {
       writeFileAtomically(join(out, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
       console.log(`\nsummary: ${join(out, "summary.json")}`);

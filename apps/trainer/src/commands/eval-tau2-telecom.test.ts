@@ -32,7 +32,18 @@ describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
   it("reproduces upstream's labels in entries.jsonl: every call by requestor, both hashes, every assertion, the DB match", async () => {
     const io = captureConsole();
     const out = mkdtempSync(join(tmpdir(), "tau2-telecom-run-"));
-    const args = ["--domain", "telecom", "--data", join(shared, "tau2"), "--tasks-file", join(telecomDir, "tasks_small.json"), "--policy", "oracle", "--out", out];
+    const args = [
+      "--domain",
+      "telecom",
+      "--data",
+      join(shared, "tau2"),
+      "--tasks-file",
+      join(telecomDir, "tasks_small.json"),
+      "--policy",
+      "oracle",
+      "--out",
+      out,
+    ];
     expect(await run(args)).toBe(0);
     expect(io.out()).toContain("τ² telecom · oracle · 20 tasks × 1 trial");
     expect(io.out()).toContain("scored 20, succeeded 20, average reward 1.0000");
@@ -60,9 +71,23 @@ describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
 
     // The saved conversations, user tool calls included, re-score to the same entries.
     const rescored = mkdtempSync(join(tmpdir(), "tau2-telecom-rescore-"));
-    expect(await run(["--domain", "telecom", "--data", join(shared, "tau2"), "--tasks-file", join(telecomDir, "tasks_small.json"), "--rescore", join(out, "simulations.jsonl"), "--out", rescored])).toBe(0);
+    expect(
+      await run([
+        "--domain",
+        "telecom",
+        "--data",
+        join(shared, "tau2"),
+        "--tasks-file",
+        join(telecomDir, "tasks_small.json"),
+        "--rescore",
+        join(out, "simulations.jsonl"),
+        "--out",
+        rescored,
+      ]),
+    ).toBe(0);
     const again = lines(join(rescored, "rescored-entries.jsonl"));
-    const key = (entry: Record<string, unknown>): string => JSON.stringify([entry.id, entry.reward, entry.db_hash, entry.user_db_hash, entry.db_match, entry.calls, entry.assertions]);
+    const key = (entry: Record<string, unknown>): string =>
+      JSON.stringify([entry.id, entry.reward, entry.db_hash, entry.user_db_hash, entry.db_match, entry.calls, entry.assertions]);
     expect(again.map(key).sort()).toEqual([...entries.values()].map(key).sort());
   });
 
@@ -70,7 +95,9 @@ describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
     const io = captureConsole();
     const out = join(mkdtempSync(join(tmpdir(), "tau2-telecom-run-")), "run");
     expect(await run(["--domain", "telecom", "--data", join(shared, "tau2"), "--policy", "oracle", "--out", out])).toBe(1);
-    expect(io.err()).toBe(`envace eval tau2: ${join(telecomDir, "tasks.json")}: no such file; pass the telecom tasks with --tasks-file (this folder has tasks_small.json)`);
+    expect(io.err()).toBe(
+      `envace eval tau2: ${join(telecomDir, "tasks.json")}: no such file; pass the telecom tasks with --tasks-file (this folder has tasks_small.json)`,
+    );
     expect(existsSync(out)).toBe(false);
   });
 
@@ -79,10 +106,13 @@ describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
     const out = join(mkdtempSync(join(tmpdir(), "tau2-telecom-run-")), "run");
     const original = readFileSync(join(telecomDir, "db.toml"), "utf8");
     const cases: [file: string, text: string][] = [
-      ["db.toml", original.replace('plan_id = "P1001"\nname = "Basic Plan"', 'plan_id = "P1001"\nname = "Basic Plan'),],
+      ["db.toml", original.replace('plan_id = "P1001"\nname = "Basic Plan"', 'plan_id = "P1001"\nname = "Basic Plan')],
       ["db.toml", original.replace("data_limit_gb = 5.0", 'data_limit_gb = "five"')],
       ["user_db.toml", "[device]\nairplane_mode = 3\n"],
-      ["tasks_small.json", '[{"id": "t", "user_scenario": {"instructions": "x"}, "initial_state": {"initialization_actions": [{"env_type": "phone", "func_name": "x", "arguments": {}}]}}]'],
+      [
+        "tasks_small.json",
+        '[{"id": "t", "user_scenario": {"instructions": "x"}, "initial_state": {"initialization_actions": [{"env_type": "phone", "func_name": "x", "arguments": {}}]}}]',
+      ],
     ];
     for (const [file, text] of cases) {
       const dir = telecomCopy(file, text);
@@ -93,7 +123,9 @@ describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
     expect(errors[0]).toMatch(/^envace eval tau2: \S+[/\\]db\.toml:3: not TOML \(control characters are not allowed in strings, column 19\)$/);
     expect(errors[1]).toMatch(/^envace eval tau2: \S+[/\\]db\.toml: plans\[0\]\.data_limit_gb: Input should be a valid number$/);
     expect(errors[2]).toMatch(/^envace eval tau2: \S+[/\\]user_db\.toml: device\.airplane_mode: Invalid input: expected boolean, received bigint$/);
-    expect(errors[3]).toMatch(/^envace eval tau2: \S+[/\\]tasks_small\.json \(record 0\): initial_state\.initialization_actions\[0\]\.env_type: Invalid option: expected one of "user"\|"assistant"$/);
+    expect(errors[3]).toMatch(
+      /^envace eval tau2: \S+[/\\]tasks_small\.json \(record 0\): initial_state\.initialization_actions\[0\]\.env_type: Invalid option: expected one of "user"\|"assistant"$/,
+    );
     expect(existsSync(out)).toBe(false);
   });
 
@@ -106,7 +138,9 @@ describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
     expect(io.out()).toContain("scored 20, succeeded 20, average reward 1.0000");
     expect(io.out()).toContain("endings: agent_stop 20");
     const entries = lines(join(out, "entries.jsonl"));
-    expect(entries.flatMap((entry) => (entry.calls as { requestor: string }[]).map((call) => call.requestor)).every((requestor) => requestor === "assistant")).toBe(true);
+    expect(
+      entries.flatMap((entry) => (entry.calls as { requestor: string }[]).map((call) => call.requestor)).every((requestor) => requestor === "assistant"),
+    ).toBe(true);
 
     const rescored = mkdtempSync(join(tmpdir(), "tau2-telecom-solo-rescore-"));
     expect(await run([...data, "--solo", "--rescore", join(out, "simulations.jsonl"), "--out", rescored])).toBe(0);

@@ -28,7 +28,9 @@ describe("envace eval tau2", () => {
     const dir = mkdtempSync(join(tmpdir(), "tau2-cli-"));
     const out = join(dir, "run");
     expect(await run(["--domain", "mock", "--data", join(dir, "nowhere"), "--policy", "oracle", "--out", out])).toBe(1);
-    expect(io.err()).toBe(`envace eval tau2: no τ² mock data in ${join(dir, "nowhere")}: expected ${join(dir, "nowhere", "mock", "tasks.json")} or ${join(dir, "nowhere", "tasks.json")}`);
+    expect(io.err()).toBe(
+      `envace eval tau2: no τ² mock data in ${join(dir, "nowhere")}: expected ${join(dir, "nowhere", "mock", "tasks.json")} or ${join(dir, "nowhere", "tasks.json")}`,
+    );
     expect(existsSync(out)).toBe(false);
   });
 
@@ -39,7 +41,10 @@ describe("envace eval tau2", () => {
     expect(await run(["--domain", "mock", "--data", dataDir, "--tasks-file", join(dir, "tasks.json"), "--policy", "oracle", "--out", out])).toBe(1);
     writeFileSync(join(dir, "tasks.json"), '[\n{"id": "a",\n');
     expect(await run(["--domain", "mock", "--data", dataDir, "--tasks-file", join(dir, "tasks.json"), "--policy", "oracle", "--out", out])).toBe(1);
-    expect(io.err().split("\n")).toEqual([`envace eval tau2: ${join(dir, "tasks.json")}: no such file`, expect.stringMatching(new RegExp(`^envace eval tau2: ${join(dir, "tasks.json")}:3: not JSON \\(`))]);
+    expect(io.err().split("\n")).toEqual([
+      `envace eval tau2: ${join(dir, "tasks.json")}: no such file`,
+      expect.stringMatching(new RegExp(`^envace eval tau2: ${join(dir, "tasks.json")}:3: not JSON \\(`)),
+    ]);
     expect(existsSync(out)).toBe(false);
   });
 
@@ -73,7 +78,11 @@ describe("envace eval tau2", () => {
     const rescored = mkdtempSync(join(tmpdir(), "tau2-rescore-"));
     expect(await run(["--domain", "mock", "--data", dataDir, "--rescore", join(out, "simulations.jsonl"), "--out", rescored])).toBe(0);
     const again = readFileSync(join(rescored, "rescored-entries.jsonl"), "utf8").trim().split("\n");
-    const rewards = (lines: string[]) => lines.map((line) => JSON.parse(line) as { id: string; trial: number; reward: number | null }).map((e) => `${e.id}/${e.trial}:${e.reward}`).sort();
+    const rewards = (lines: string[]) =>
+      lines
+        .map((line) => JSON.parse(line) as { id: string; trial: number; reward: number | null })
+        .map((e) => `${e.id}/${e.trial}:${e.reward}`)
+        .sort();
     expect(rewards(again)).toEqual(rewards(entries));
   });
 
@@ -88,7 +97,11 @@ describe("envace eval tau2", () => {
     const text = readFileSync(join(out, "entries.jsonl"), "utf8");
     writeFileSync(join(out, "entries.jsonl"), text.slice(0, text.length - 30));
     rmSync(join(out, "summary.json"));
-    const logged = (): string => vi.mocked(process.stderr.write).mock.calls.map(([chunk]) => String(chunk)).join("");
+    const logged = (): string =>
+      vi
+        .mocked(process.stderr.write)
+        .mock.calls.map(([chunk]) => String(chunk))
+        .join("");
     expect(await run([...argv, "--out", out])).toBe(0);
     expect(readFileSync(join(out, "summary.json"), "utf8")).toBe(readFileSync(join(whole, "summary.json"), "utf8"));
     expect(readFileSync(join(out, "entries.jsonl"), "utf8").trim().split("\n")).toHaveLength(20);

@@ -21,8 +21,16 @@ if (!haveData) console.log("skipping the VitaBench replay run: data not found (s
 describe("envace eval vita", () => {
   describe("explains what is missing", () => {
     itRefuses(run, [
-      [["--domain", "delivery", "--data", "x", "--out", "y"], 2, "envace eval vita: give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>\n(see envace eval vita --help)"],
-      [["--domain", "ota", "--data", "x", "--replay", "r", "--out", "y"], 2, "option '--domain <name>' argument 'ota' is invalid. Allowed choices are delivery, instore."],
+      [
+        ["--domain", "delivery", "--data", "x", "--out", "y"],
+        2,
+        "envace eval vita: give --replay <calls.jsonl>, or --policy <spec> with --judge <spec>\n(see envace eval vita --help)",
+      ],
+      [
+        ["--domain", "ota", "--data", "x", "--replay", "r", "--out", "y"],
+        2,
+        "option '--domain <name>' argument 'ota' is invalid. Allowed choices are delivery, instore.",
+      ],
     ]);
   });
 
@@ -45,13 +53,18 @@ describe("envace eval vita", () => {
   it.skipIf(!haveData)("replays labelled calls and writes upstream's answers and DB hash per task", async () => {
     const io = captureConsole();
     const dir = mkdtempSync(join(tmpdir(), "vita-cli-"));
-    const labels = readFileSync(join(shared, "vita-labels", "delivery.jsonl"), "utf8").split("\n").slice(0, 3);
+    const labels = readFileSync(join(shared, "vita-labels", "delivery.jsonl"), "utf8")
+      .split("\n")
+      .slice(0, 3);
     const calls = join(dir, "calls.jsonl");
     writeFileSync(calls, `${labels.join("\n")}\n`);
     const out = join(dir, "run");
     expect(await run(["--domain", "delivery", "--data", join(shared, "vita"), "--replay", calls, "--out", out])).toBe(0);
     expect(io.out()).toContain("replayed 3 of 3 tasks");
-    const entries = readFileSync(join(out, "entries.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const entries = readFileSync(join(out, "entries.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const expected = labels.map((line) => JSON.parse(line) as { id: string; final_db_hash: string; calls: { content: string; error: boolean }[] });
     expect(entries.map((entry) => [entry.id, entry.db_hash, entry.calls])).toEqual(
       expected.map((label) => [label.id, label.final_db_hash, label.calls.map(({ content, error }) => ({ content, error }))]),
@@ -90,13 +103,16 @@ function play(request: RecordedRequest, storeId: string): ReturnType<typeof repl
     return reply.toolCalls([{ name: "get_delivery_store_info", arguments: { store_id: storeId } }]);
   }
   // Rehearsal's own prompts (imagined results, reviews, the memory): a short answer is enough here.
-  return reply.text("<memory>{\"plan\": \"Look the store up.\", \"lessons\": []}</memory>");
+  return reply.text('<memory>{"plan": "Look the store up.", "lessons": []}</memory>');
 }
 
 describe.skipIf(!haveData)("envace eval vita with a policy, a simulated user and a judge", () => {
   it("runs tasks end to end on loopback and writes entries and a summary with pass^k; rehearsal makes no real calls", async () => {
     const io = captureConsole();
-    const tasks = JSON.parse(readFileSync(join(shared, "vita", "delivery", "tasks_en.json"), "utf8")) as { id: string; environment: { stores: Record<string, unknown> } }[];
+    const tasks = JSON.parse(readFileSync(join(shared, "vita", "delivery", "tasks_en.json"), "utf8")) as {
+      id: string;
+      environment: { stores: Record<string, unknown> };
+    }[];
     const picked = tasks.slice(0, 2);
     const storeOf = new Map(picked.map((task) => [task.id, Object.keys(task.environment.stores)[0]!]));
     const server = await startScriptedServer({
@@ -110,11 +126,28 @@ describe.skipIf(!haveData)("envace eval vita with a policy, a simulated user and
     try {
       const spec = `openai:${server.baseURL}#scripted-model`;
       const dir = mkdtempSync(join(tmpdir(), "vita-run-"));
-      const argv = ["--domain", "delivery", "--data", join(shared, "vita"), "--tasks", picked.map((t) => t.id).join(","), "--policy", spec, "--judge", spec, "--trials", "2"];
+      const argv = [
+        "--domain",
+        "delivery",
+        "--data",
+        join(shared, "vita"),
+        "--tasks",
+        picked.map((t) => t.id).join(","),
+        "--policy",
+        spec,
+        "--judge",
+        spec,
+        "--trials",
+        "2",
+      ];
       expect(await run([...argv, "--out", join(dir, "plain")])).toBe(0);
-      const entries = readFileSync(join(dir, "plain", "entries.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+      const entries = readFileSync(join(dir, "plain", "entries.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(entries).toHaveLength(4);
-      for (const entry of entries) expect(entry).toMatchObject({ reward: 1, rubric_score: 1, termination: "user_stop", real_calls: 1, real_calls_during_rehearsal: 0 });
+      for (const entry of entries)
+        expect(entry).toMatchObject({ reward: 1, rubric_score: 1, termination: "user_stop", real_calls: 1, real_calls_during_rehearsal: 0 });
       const summary = JSON.parse(readFileSync(join(dir, "plain", "summary.json"), "utf8")) as Record<string, unknown>;
       expect(summary).toMatchObject({ tasks: 2, trials: 2, scored: 4, masked: 0, passHatK: { 1: 1, 2: 1 }, passAtK: { 1: 1, 2: 1 } });
       expect(io.out()).toContain("pass^2 100.0%");
@@ -126,7 +159,10 @@ describe.skipIf(!haveData)("envace eval vita with a policy, a simulated user and
       // The rehearsal asked the model for imagined attempts: more requests than the plain runs make.
       const rehearsalRequests = chats() - 4 * 5 - 2 * 5;
       expect(rehearsalRequests).toBeGreaterThan(0);
-      const rehearsed = readFileSync(join(dir, "rehearsed", "entries.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+      const rehearsed = readFileSync(join(dir, "rehearsed", "entries.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(rehearsed).toHaveLength(2);
       for (const entry of rehearsed) expect(entry).toMatchObject({ rehearsal: "parallel:2", real_calls_during_rehearsal: 0, real_calls: 1 });
       expect(io.out()).toContain("real environment calls during rehearsal: 0");
@@ -160,7 +196,10 @@ describe("envace eval vita resuming a run directory", () => {
       expect(chats() - before).toBe(5);
       expect(readFileSync(join(out, "summary.json"), "utf8")).toBe(readFileSync(join(dir, "whole", "summary.json"), "utf8"));
       expect(readFileSync(join(out, "entries.jsonl"), "utf8").trim().split("\n")).toHaveLength(4);
-      const logged = vi.mocked(process.stderr.write).mock.calls.map(([chunk]) => String(chunk)).join("");
+      const logged = vi
+        .mocked(process.stderr.write)
+        .mock.calls.map(([chunk]) => String(chunk))
+        .join("");
       expect(logged).toContain(`resuming ${out}: 3 of 4 entries already done, 1 to run`);
       // Another rehearsal setting would mix two evaluations: refused, naming it.
       expect(await run([...argv, "--rehearsal", "parallel:2", "--out", out])).toBe(2);

@@ -22,13 +22,20 @@ export interface EvalVitaOptions {
   concurrency: number;
 }
 
-
 export async function run(options: EvalVitaOptions, log: Logger): Promise<void> {
   const started = Date.now();
   if (options.replay !== undefined) {
-    const summary = await replayFile({ domain: options.domain, data: resolve(options.data), replay: resolve(options.replay), out: resolve(options.out), notify: (line) => log.info(line) });
+    const summary = await replayFile({
+      domain: options.domain,
+      data: resolve(options.data),
+      replay: resolve(options.replay),
+      out: resolve(options.out),
+      notify: (line) => log.info(line),
+    });
     const kept = summary.kept > 0 ? ` (${summary.kept} already in the run directory, kept)` : "";
-    console.log(`VitaBench ${options.domain} · replayed ${summary.tasks - summary.kept} of ${summary.tasks} tasks${kept}: ${summary.calls} calls, ${summary.errors} answered with an error`);
+    console.log(
+      `VitaBench ${options.domain} · replayed ${summary.tasks - summary.kept} of ${summary.tasks} tasks${kept}: ${summary.calls} calls, ${summary.errors} answered with an error`,
+    );
     console.log(`${((Date.now() - started) / 1000).toFixed(1)} s · entries: ${summary.entries}`);
     return;
   }
@@ -55,12 +62,14 @@ export async function run(options: EvalVitaOptions, log: Logger): Promise<void> 
     rehearsal,
     concurrency: options.concurrency,
     notify: (line) => log.info(line),
-    onEntry: (entry) => log.info({ id: entry.id, trial: entry.trial, reward: entry.reward, ...(entry.masked === undefined ? {} : { masked: entry.masked }) }, "trial scored"),
+    onEntry: (entry) =>
+      log.info({ id: entry.id, trial: entry.trial, reward: entry.reward, ...(entry.masked === undefined ? {} : { masked: entry.masked }) }, "trial scored"),
   });
   const pct = (x: number | undefined): string => (x === undefined ? "-" : `${(100 * x).toFixed(1)}%`);
   console.log(`VitaBench ${options.domain} · ${summary.tasks} tasks × ${summary.trials} trials · rehearsal ${summary.rehearsal}`);
   console.log(`  scored ${summary.scored}, masked ${summary.masked} (judge failures), average reward ${summary.avgReward.toFixed(4)}`);
-  for (let k = 1; k <= summary.trials; k++) console.log(`  pass^${k} ${pct(summary.passHatK[k])}  pass@${k} ${pct(summary.passAtK[k])}  avg@${k} ${pct(summary.avgAtK[k])}`);
+  for (let k = 1; k <= summary.trials; k++)
+    console.log(`  pass^${k} ${pct(summary.passHatK[k])}  pass@${k} ${pct(summary.passAtK[k])}  avg@${k} ${pct(summary.avgAtK[k])}`);
   if (summary.rehearsal !== "none") console.log(`  real environment calls during rehearsal: ${summary.realCallsDuringRehearsal}`);
   console.log(`${((Date.now() - started) / 1000).toFixed(1)} s · run directory: ${resolve(options.out)}`);
 }

@@ -26,7 +26,10 @@ afterEach(async () => {
 
 /** `envace serve …` as a process; resolves with the line it prints, or its exit code and stderr. */
 function envaceServe(args: string[], env: Record<string, string> = {}): Promise<{ line: string } | { code: number | null; stderr: string }> {
-  const proc = spawn(process.execPath, ["--conditions=@envace/source", "--import", "tsx", "apps/trainer/src/cli.ts", "serve", ...args], { cwd: root, env: { ...process.env, ...env } });
+  const proc = spawn(process.execPath, ["--conditions=@envace/source", "--import", "tsx", "apps/trainer/src/cli.ts", "serve", ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+  });
   child = proc;
   let stdout = "";
   let stderr = "";
@@ -64,17 +67,26 @@ describe("envace serve", () => {
     const result = await envaceServe(["--policy", "openai:http://127.0.0.1:9/v1#m", "--host", "0.0.0.0", "--port", "0"], { ENVACE_SERVER_TOKEN: "" });
     expect(result).toEqual({
       code: 1,
-      stderr: "envace serve: refusing to listen on 0.0.0.0 without a bearer token: set ENVACE_SERVER_TOKEN, or token_file: (or tokens:) in the server config, or bind to 127.0.0.1\n",
+      stderr:
+        "envace serve: refusing to listen on 0.0.0.0 without a bearer token: set ENVACE_SERVER_TOKEN, or token_file: (or tokens:) in the server config, or bind to 127.0.0.1\n",
     });
   });
 
   it("refuses a short token from the environment or a token file: one line naming the source, exit 1", async () => {
     const short = await envaceServe(["--policy", "openai:http://127.0.0.1:9/v1#m", "--host", "0.0.0.0", "--port", "0"], { ENVACE_SERVER_TOKEN: "letmein" });
-    expect(short).toEqual({ code: 1, stderr: "envace serve: ENVACE_SERVER_TOKEN: a bearer token needs at least 32 characters (this one has 7); make one with: openssl rand -hex 32\n" });
+    expect(short).toEqual({
+      code: 1,
+      stderr: "envace serve: ENVACE_SERVER_TOKEN: a bearer token needs at least 32 characters (this one has 7); make one with: openssl rand -hex 32\n",
+    });
     const dir = await mkdtemp(join(tmpdir(), "envace-serve-token-"));
     await writeFile(join(dir, "tokens"), "letmein\n");
-    const fromFile = await envaceServe(["--policy", "openai:http://127.0.0.1:9/v1#m", "--token-file", join(dir, "tokens"), "--port", "0"], { ENVACE_SERVER_TOKEN: "" });
-    expect(fromFile).toEqual({ code: 1, stderr: `envace serve: ${join(dir, "tokens")}:1: a bearer token needs at least 32 characters (this one has 7); make one with: openssl rand -hex 32\n` });
+    const fromFile = await envaceServe(["--policy", "openai:http://127.0.0.1:9/v1#m", "--token-file", join(dir, "tokens"), "--port", "0"], {
+      ENVACE_SERVER_TOKEN: "",
+    });
+    expect(fromFile).toEqual({
+      code: 1,
+      stderr: `envace serve: ${join(dir, "tokens")}:1: a bearer token needs at least 32 characters (this one has 7); make one with: openssl rand -hex 32\n`,
+    });
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -96,12 +108,26 @@ describe("the project's harnesses through the server fronting a tiny checkpoint"
     dir = await mkdtemp(join(tmpdir(), "envace-serve-eval-"));
     // A small untrained checkpoint: what it answers does not matter, only that every turn goes through the server.
     const tokenizer = trainTokenizer(domainCorpus({ seed: 1 }), { vocabSize: 400, maxLength: 4096, chatTemplate: TINY_COMPACT_CHAT_TEMPLATE });
-    const config = TinyModelConfig.parse({ vocabSize: tokenizer.vocabSize, hiddenSize: 16, intermediateSize: 32, numLayers: 1, numHeads: 2, maxPositionEmbeddings: 4096, eosTokenId: tokenizer.stopTokenIds[0] ?? null });
+    const config = TinyModelConfig.parse({
+      vocabSize: tokenizer.vocabSize,
+      hiddenSize: 16,
+      intermediateSize: 32,
+      numLayers: 1,
+      numHeads: 2,
+      maxPositionEmbeddings: 4096,
+      eosTokenId: tokenizer.stopTokenIds[0] ?? null,
+    });
     const backend = await InProcessBackend.create(config, { seed: 1, tokenizer });
     await backend.saveCheckpoint(join(dir, "tiny"));
     backend.dispose();
     const model = await policyFromSpec(`tiny:${join(dir, "tiny")}`);
-    server = await startServer({ policy: model.policy, tokenizer: model.tokenizer, model: "tiny", config: { port: 0, log_level: "silent", limits: { default_max_tokens: 12 } }, tokens: [] });
+    server = await startServer({
+      policy: model.policy,
+      tokenizer: model.tokenizer,
+      model: "tiny",
+      config: { port: 0, log_level: "silent", limits: { default_max_tokens: 12 } },
+      tokens: [],
+    });
   }, 60_000);
   afterAll(async () => {
     await server.close();
@@ -121,11 +147,31 @@ describe("the project's harnesses through the server fronting a tiny checkpoint"
     return Number(/envace_server_requests_total\{route="\/v1\/chat\/completions",status="200"\} (\d+)/.exec(metrics)?.[1] ?? 0);
   };
   const policy = () => `openai:${server.url}/v1#tiny`;
-  const entriesOf = async (file: string) => (await readFile(file, "utf8")).trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+  const entriesOf = async (file: string) =>
+    (await readFile(file, "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
 
   it("envace eval builtin", async () => {
     const before = await answered();
-    const code = await envace(["eval", "builtin", "--policy", policy(), "--tasks", "2", "--seed", "3", "--max-turns", "2", "--max-response-tokens", "8", "--no-fidelity", "--out", join(dir, "builtin")]);
+    const code = await envace([
+      "eval",
+      "builtin",
+      "--policy",
+      policy(),
+      "--tasks",
+      "2",
+      "--seed",
+      "3",
+      "--max-turns",
+      "2",
+      "--max-response-tokens",
+      "8",
+      "--no-fidelity",
+      "--out",
+      join(dir, "builtin"),
+    ]);
     expect(code).toBe(0);
     const entries = await entriesOf(join(dir, "builtin", "entries.jsonl"));
     expect(entries).toHaveLength(2);
@@ -134,20 +180,56 @@ describe("the project's harnesses through the server fronting a tiny checkpoint"
     expect((await answered()) - before).toBeGreaterThanOrEqual(2);
   }, 120_000);
 
-  it.skipIf(!haveTau2)("envace eval tau2 (mock domain; the model is the agent and the user)", async () => {
-    const before = await answered();
-    const code = await envace(["eval", "tau2", "--domain", "mock", "--data", join(dataDir, "tau2"), "--policy", policy(), "--tasks", "create_task_1", "--max-steps", "6", "--out", join(dir, "tau2")]);
-    expect(code).toBe(0);
-    const entries = await entriesOf(join(dir, "tau2", "entries.jsonl"));
-    expect(entries.map((e) => e.id)).toEqual(["create_task_1"]);
-    expect((await answered()) - before).toBeGreaterThanOrEqual(2);
-  }, 120_000);
+  it.skipIf(!haveTau2)(
+    "envace eval tau2 (mock domain; the model is the agent and the user)",
+    async () => {
+      const before = await answered();
+      const code = await envace([
+        "eval",
+        "tau2",
+        "--domain",
+        "mock",
+        "--data",
+        join(dataDir, "tau2"),
+        "--policy",
+        policy(),
+        "--tasks",
+        "create_task_1",
+        "--max-steps",
+        "6",
+        "--out",
+        join(dir, "tau2"),
+      ]);
+      expect(code).toBe(0);
+      const entries = await entriesOf(join(dir, "tau2", "entries.jsonl"));
+      expect(entries.map((e) => e.id)).toEqual(["create_task_1"]);
+      expect((await answered()) - before).toBeGreaterThanOrEqual(2);
+    },
+    120_000,
+  );
 
-  it.skipIf(!haveBfcl)("envace eval bfcl (one simple_python entry)", async () => {
-    const before = await answered();
-    const code = await envace(["eval", "bfcl", "--data", join(dataDir, "bfcl"), "--category", "simple_python", "--limit", "1", "--policy", policy(), "--out", join(dir, "bfcl")]);
-    expect(code).toBe(0);
-    expect(await entriesOf(join(dir, "bfcl", "entries.jsonl"))).toHaveLength(1);
-    expect((await answered()) - before).toBe(1);
-  }, 120_000);
+  it.skipIf(!haveBfcl)(
+    "envace eval bfcl (one simple_python entry)",
+    async () => {
+      const before = await answered();
+      const code = await envace([
+        "eval",
+        "bfcl",
+        "--data",
+        join(dataDir, "bfcl"),
+        "--category",
+        "simple_python",
+        "--limit",
+        "1",
+        "--policy",
+        policy(),
+        "--out",
+        join(dir, "bfcl"),
+      ]);
+      expect(code).toBe(0);
+      expect(await entriesOf(join(dir, "bfcl", "entries.jsonl"))).toHaveLength(1);
+      expect((await answered()) - before).toBe(1);
+    },
+    120_000,
+  );
 });

@@ -77,13 +77,20 @@ describe("envace train", () => {
   it("stops with a message naming an unreachable Tinker server, and leaves the run directory as it was", async () => {
     const dir = workspace();
     const micro = parseConfig(MICRO_CONFIG, "micro.yaml");
-    const model = await TinyPolicyModel.create(micro.model as Extract<typeof micro.model, { type: "tiny" }>, builtinDomain(micro).corpus(), { seed: 1, rolloutEngine: "tfjs", listTools: false });
+    const model = await TinyPolicyModel.create(micro.model as Extract<typeof micro.model, { type: "tiny" }>, builtinDomain(micro).corpus(), {
+      seed: 1,
+      rolloutEngine: "tfjs",
+      listTools: false,
+    });
     const folder = join(dir, "hf-model");
     await model.save(folder);
     model.close();
     const url = await closedPort();
     const config = join(dir, "tinker.yaml");
-    writeFileSync(config, `init_from: null\nmodel: { type: hf, path: ${JSON.stringify(folder)}, context_tokens: 512 }\nbackend: { type: tinker, base_url: "${url}", base_model: tiny, retry_deadline_s: 1 }\n`);
+    writeFileSync(
+      config,
+      `init_from: null\nmodel: { type: hf, path: ${JSON.stringify(folder)}, context_tokens: 512 }\nbackend: { type: tinker, base_url: "${url}", base_model: tiny, retry_deadline_s: 1 }\n`,
+    );
     const { stderr, out } = await refusedTrain(dir, config);
     expect(stderr).toMatch(new RegExp(`envace train: ${url}/api/v1/client/config: gave up after \\d+ attempts \\(last: fetch failed \\(ECONNREFUSED\\)\\)`));
     expect(existsSync(join(out, "checkpoints", "sft"))).toBe(false);
@@ -116,7 +123,9 @@ describe("envace train", () => {
     await waitFor(() => existsSync(metrics) && readMetrics(metrics).records.some((r) => r.kind === "train" && r.step >= 2), 120_000);
     first.kill("SIGKILL");
     expect((await first.output).signal).toBe("SIGKILL");
-    const before = readMetrics(metrics).records.filter((r) => r.kind === "train").map((r) => r.step);
+    const before = readMetrics(metrics)
+      .records.filter((r) => r.kind === "train")
+      .map((r) => r.step);
     expect(before.length).toBeGreaterThanOrEqual(2);
 
     const second = await envace(["train", "--config", config, "--out", out]).output;

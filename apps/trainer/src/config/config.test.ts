@@ -16,7 +16,9 @@ describe("parseConfig", () => {
     expect(parseConfig("init_from: null\n", "c.yaml").init_from).toBeUndefined();
     expect(parseConfig("init_from: runs/a/checkpoints/sft\n", "c.yaml").init_from).toBe("runs/a/checkpoints/sft");
     const hf = "model: { type: hf, path: m }\nbackend: { type: tinker, base_url: http://127.0.0.1:1/, base_model: m }\n";
-    expect(() => parseConfig(hf, "c.yaml")).toThrow("c.yaml: init_from: embedded:base holds the built-in tiny model; with model type hf use init_from: null or a checkpoint of that model");
+    expect(() => parseConfig(hf, "c.yaml")).toThrow(
+      "c.yaml: init_from: embedded:base holds the built-in tiny model; with model type hf use init_from: null or a checkpoint of that model",
+    );
     expect(parseConfig(`${hf}init_from: null\n`, "c.yaml").init_from).toBeUndefined();
   });
 
@@ -49,10 +51,13 @@ describe("parseConfig", () => {
   });
 
   it("refuses rollout settings under which the learner cannot score what the sampler drew", () => {
-    expect(() => parseConfig("rollout: { top_p: 0.9 }\n", "r.yaml")).toThrow(/^r\.yaml:1: rollout\.top_p: training rollouts must sample the whole distribution/);
+    expect(() => parseConfig("rollout: { top_p: 0.9 }\n", "r.yaml")).toThrow(
+      /^r\.yaml:1: rollout\.top_p: training rollouts must sample the whole distribution/,
+    );
     expect(() => parseConfig("rollout: { temperature: 0 }\n", "r.yaml")).toThrow(/rollout\.temperature/);
     expect(parseConfig("rollout: { temperature: 0.7 }\neval: { top_p: 0.9 }\n", "r.yaml").rollout.temperature).toBe(0.7);
-    const tinker = "init_from: null\nmodel: { type: hf, path: m }\nbackend: { type: tinker, base_url: http://127.0.0.1:1/, base_model: m }\nrollout: { temperature: 0.7 }\n";
+    const tinker =
+      "init_from: null\nmodel: { type: hf, path: m }\nbackend: { type: tinker, base_url: http://127.0.0.1:1/, base_model: m }\nrollout: { temperature: 0.7 }\n";
     expect(() => parseConfig(tinker, "t.yaml")).toThrow(/rollout\.temperature: a Tinker backend scores the model at temperature 1 only/);
     // Left out, the temperature is the evaluation's 0.6, or 1 where the backend scores at 1 only.
     expect(parseConfig("", "r.yaml").rollout.temperature).toBe(0.6);
@@ -63,7 +68,10 @@ describe("parseConfig", () => {
     expect(() => parseConfig("rollout: { tasks_per_step: 8 }\nactor:\n  ppo_mini_batch_size: 3\n", "m.yaml")).toThrow(
       "m.yaml:3: actor.ppo_mini_batch_size: actor.ppo_mini_batch_size 3 must divide rollout.tasks_per_step 8, so every mini-batch holds whole groups",
     );
-    expect(parseConfig("rollout: { tasks_per_step: 8 }\nactor: { ppo_mini_batch_size: 2, ppo_epochs: 2 }\n", "m.yaml").actor).toMatchObject({ ppo_mini_batch_size: 2, ppo_epochs: 2 });
+    expect(parseConfig("rollout: { tasks_per_step: 8 }\nactor: { ppo_mini_batch_size: 2, ppo_epochs: 2 }\n", "m.yaml").actor).toMatchObject({
+      ppo_mini_batch_size: 2,
+      ppo_epochs: 2,
+    });
     expect(parseConfig("", "m.yaml").actor).toMatchObject({ ppo_mini_batch_size: null, ppo_epochs: 1 });
   });
 
@@ -80,13 +88,15 @@ describe("parseConfig", () => {
     expect(() => parseConfig(`${judged}mode: grpo\nenvironment: real\n`, "c.yaml")).toThrow(
       "c.yaml:4: environment: environment: real: data source cm2 has no real environment (its records hold reference dialogues, not tools that run); use mode envace, or grpo with environment: simulator",
     );
-    expect(() => parseConfig("data: { source: verl }\nreward: { type: checklist }\n", "c.yaml")).toThrow(/data\.path: data source verl needs a path\n.*reward\.judge: a checklist reward needs a judge/);
+    expect(() => parseConfig("data: { source: verl }\nreward: { type: checklist }\n", "c.yaml")).toThrow(
+      /data\.path: data source verl needs a path\n.*reward\.judge: a checklist reward needs a judge/,
+    );
     expect(parseConfig(judged, "c.yaml").reward).toMatchObject({ type: "checklist" });
     expect(parseConfig("reward: { type: consistent }\n", "c.yaml").reward.type).toBe("consistent");
   });
 
   it("refuses declined-write rows where there is no gold solver or no Rehearse row is trained, naming the key", () => {
-    const judged = "reward: { type: checklist, judge: { base_url: \"http://127.0.0.1:1/v1\", model: j } }\n";
+    const judged = 'reward: { type: checklist, judge: { base_url: "http://127.0.0.1:1/v1", model: j } }\n';
     expect(() => parseConfig(`data: { source: cm2, path: x.jsonl }\n${judged}sft: { declined_writes: true }\n`, "d.yaml")).toThrow(
       "d.yaml:3: sft.declined_writes: sft.declined_writes needs the built-in domain's gold solver; data source cm2 has none",
     );
@@ -99,7 +109,7 @@ describe("parseConfig", () => {
   });
 
   it("refuses reflect rows and the compact reflect prompt outside the built-in domain, naming the key", () => {
-    const judged = "reward: { type: checklist, judge: { base_url: \"http://127.0.0.1:1/v1\", model: j } }\n";
+    const judged = 'reward: { type: checklist, judge: { base_url: "http://127.0.0.1:1/v1", model: j } }\n';
     expect(() => parseConfig(`data: { source: cm2, path: x.jsonl }\n${judged}sft: { roles: [act, reflect] }\n`, "r.yaml")).toThrow(
       "r.yaml:3: sft.roles: reflect rows are judged by the built-in domain's outcome check; data source cm2 has none",
     );
@@ -111,12 +121,17 @@ describe("parseConfig", () => {
       rollout: { reflect_prompt: "compact" },
     });
     expect(parseConfig("", "r.yaml").rollout.reflect_prompt).toBe("default");
-    expect(() => parseConfig("sft: { roles: [act, judge] }\n", "r.yaml")).toThrow('r.yaml:1: sft.roles[1]: Invalid option: expected one of "act"|"rehearse"|"reflect"');
+    expect(() => parseConfig("sft: { roles: [act, judge] }\n", "r.yaml")).toThrow(
+      'r.yaml:1: sft.roles[1]: Invalid option: expected one of "act"|"rehearse"|"reflect"',
+    );
   });
 
   it("refuses a separate Rehearse reward where no Rehearse row trains or baselines mix roles", () => {
-    const message = "a separate Rehearse reward needs the built-in domain, a mode that trains the Rehearse role (envace, per-role) and algorithm.role_wise: true";
-    expect(() => parseConfig("mode: grpo\nenvironment: real\nreward: { type: consistent, rehearse_type: verifiable }\n", "c.yaml")).toThrow(`c.yaml:3: reward.rehearse_type: ${message}`);
+    const message =
+      "a separate Rehearse reward needs the built-in domain, a mode that trains the Rehearse role (envace, per-role) and algorithm.role_wise: true";
+    expect(() => parseConfig("mode: grpo\nenvironment: real\nreward: { type: consistent, rehearse_type: verifiable }\n", "c.yaml")).toThrow(
+      `c.yaml:3: reward.rehearse_type: ${message}`,
+    );
     expect(() => parseConfig("algorithm: { role_wise: false }\nreward: { type: consistent, rehearse_type: verifiable }\n", "c.yaml")).toThrow(message);
     expect(parseConfig("reward: { type: consistent, rehearse_type: verifiable }\n", "c.yaml").reward.rehearse_type).toBe("verifiable");
   });

@@ -14,7 +14,9 @@ function leaves(value: unknown, prefix = ""): Map<string, string> {
 function differences(schema: unknown, preset: unknown): string[] {
   const a = leaves(schema);
   const b = leaves(preset);
-  return [...new Set([...a.keys(), ...b.keys()])].sort().flatMap((key) => (a.get(key) === b.get(key) ? [] : [`${key}: schema default ${a.get(key) ?? "(none)"}, preset ${b.get(key) ?? "(none)"}`]));
+  return [...new Set([...a.keys(), ...b.keys()])]
+    .sort()
+    .flatMap((key) => (a.get(key) === b.get(key) ? [] : [`${key}: schema default ${a.get(key) ?? "(none)"}, preset ${b.get(key) ?? "(none)"}`]));
 }
 
 describe("the schema's defaults", () => {
@@ -24,7 +26,10 @@ describe("the schema's defaults", () => {
   });
 
   it("are compared leaf by leaf, naming each key that differs", () => {
-    const diff = differences({ seed: 0, trainer: { total_steps: 40 }, eval: { rehearsal: ["none"] } }, { seed: 1, trainer: { total_steps: 40 }, eval: { rehearsal: ["none", "parallel:2"] }, init_from: "embedded:base" });
+    const diff = differences(
+      { seed: 0, trainer: { total_steps: 40 }, eval: { rehearsal: ["none"] } },
+      { seed: 1, trainer: { total_steps: 40 }, eval: { rehearsal: ["none", "parallel:2"] }, init_from: "embedded:base" },
+    );
     expect(diff).toEqual([
       'eval.rehearsal: schema default ["none"], preset ["none","parallel:2"]',
       'init_from: schema default (none), preset "embedded:base"',

@@ -38,19 +38,31 @@ export function groundingIssues(
 ): { path: (string | number)[]; message: string }[] {
   const issues: { path: (string | number)[]; message: string }[] = [];
   if (config.environment !== "self") {
-    issues.push({ path: ["grounding"], message: `grounding executes a share of the rehearsed calls for real; it needs environment: self (mode envace or per-role), not environment: ${config.environment}` });
+    issues.push({
+      path: ["grounding"],
+      message: `grounding executes a share of the rehearsed calls for real; it needs environment: self (mode envace or per-role), not environment: ${config.environment}`,
+    });
   }
   if (config.data.source !== "builtin") {
-    issues.push({ path: ["grounding"], message: `grounding needs a real environment; data source ${config.data.source} has none (its records hold reference dialogues, not tools that run)` });
+    issues.push({
+      path: ["grounding"],
+      message: `grounding needs a real environment; data source ${config.data.source} has none (its records hold reference dialogues, not tools that run)`,
+    });
   }
   const { fraction, max_calls: caps } = grounding;
   for (const key of ["per_step", "per_run"] as const) {
     if (fraction > 0 && caps[key] === 0) {
-      issues.push({ path: ["grounding", "max_calls", key], message: `grounding.max_calls.${key} 0 cannot honour grounding.fraction ${fraction}: no call could be grounded; set fraction 0 or a cap of at least 1` });
+      issues.push({
+        path: ["grounding", "max_calls", key],
+        message: `grounding.max_calls.${key} 0 cannot honour grounding.fraction ${fraction}: no call could be grounded; set fraction 0 or a cap of at least 1`,
+      });
     }
   }
   if (grounding.target_coef !== undefined && !grounding.use.includes("target")) {
-    issues.push({ path: ["grounding", "target_coef"], message: "grounding.target_coef weighs the supervised term of use: target; add target to grounding.use" });
+    issues.push({
+      path: ["grounding", "target_coef"],
+      message: "grounding.target_coef weighs the supervised term of use: target; add target to grounding.use",
+    });
   }
   if (grounding.reward_coef !== undefined && !grounding.use.includes("reward")) {
     issues.push({ path: ["grounding", "reward_coef"], message: "grounding.reward_coef weighs the reward term of use: reward; add reward to grounding.use" });

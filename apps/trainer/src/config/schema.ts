@@ -259,7 +259,6 @@ export const TrainerConfig = z.strictObject({
   save_every: positiveInt.default(8),
 });
 
-
 export const TrainConfig = z
   .strictObject({
     /** `envace`: self-unfolded rollouts; `grpo`: act-only policy; `per-role`: separate Act and Rehearse policies. */
@@ -314,25 +313,53 @@ export const TrainConfig = z
     if (config.grounding !== undefined) groundingIssues(config, config.grounding).forEach((issue) => ctx.addIssue({ code: "custom", ...issue }));
     const sftRoles = supervisedRoles(config.sft);
     if (sftRoles.includes("reflect") && config.data.source !== "builtin") {
-      ctx.addIssue({ code: "custom", path: ["sft", "roles"], message: `reflect rows are judged by the built-in domain's outcome check; data source ${config.data.source} has none` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["sft", "roles"],
+        message: `reflect rows are judged by the built-in domain's outcome check; data source ${config.data.source} has none`,
+      });
     }
     if (config.rollout.reflect_prompt === "compact" && config.data.source !== "builtin") {
-      ctx.addIssue({ code: "custom", path: ["rollout", "reflect_prompt"], message: `the compact reflect prompt is the built-in domain's; data source ${config.data.source} has none` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["rollout", "reflect_prompt"],
+        message: `the compact reflect prompt is the built-in domain's; data source ${config.data.source} has none`,
+      });
     }
     if (config.sft.declined_writes && config.data.source !== "builtin") {
-      ctx.addIssue({ code: "custom", path: ["sft", "declined_writes"], message: `sft.declined_writes needs the built-in domain's gold solver; data source ${config.data.source} has none` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["sft", "declined_writes"],
+        message: `sft.declined_writes needs the built-in domain's gold solver; data source ${config.data.source} has none`,
+      });
     }
     if (config.sft.declined_writes && !sftRoles.includes("rehearse")) {
-      ctx.addIssue({ code: "custom", path: ["sft", "declined_writes"], message: "sft.declined_writes adds Rehearse rows; add rehearse to sft.roles (or sft.curriculum.roles)" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["sft", "declined_writes"],
+        message: "sft.declined_writes adds Rehearse rows; add rehearse to sft.roles (or sft.curriculum.roles)",
+      });
     }
     if (config.init_from?.startsWith("embedded:") && config.model.type !== "tiny") {
-      ctx.addIssue({ code: "custom", path: ["init_from"], message: `${config.init_from} holds the built-in tiny model; with model type ${config.model.type} use init_from: null or a checkpoint of that model` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["init_from"],
+        message: `${config.init_from} holds the built-in tiny model; with model type ${config.model.type} use init_from: null or a checkpoint of that model`,
+      });
     }
     if (config.backend.type === "in-process" && config.model.type !== "tiny") {
-      ctx.addIssue({ code: "custom", path: ["backend"], message: "the in-process backend trains the built-in tiny model; use backend type tinker for a Hugging Face model" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["backend"],
+        message: "the in-process backend trains the built-in tiny model; use backend type tinker for a Hugging Face model",
+      });
     }
     if (config.backend.type === "tinker" && config.model.type !== "hf") {
-      ctx.addIssue({ code: "custom", path: ["model"], message: "a Tinker backend needs model type hf (a local folder with the model's tokenizer and chat template)" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["model"],
+        message: "a Tinker backend needs model type hf (a local folder with the model's tokenizer and chat template)",
+      });
     }
     if (config.rollout.memory_attempts > 0 && config.rollout.memory_attempts >= config.rollout.rollouts_per_task) {
       ctx.addIssue({
@@ -345,7 +372,8 @@ export const TrainConfig = z
       ctx.addIssue({
         code: "custom",
         path: ["rollout", "memory_attempts"],
-        message: "rollout.memory_attempts builds a private rehearsal memory from imagined rollouts; with environment: real the attempts would be real calls: use environment self or simulator, or memory_attempts: 0",
+        message:
+          "rollout.memory_attempts builds a private rehearsal memory from imagined rollouts; with environment: real the attempts would be real calls: use environment self or simulator, or memory_attempts: 0",
       });
     }
     const miniBatch = config.actor.ppo_mini_batch_size;
@@ -360,14 +388,16 @@ export const TrainConfig = z
       ctx.addIssue({
         code: "custom",
         path: ["rollout", "top_p"],
-        message: "training rollouts must sample the whole distribution (top_p 1): the learner cannot score a truncated nucleus, so every policy ratio would be biased; eval.top_p may be below 1",
+        message:
+          "training rollouts must sample the whole distribution (top_p 1): the learner cannot score a truncated nucleus, so every policy ratio would be biased; eval.top_p may be below 1",
       });
     }
     if (config.backend.type === "tinker" && config.rollout.temperature !== undefined && config.rollout.temperature !== 1) {
       ctx.addIssue({
         code: "custom",
         path: ["rollout", "temperature"],
-        message: "a Tinker backend scores the model at temperature 1 only (the protocol carries no temperature), so rollout.temperature must be 1 with backend.type tinker",
+        message:
+          "a Tinker backend scores the model at temperature 1 only (the protocol carries no temperature), so rollout.temperature must be 1 with backend.type tinker",
       });
     }
     if (config.backend.type === "tinker" && config.backend.loss_strategy === "native") {

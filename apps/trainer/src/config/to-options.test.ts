@@ -32,7 +32,13 @@ grounding: { fraction: 0.5, max_calls: { per_step: 7, per_run: null } }
 
 describe("the config's sections as the libraries' options", () => {
   it("advantages: the config's penalty reward of -0.25 is grpo's penalty amount 0.25", () => {
-    expect(advantageOptions(config.algorithm, config.rollout)).toEqual({ baseline: "trajectory", roleWise: false, normalizeStd: true, invalidPenalty: 0.25, groupSize: 3 });
+    expect(advantageOptions(config.algorithm, config.rollout)).toEqual({
+      baseline: "trajectory",
+      roleWise: false,
+      normalizeStd: true,
+      invalidPenalty: 0.25,
+      groupSize: 3,
+    });
   });
 
   it("advantages: an invalid row scores its reward less 0.25, as the config's -0.25 says", () => {
@@ -56,8 +62,22 @@ describe("the config's sections as the libraries' options", () => {
   });
 
   it("policy loss and AdamW, under the libraries' names", () => {
-    expect(policyLossOptions(config.actor)).toEqual({ epsLow: 0.15, epsHigh: 0.3, dualClip: null, klCoef: 0.05, entropyCoef: 0.002, aggregation: "token-mean" });
-    expect(adamOptions(config.actor, config.actor.lr)).toEqual({ learningRate: 0.002, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, gradClipNorm: 0.5 });
+    expect(policyLossOptions(config.actor)).toEqual({
+      epsLow: 0.15,
+      epsHigh: 0.3,
+      dualClip: null,
+      klCoef: 0.05,
+      entropyCoef: 0.002,
+      aggregation: "token-mean",
+    });
+    expect(adamOptions(config.actor, config.actor.lr)).toEqual({
+      learningRate: 0.002,
+      beta1: 0.9,
+      beta2: 0.999,
+      eps: 1e-8,
+      weightDecay: 0.01,
+      gradClipNorm: 0.5,
+    });
     expect(miniBatching(config.actor)).toEqual({ size: 2, epochs: 3 });
   });
 
@@ -71,7 +91,11 @@ describe("the config's sections as the libraries' options", () => {
   it("supervised stages: a constant stage keeps its lr; a cosine one warms up over 25%, then decays to 10%", () => {
     const { sft } = config;
     const curriculum = sftStageOptions(sft.curriculum!, sft, config.actor);
-    expect(curriculum).toEqual({ epochs: 1, batchSize: 4, adam: { learningRate: 0.02, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, gradClipNorm: 0.5 } });
+    expect(curriculum).toEqual({
+      epochs: 1,
+      batchSize: 4,
+      adam: { learningRate: 0.02, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, gradClipNorm: 0.5 },
+    });
     const last = sftStageOptions(sft, sft, config.actor);
     expect(last.adam.learningRate).toBe(0.01);
     expect([last.epochs, last.batchSize]).toEqual([2, 4]);
@@ -93,7 +117,11 @@ describe("the config's sections as the libraries' options", () => {
       "c.yaml",
     );
     if (tinker.backend.type !== "tinker") throw new Error("a tinker backend was parsed");
-    expect(tinkerConnectOptions(tinker.backend, { MY_KEY: "tml-1", TINKER_API_KEY: "other" })).toEqual({ baseUrl: "http://127.0.0.1:9/", retry: { submitDeadlineMs: 12_000 }, apiKey: "tml-1" });
+    expect(tinkerConnectOptions(tinker.backend, { MY_KEY: "tml-1", TINKER_API_KEY: "other" })).toEqual({
+      baseUrl: "http://127.0.0.1:9/",
+      retry: { submitDeadlineMs: 12_000 },
+      apiKey: "tml-1",
+    });
     expect(tinkerConnectOptions(tinker.backend, { TINKER_API_KEY: "other" })).toEqual({ baseUrl: "http://127.0.0.1:9/", retry: { submitDeadlineMs: 12_000 } });
     expect(tinkerModelOptions(tinker.backend, 5)).toEqual({ baseModel: "Qwen/Qwen3-8B", loraRank: 8, seed: 5, lossStrategy: "native" });
   });

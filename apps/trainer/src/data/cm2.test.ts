@@ -106,7 +106,11 @@ describe("gold examples of a reference dialogue", () => {
       ],
       ["rehearse", 2, '<execution_result>{"balance":10}</execution_result>'],
       ["rehearse", 2, '<execution_result>{"result":"apple: 2 coins each, 0 in stock"}</execution_result>'],
-      ["act", 5, '<think>Out of stock, but the user asked to try.</think>\n<tool_call>{"name":"buy","arguments":{"user":"ada","item":"apple","qty":2}}</tool_call>'],
+      [
+        "act",
+        5,
+        '<think>Out of stock, but the user asked to try.</think>\n<tool_call>{"name":"buy","arguments":{"user":"ada","item":"apple","qty":2}}</tool_call>',
+      ],
       ["rehearse", 5, '<execution_result>{"error":{"code":"EXECUTION_ERROR","message":"out of stock"}}</execution_result>'],
       ["act", 7, "Apples are out of stock, so nothing was bought. Ada's balance is 10 coins."],
     ]);
@@ -145,7 +149,7 @@ describe("malformed CM2 files", () => {
 
   it("name the file, line, record and field of a record that breaks the CM2 schema", async () => {
     const text = await editedLines(2, (record) => {
-      ((record.checklists as { weight: number }[][][])[0]![0]![2]!).weight = 0.3;
+      (record.checklists as { weight: number }[][][])[0]![0]![2]!.weight = 0.3;
     });
     const error = await loadCm2Split(await write("weights.jsonl", text)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RecordError);
@@ -174,7 +178,7 @@ describe("malformed CM2 files", () => {
   it("point at the line of each record in a JSON array, and refuse duplicate uuids", async () => {
     const [record] = JSON.parse(await readFile(TEST, "utf8")) as Record<string, unknown>[];
     const bad = structuredClone(record!);
-    messagesOf(bad)[4]!.content = "Sure <tool_call>{\"name\":\"get_forecast\",\"arguments\":{\"city\":\"Rome\"}}</tool_call>";
+    messagesOf(bad)[4]!.content = 'Sure <tool_call>{"name":"get_forecast","arguments":{"city":"Rome"}}</tool_call>';
     const path = await write("array.json", JSON.stringify([record, bad], null, 2));
     const error = (await loadCm2Split(path).catch((e: unknown) => e)) as DataError;
     const secondLine = (await readFile(path, "utf8")).split("\n").findIndex((line, i) => i > 2 && line.includes('"uuid"')) + 1;

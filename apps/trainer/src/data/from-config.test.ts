@@ -74,7 +74,9 @@ function rolloutOf(domain: DataDomain, task: Task): Trajectory {
             type: "act",
             generation: { role: "act", text: example.text, promptTokens: [], outputTokens: [], logprobs: null, finishReason: "stop" },
             message: example.target,
-            outcomes: examples.flatMap((e) => (e.role === "rehearse" && e.latestAct === example.target ? [{ provenance: "rehearsed" as const, call: e.call, result: e.result }] : [])),
+            outcomes: examples.flatMap((e) =>
+              e.role === "rehearse" && e.latestAct === example.target ? [{ provenance: "rehearsed" as const, call: e.call, result: e.result }] : [],
+            ),
           },
         ]
       : [],
@@ -138,7 +140,12 @@ describe("the data source a config names", () => {
     const records = parseCm2Records(await readFile(TRAIN, "utf8"), TRAIN);
     const dir = await runDir();
     const path = join(dir, "train.parquet");
-    const extra = records.map((r: Cm2Record) => ({ uuid: r.uuid, messages: r.messages, tools: JSON.stringify(r.tools), interaction_kwargs: { name: "checklist", checklist_list: r.checklists } }));
+    const extra = records.map((r: Cm2Record) => ({
+      uuid: r.uuid,
+      messages: r.messages,
+      tools: JSON.stringify(r.tools),
+      interaction_kwargs: { name: "checklist", checklist_list: r.checklists },
+    }));
     await writeFile(path, new Uint8Array(parquetWriteBuffer({ columnData: [{ name: "extra_info", data: extra, type: "JSON" }] })));
     const domain = await open({ data: { source: "verl", path } }, dir);
     expect(domain.name).toBe("verl");
@@ -205,7 +212,12 @@ describe("the checklist judge as the domain's reward", () => {
   it("masks the rollout when the judge fails while gating the next user turn (later turns never reached are not scored 0)", async () => {
     const domain = await open({ data: { source: "cm2", path: TRAIN } });
     const weather = domain.train[0]!;
-    const context = { task: weather, messages: weather.reference!.slice(0, 5), steps: [], sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 64, stop: [] } };
+    const context = {
+      task: weather,
+      messages: weather.reference!.slice(0, 5),
+      steps: [],
+      sampling: { temperature: 1, topP: 1, topK: 0, maxTokens: 64, stop: [] },
+    };
     // Only one of the turn's items has an answer: the judge's server answers 400 to the other.
     answers = { "Does the assistant ask for the forecast of Paris?": true };
     expect(await domain.users!.next(context)).toEqual({ kind: "end", masked: "the judge failed while gating the next user turn" });

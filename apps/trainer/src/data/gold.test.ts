@@ -90,13 +90,7 @@ describe("reference dialogues that cannot be gold targets", () => {
   });
 });
 
-const argumentValue: fc.Arbitrary<JsonValue> = fc.oneof(
-  fc.string(),
-  fc.integer(),
-  fc.boolean(),
-  fc.constant(null),
-  fc.array(fc.string(), { maxLength: 3 }),
-);
+const argumentValue: fc.Arbitrary<JsonValue> = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 3 }));
 const key = fc.stringMatching(/^[a-z]{1,6}$/);
 const callArguments = fc.dictionary(key, argumentValue, { maxKeys: 4 });
 const toolContent = fc.oneof(
@@ -123,7 +117,8 @@ describe("every gold example", () => {
           const ids = t.calls.map(() => `call_${next++}`);
           const message: AssistantMessage = { role: "assistant", content: t.content };
           if (t.reasoning !== undefined) message.reasoning_content = t.reasoning;
-          if (t.calls.length > 0) message.tool_calls = t.calls.map((c, k) => ({ id: ids[k]!, type: "function", function: { name: c.name, arguments: JSON.stringify(c.args) } }));
+          if (t.calls.length > 0)
+            message.tool_calls = t.calls.map((c, k) => ({ id: ids[k]!, type: "function", function: { name: c.name, arguments: JSON.stringify(c.args) } }));
           else if ((t.content ?? "").trim() === "") message.content = "ok";
           reference.push(message, ...t.calls.map((c, k): Message => ({ role: "tool", tool_call_id: ids[k]!, content: c.result })));
         }

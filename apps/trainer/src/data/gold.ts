@@ -60,7 +60,6 @@ export function toolResultOf(call: ToolCall, content: string): ToolResult {
   return { status: "ok", ...ids, content: { result: value as JsonValue } };
 }
 
-
 /**
  * The gold examples of a task's reference dialogue, for warm-start SFT of both roles, in order:
  * per assistant turn after the first user message, an `act` example (the dialogue before it, the

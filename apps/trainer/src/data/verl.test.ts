@@ -16,10 +16,7 @@ const FIXTURES = join(import.meta.dirname, "fixtures");
 // with) writes it: lists of structs with the union of their fields (null where a struct lacks
 // one), Python ints as INT64, floats as DOUBLE, strings as UTF8, 3-level LIST groups.
 
-type Shape =
-  | { kind: "null" | "string" | "int" | "double" | "bool" }
-  | { kind: "list"; element: Shape }
-  | { kind: "struct"; fields: Map<string, Shape> };
+type Shape = { kind: "null" | "string" | "int" | "double" | "bool" } | { kind: "list"; element: Shape } | { kind: "struct"; fields: Map<string, Shape> };
 
 function shapeOf(value: unknown): Shape {
   if (value === null || value === undefined) return { kind: "null" };
@@ -57,7 +54,11 @@ function schemaOf(name: string, shape: Shape): SchemaElement[] {
     case "bool":
       return [{ ...optional, type: "BOOLEAN" }];
     case "list":
-      return [{ ...optional, converted_type: "LIST", num_children: 1 }, { name: "list", repetition_type: "REPEATED", num_children: 1 }, ...schemaOf("element", shape.element)];
+      return [
+        { ...optional, converted_type: "LIST", num_children: 1 },
+        { name: "list", repetition_type: "REPEATED", num_children: 1 },
+        ...schemaOf("element", shape.element),
+      ];
     case "struct":
       return [{ ...optional, num_children: shape.fields.size }, ...[...shape.fields].flatMap(([key, field]) => schemaOf(key, field))];
   }
@@ -83,7 +84,11 @@ async function writeParquet(path: string, rows: readonly Record<string, unknown>
   const shapes = new Map(names.map((name) => [name, rows.map((row) => shapeOf(row[name])).reduce(merge, { kind: "null" })]));
   const schema: SchemaElement[] = [{ name: "schema", num_children: names.length }];
   for (const name of names) {
-    schema.push(...(types[name] === "JSON" ? [{ name, type: "BYTE_ARRAY" as const, converted_type: "JSON" as const, repetition_type: "OPTIONAL" as const }] : schemaOf(name, shapes.get(name)!)));
+    schema.push(
+      ...(types[name] === "JSON"
+        ? [{ name, type: "BYTE_ARRAY" as const, converted_type: "JSON" as const, repetition_type: "OPTIONAL" as const }]
+        : schemaOf(name, shapes.get(name)!)),
+    );
   }
   const columnData = names.map((name) => ({
     name,
@@ -149,7 +154,9 @@ describe("verl Parquet rows", () => {
       content: null,
       tool_calls: [{ id: "call_w2", type: "function", function: { name: "get_forecast", arguments: '{"city": "Atlantis"}' } }],
     });
-    expect(weather!.record.checklists[0]![0]![0]!.evidence).toEqual([{ turn: 0, step: 0, from: "assistant.tool_calls", snippet: 'get_forecast {"city": "Paris"}' }]);
+    expect(weather!.record.checklists[0]![0]![0]!.evidence).toEqual([
+      { turn: 0, step: 0, from: "assistant.tool_calls", snippet: 'get_forecast {"city": "Paris"}' },
+    ]);
   });
 
   it("accept tools as a list of structs, extra_info as a JSON column, and take the uuid from original_index when there is no other", async () => {
@@ -169,7 +176,10 @@ describe("verl Parquet rows", () => {
     rows.push(...rowsOf().map((row, i) => ({ ...row, extra_info: { ...row.extra_info, uuid: `copy-${i}` } })));
     rows[1]!.extra_info.tools = '[{"type": "function", "function": {"name": "get_user"';
     const checklist = rows[2]!.extra_info.interaction_kwargs as { name: string; checklist_list: { weight: number }[][][] };
-    rows[2]!.extra_info.interaction_kwargs = { name: "judge", checklist_list: [[[{ ...checklist.checklist_list[0]![0]![0]!, weight: 0.2 }, checklist.checklist_list[0]![0]![1]!], checklist.checklist_list[0]![1]!]] };
+    rows[2]!.extra_info.interaction_kwargs = {
+      name: "judge",
+      checklist_list: [[[{ ...checklist.checklist_list[0]![0]![0]!, weight: 0.2 }, checklist.checklist_list[0]![0]![1]!], checklist.checklist_list[0]![1]!]],
+    };
     const messages = structuredClone(rows[3]!.extra_info.messages) as { tool_calls?: { function: { arguments: string } }[] }[];
     messages[2]!.tool_calls![0]!.function.arguments = "ada";
     rows[3]!.extra_info.messages = messages;

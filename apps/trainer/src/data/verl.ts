@@ -112,7 +112,13 @@ async function convertVerlFile(path: string, options: VerlReadOptions): Promise<
     records.push({
       record,
       where: `row ${row}`,
-      error: (problems) => new RowError(path, row, record.uuid, problems.map((p) => ({ ...p, path: verlField(p.path) }))),
+      error: (problems) =>
+        new RowError(
+          path,
+          row,
+          record.uuid,
+          problems.map((p) => ({ ...p, path: verlField(p.path) })),
+        ),
       metadata: { file: path, row, ...(typeof dataSource === "string" ? { data_source: dataSource } : {}) },
     });
   });

@@ -44,8 +44,13 @@ function trajectory(id: string, taskId: string, rollout: number): Trajectory {
   });
 }
 
-const row = (trajectoryId: string, role: "act" | "rehearse", advantage: number): ScoredRow =>
-  ({ row: { taskId: "t", trajectoryId, rollout: 0, index: 0, role, promptTokens: [], outputTokens: [], logprobs: null, invalid: false }, reward: 0, score: 0, advantage, groupRole: role });
+const row = (trajectoryId: string, role: "act" | "rehearse", advantage: number): ScoredRow => ({
+  row: { taskId: "t", trajectoryId, rollout: 0, index: 0, role, promptTokens: [], outputTokens: [], logprobs: null, invalid: false },
+  reward: 0,
+  score: 0,
+  advantage,
+  groupRole: role,
+});
 
 describe("slimTrajectory", () => {
   it("drops prompt token ids and log-probabilities, keeps output tokens, and still validates as a protocol Trajectory", () => {
@@ -99,12 +104,25 @@ describe("keptTrainRecords", () => {
 describe("keptEvalRecord", () => {
   it("carries a failed episode's error with no committed run", () => {
     const record = keptEvalRecord({ step: 2, setting: "none", taskId: "t9", success: false, verdict: null, error: "environment closed" });
-    expect(record).toEqual({ kind: "eval", step: 2, setting: "none", taskId: "t9", success: false, verdict: null, memory: null, attempts: [], committed: null, predictions: [], error: "environment closed" });
+    expect(record).toEqual({
+      kind: "eval",
+      step: 2,
+      setting: "none",
+      taskId: "t9",
+      success: false,
+      verdict: null,
+      memory: null,
+      attempts: [],
+      committed: null,
+      predictions: [],
+      error: "environment closed",
+    });
   });
 });
 
 describe("KeptRollouts", () => {
-  const records = (step: number) => keptTrainRecords({ step, trajectories: [trajectory(`s${step}`, "t1", 0)], verdicts: new Map(), batch: { rows: [], dropped: [], masked: [] }, groups: 1 });
+  const records = (step: number) =>
+    keptTrainRecords({ step, trajectories: [trajectory(`s${step}`, "t1", 0)], verdicts: new Map(), batch: { rows: [], dropped: [], masked: [] }, groups: 1 });
   const lineBytes = (step: number) => Buffer.byteLength(JSON.stringify(records(step)[0])) + 1;
 
   it("appends until the cap, then stops with one log line naming the key", () => {

@@ -86,7 +86,11 @@ function slimStep(step: Step): Step {
   return {
     ...rest,
     ...(generation === undefined ? {} : { generation: slim(generation) }),
-    ...(actions === undefined ? {} : { actions: actions.map((a) => ({ ...(a.generation === undefined ? {} : { generation: slim(a.generation) }), outcomes: a.outcomes.map(slimOutcome) })) }),
+    ...(actions === undefined
+      ? {}
+      : {
+          actions: actions.map((a) => ({ ...(a.generation === undefined ? {} : { generation: slim(a.generation) }), outcomes: a.outcomes.map(slimOutcome) })),
+        }),
   };
 }
 

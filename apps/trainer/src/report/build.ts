@@ -158,7 +158,14 @@ function table(runs: readonly RunData[]): { columns: string[]; rows: RunRow[] } 
 /** Everything the report page draws, computed from the runs' metrics. */
 export function buildReport(runs: readonly RunData[], generatedAt: Date = new Date()): ReportData {
   const charts: Chart[] = [
-    lineChart(runs, "reward", "Training reward per role", "mean reward", "train", ROLES.map((role) => ({ path: `reward.${role}`, label: role }))),
+    lineChart(
+      runs,
+      "reward",
+      "Training reward per role",
+      "mean reward",
+      "train",
+      ROLES.map((role) => ({ path: `reward.${role}`, label: role })),
+    ),
     evalChart(runs),
     fidelityChart(runs),
     // Beside it, the Rehearse role's fidelity on the calls hybrid grounding executed for real during training.
@@ -169,7 +176,14 @@ export function buildReport(runs: readonly RunData[], generatedAt: Date = new Da
       { path: "grounding.failure_recall", label: "failures predicted" },
     ]),
     advantageChart(runs),
-    lineChart(runs, "length", "Mean output length per role", "tokens", "train", ROLES.map((role) => ({ path: `length.${role}`, label: role }))),
+    lineChart(
+      runs,
+      "length",
+      "Mean output length per role",
+      "tokens",
+      "train",
+      ROLES.map((role) => ({ path: `length.${role}`, label: role })),
+    ),
     lineChart(runs, "loss", "Policy loss", "loss", "train", [{ path: "loss", label: "loss" }]),
     lineChart(runs, "diagnostics", "Clip fraction, KL and entropy", "value", "train", [
       { path: "clip_fraction", label: "clip fraction" },

@@ -14,7 +14,13 @@ import type { KeptEvalRecord, KeptTrainRecord } from "../keep/record.js";
 import { train } from "../train.js";
 import { explorerOf } from "./explorer.js";
 
-function rollout(id: string, taskId: string, index: number, value: number | null, termination: Trajectory["termination"] = { reason: "agent_stop" }): Trajectory {
+function rollout(
+  id: string,
+  taskId: string,
+  index: number,
+  value: number | null,
+  termination: Trajectory["termination"] = { reason: "agent_stop" },
+): Trajectory {
   return Trajectory.parse({
     id,
     taskId,
@@ -69,7 +75,10 @@ describe("explorerOf", () => {
       committed: null,
       predictions: [],
     });
-    const explorer = explorerOf("run", { train, eval: [evaluation(2, "parallel:2", "t9", true), evaluation(2, "none", "t9", false), evaluation(0, "none", "t9", false)] });
+    const explorer = explorerOf("run", {
+      train,
+      eval: [evaluation(2, "parallel:2", "t9", true), evaluation(2, "none", "t9", false), evaluation(0, "none", "t9", false)],
+    });
     expect(explorer.views.map((v) => v.id)).toEqual(["train:1", "train:2", "eval:0:none", "eval:2:none", "eval:2:parallel:2"]);
     expect(explorer.views[1]!.tasks).toEqual([{ taskId: "t1", rollouts: 2, succeeded: true, failed: false, masked: true, parseErrors: false }]);
     expect(explorer.views[0]!.tasks).toEqual([{ taskId: "t2", rollouts: 1, succeeded: false, failed: true, masked: false, parseErrors: true }]);
@@ -109,7 +118,16 @@ describe.skipIf(!chromiumPath)("the trajectory explorer in headless Chromium", (
     // A fresh profile every run (Playwright passes it as --user-data-dir).
     browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), "envace-chromium-")), {
       executablePath: chromiumPath,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
       viewport: { width: 1400, height: 1000 },
     });
   }, 60_000);
@@ -147,7 +165,8 @@ describe.skipIf(!chromiumPath)("the trajectory explorer in headless Chromium", (
     const step1 = kept.train.filter((r) => r.step === 1);
     const tasks = [...new Set(step1.map((r) => r.trajectory.taskId))];
     expect(await page.$$eval("#ex-tasks li", (lis) => lis.map((li) => li.getAttribute("data-task")))).toEqual(tasks);
-    const calls = (taskId: string) => step1.filter((r) => r.trajectory.taskId === taskId).flatMap((r) => r.trajectory.steps.flatMap((s) => (s.type === "act" ? s.outcomes : []))).length;
+    const calls = (taskId: string) =>
+      step1.filter((r) => r.trajectory.taskId === taskId).flatMap((r) => r.trajectory.steps.flatMap((s) => (s.type === "act" ? s.outcomes : []))).length;
     const task = [...tasks].sort((a, b) => calls(b) - calls(a))[0]!;
     await page.click(`#ex-tasks li[data-task="${task}"]`);
     const rollouts = step1.filter((r) => r.trajectory.taskId === task);
@@ -155,7 +174,9 @@ describe.skipIf(!chromiumPath)("the trajectory explorer in headless Chromium", (
     // Every tool answer of a self-unfolded rollout is imagined, and marked so.
     const imagined = rollouts.flatMap((r) => r.trajectory.steps.flatMap((s) => (s.type === "act" ? s.outcomes : []))).length;
     expect(imagined).toBeGreaterThan(0);
-    expect(await page.$$eval('#ex-detail [data-provenance="rehearsed"] .ex-badge', (b) => b.map((x) => x.textContent))).toEqual(Array<string>(imagined).fill("imagined"));
+    expect(await page.$$eval('#ex-detail [data-provenance="rehearsed"] .ex-badge', (b) => b.map((x) => x.textContent))).toEqual(
+      Array<string>(imagined).fill("imagined"),
+    );
     expect(await page.$$eval('#ex-detail [data-provenance="grounded"]', (b) => b.length)).toBe(0);
     // Keyboard: l moves to the next rollout.
     await page.keyboard.press("l");
@@ -200,7 +221,8 @@ describe.skipIf(!chromiumPath)("the trajectory explorer in headless Chromium", (
     for (let step = 1; step <= 625; step++) {
       metrics.push(JSON.stringify({ kind: "train", step, reward: { act: 0.5 }, loss: 0.1 }));
       for (let group = 0; group < 2; group++) {
-        for (let i = 0; i < 8; i++) lines.push(JSON.stringify(trainRecord(step, group, rollout(`s${step}-g${group}-r${i}`, `task-${(step * 2 + group) % 97}`, i, i % 3 === 0 ? 1 : 0))));
+        for (let i = 0; i < 8; i++)
+          lines.push(JSON.stringify(trainRecord(step, group, rollout(`s${step}-g${group}-r${i}`, `task-${(step * 2 + group) % 97}`, i, i % 3 === 0 ? 1 : 0))));
       }
     }
     expect(lines).toHaveLength(10_000);
@@ -209,7 +231,10 @@ describe.skipIf(!chromiumPath)("the trajectory explorer in headless Chromium", (
     const { page, problems } = await open(writeReport([dir]));
     // Milliseconds from the start of navigation to the explorer showing its first task.
     const ready = Number(await page.$eval("body", (b) => b.getAttribute("data-explorer-ready")));
-    const timing = await page.evaluate(() => { const n = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming; return { responseEnd: n.responseEnd, interactive: n.domInteractive, size: document.documentElement.outerHTML.length }; });
+    const timing = await page.evaluate(() => {
+      const n = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
+      return { responseEnd: n.responseEnd, interactive: n.domInteractive, size: document.documentElement.outerHTML.length };
+    });
     console.log(`explorer ready ${ready} ms after navigation with 10,000 kept trajectories`, timing);
     expect(ready).toBeLessThan(2000);
     expect(await page.$$eval("#ex-view option", (o) => o.length)).toBe(625);

@@ -35,7 +35,8 @@ export interface RunExplorer {
   records: KeptRecord[][];
 }
 
-export const viewId = (kind: "train" | "eval", step: number, setting?: string): string => (kind === "train" ? `train:${step}` : `eval:${step}:${setting ?? "none"}`);
+export const viewId = (kind: "train" | "eval", step: number, setting?: string): string =>
+  kind === "train" ? `train:${step}` : `eval:${step}:${setting ?? "none"}`;
 
 const SUCCESS = 1 - 1e-9;
 
@@ -84,7 +85,9 @@ export function explorerOf(name: string, kept: { train: readonly KeptTrainRecord
     views.push({ id: viewId("train", step), kind: "train", step, tasks });
     records.push(ofStep);
   }
-  const evals = [...byKey(kept.eval, (r) => viewId("eval", r.step, r.setting))].sort((a, b) => a[1][0]!.step - b[1][0]!.step || a[1][0]!.setting.localeCompare(b[1][0]!.setting));
+  const evals = [...byKey(kept.eval, (r) => viewId("eval", r.step, r.setting))].sort(
+    (a, b) => a[1][0]!.step - b[1][0]!.step || a[1][0]!.setting.localeCompare(b[1][0]!.setting),
+  );
   for (const [id, ofView] of evals) {
     views.push({ id, kind: "eval", step: ofView[0]!.step, setting: ofView[0]!.setting, tasks: ofView.map(evalTask) });
     records.push(ofView);

@@ -24,7 +24,10 @@ describe("headlineTable", () => {
 
   it("says so when nothing was evaluated, and leaves the change out of a run without RL steps", () => {
     expect(headlineTable([{ kind: "train", step: 1 }], "envace")).toEqual(["no held-out evaluation ran"]);
-    const start = headlineTable(records.filter((r) => r.step === 0 || r.kind === "sft"), "envace");
+    const start = headlineTable(
+      records.filter((r) => r.step === 0 || r.kind === "sft"),
+      "envace",
+    );
     expect(start[2]).toMatch(/^rehearsal none +0\.500 \[0\.150, 0\.850\] +0\.500 \[0\.150, 0\.850\] +–$/);
   });
 });

@@ -38,7 +38,11 @@ export function headlineTable(records: readonly MetricsRecord[], mode: string): 
   const rows = settings.map((s) => [`rehearsal ${s}`, cell(at(0, s)), cell(at(last, s)), last === 0 ? "–" : change(at(0, s), at(last, s))]);
   const header = ["", "start of RL (step 0)", `after ${steps} ${mode} steps`, "change, same tasks"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   const calls = records.filter((r) => r.kind === "train").reduce((sum, r) => sum + (typeof r.env_calls === "number" ? r.env_calls : 0), 0);
   return [
     `held-out success on ${tasks} tasks (95% intervals: Wilson; change: paired bootstrap over tasks)`,

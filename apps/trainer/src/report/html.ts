@@ -12,7 +12,10 @@ export function escapeHtml(text: string): string {
 
 /** JSON that is safe inside a <script> element. */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  return JSON.stringify(value)
+    .replace(/</g, "\\u003c")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
 }
 
 let library: string | undefined;
@@ -90,12 +93,20 @@ figcaption { font-weight: 600; margin-bottom: 4px; } .chart { width: 100%; }
  * JSON, and the chart library itself inline, so the file opens offline.
  */
 export function renderReportHtml(report: ReportData): string {
-  const charts = report.charts.map((chart) => ({ id: chart.id, title: chart.title, option: chartOption(chart), exponent: chartExponent(chart), height: chartHeight(chart) }));
+  const charts = report.charts.map((chart) => ({
+    id: chart.id,
+    title: chart.title,
+    option: chartOption(chart),
+    exponent: chartExponent(chart),
+    height: chartHeight(chart),
+  }));
   const head = report.columns.map((c) => `<th>${escapeHtml(c)}</th>`).join("");
   const cell = (row: RunRow, runIndex: number, column: string): string => {
     const text = escapeHtml(row.cells[column] ?? "–");
     const view = row.links?.[column];
-    return view === undefined ? `<td>${text}</td>` : `<td><a href="#explore=${runIndex}/${escapeHtml(encodeURIComponent(view))}" title="open this evaluation in the trajectory explorer">${text}</a></td>`;
+    return view === undefined
+      ? `<td>${text}</td>`
+      : `<td><a href="#explore=${runIndex}/${escapeHtml(encodeURIComponent(view))}" title="open this evaluation in the trajectory explorer">${text}</a></td>`;
   };
   const body = report.rows.map((row, i) => `<tr><td>${escapeHtml(row.name)}</td>${report.columns.map((c) => cell(row, i, c)).join("")}</tr>`).join("\n");
   const explorers = report.explorers.filter((e) => e.views.length > 0);

@@ -64,7 +64,9 @@ describe("chartOption", () => {
     expect(types).toEqual([...Array<string>(8).fill("solid"), "dashed", "dashed"]);
     // Seven markers, then round again; widths from 4 px down to 1.5 px (4 − 2.5·i/9).
     expect(series.slice(0, 8).map((s) => s.symbol)).toEqual(["circle", "rect", "triangle", "diamond", "roundRect", "pin", "arrow", "circle"]);
-    expect(series.map((s) => Number((s.lineStyle as { width: number }).width.toFixed(3)))).toEqual([4, 3.722, 3.444, 3.167, 2.889, 2.611, 2.333, 2.056, 1.778, 1.5]);
+    expect(series.map((s) => Number((s.lineStyle as { width: number }).width.toFixed(3)))).toEqual([
+      4, 3.722, 3.444, 3.167, 2.889, 2.611, 2.333, 2.056, 1.778, 1.5,
+    ]);
   });
 
   it("shows every legend entry: a plain legend that wraps, with the plot pushed below its rows", () => {
@@ -96,7 +98,14 @@ describe("chartOption", () => {
   });
 
   it("gives count axes whole-number ticks only", () => {
-    const counts: LineChart = { type: "line", id: "errors", title: "errors", yLabel: "count", integer: true, series: [{ label: "parse errors", points: [[1, 2]] }] };
+    const counts: LineChart = {
+      type: "line",
+      id: "errors",
+      title: "errors",
+      yLabel: "count",
+      integer: true,
+      series: [{ label: "parse errors", points: [[1, 2]] }],
+    };
     expect((chartOption(counts).yAxis as { minInterval?: number }).minInterval).toBe(1);
     expect((chartOption(line).yAxis as { minInterval?: number }).minInterval).toBeUndefined();
   });

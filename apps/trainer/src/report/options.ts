@@ -50,7 +50,9 @@ export function scaledName(name: string, exponent: number): string {
 
 /** The power of ten a chart's y axis is labelled in (see `axisExponent`). */
 export function chartExponent(chart: Chart): number {
-  return chart.type === "line" ? axisExponent(chart.series.flatMap((s) => [...s.points.map(([, y]) => y), ...(s.band ?? []).flatMap(([, lo, hi]) => [lo, hi])])) : 0;
+  return chart.type === "line"
+    ? axisExponent(chart.series.flatMap((s) => [...s.points.map(([, y]) => y), ...(s.band ?? []).flatMap(([, lo, hi]) => [lo, hi])]))
+    : 0;
 }
 
 /** The id suffixes of the two stacked series that draw an interval band (lower edge, then width). */
@@ -112,7 +114,13 @@ function lineSeries(series: Series, i: number, n: number, yName: string): LineSe
   return [
     { ...curve, dimensions: ["step", yName, "95% low", "95% high"], encode: { x: 0, y: 1, tooltip: [1, 2, 3] }, data: rows },
     { ...edge, id: `${id}${BAND_SUFFIXES[0]}`, lineStyle: { opacity: 0 }, data: band.map(([x, low]) => [x, low]) },
-    { ...edge, id: `${id}${BAND_SUFFIXES[1]}`, lineStyle: { opacity: 0 }, areaStyle: { color, opacity: 0.15 }, data: band.map(([x, low, high]) => [x, high - low]) },
+    {
+      ...edge,
+      id: `${id}${BAND_SUFFIXES[1]}`,
+      lineStyle: { opacity: 0 },
+      areaStyle: { color, opacity: 0.15 },
+      data: band.map(([x, low, high]) => [x, high - low]),
+    },
   ];
 }
 
@@ -130,7 +138,12 @@ function lineOption(chart: LineChart): EChartsOption {
   const yName = scaledName(chart.yLabel, chartExponent(chart));
   const n = chart.series.length;
   return {
-    ...frame("step", yName, chart.series.map((s) => s.label), { integer: chart.integer === true }),
+    ...frame(
+      "step",
+      yName,
+      chart.series.map((s) => s.label),
+      { integer: chart.integer === true },
+    ),
     series: chart.series.flatMap((s, i) => lineSeries(s, i, n, yName)),
   };
 }
@@ -142,17 +155,23 @@ function binLabel(edges: readonly number[], i: number): string {
 
 function histogramOption(chart: HistogramChart): EChartsOption {
   const bins = chart.edges.slice(0, -1).map((_, i) => binLabel(chart.edges, i));
-  const series = chart.series.map(
-    (s, i): BarSeriesOption => ({
-      id: `s${i}`,
-      name: s.label,
-      type: "bar",
-      color: colorOf(i),
-      ...(lineTypeOf(i) === "solid" ? {} : { itemStyle: { opacity: 0.5 } }),
-      data: s.counts.slice(0, bins.length),
-    }),
-  );
-  return { ...frame("advantage", "rows", chart.series.map((s) => s.label), { category: bins, integer: true }), series };
+  const series = chart.series.map((s, i): BarSeriesOption => ({
+    id: `s${i}`,
+    name: s.label,
+    type: "bar",
+    color: colorOf(i),
+    ...(lineTypeOf(i) === "solid" ? {} : { itemStyle: { opacity: 0.5 } }),
+    data: s.counts.slice(0, bins.length),
+  }));
+  return {
+    ...frame(
+      "advantage",
+      "rows",
+      chart.series.map((s) => s.label),
+      { category: bins, integer: true },
+    ),
+    series,
+  };
 }
 
 /** The ECharts option of one chart: plain JSON, so the page can carry it inline. */

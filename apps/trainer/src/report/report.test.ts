@@ -33,8 +33,22 @@ function fixtureRecords(offset: number): MetricsRecord[] {
       parse_errors: { total: 3 - step, JSON_DECODE_ERROR: 3 - step },
       env_calls: 0,
     })),
-    { kind: "eval", step: 0, rehearsal: "none", success_rate: 0.1, success_ci95: [0.02, 0.4], fidelity: { compared: 4, exact: 0.25, keys: 0.5, status: 0.75, failures: 2, failure_recall: 0 } },
-    { kind: "eval", step: 3, rehearsal: "none", success_rate: 0.3 + offset, success_ci95: [0.1, 0.6], fidelity: { compared: 4, exact: 0.5, keys: 0.75, status: 1, failures: 1, failure_recall: 1 } },
+    {
+      kind: "eval",
+      step: 0,
+      rehearsal: "none",
+      success_rate: 0.1,
+      success_ci95: [0.02, 0.4],
+      fidelity: { compared: 4, exact: 0.25, keys: 0.5, status: 0.75, failures: 2, failure_recall: 0 },
+    },
+    {
+      kind: "eval",
+      step: 3,
+      rehearsal: "none",
+      success_rate: 0.3 + offset,
+      success_ci95: [0.1, 0.6],
+      fidelity: { compared: 4, exact: 0.5, keys: 0.75, status: 1, failures: 1, failure_recall: 1 },
+    },
     // No interval and no fidelity: the chart draws the curve alone.
     { kind: "eval", step: 3, rehearsal: "parallel:2", success_rate: 0.4 + offset, elapsed_s: 42 },
   ];
@@ -44,7 +58,12 @@ function writeRun(root: string, name: string, offset: number, mode: string): str
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "config.json"), JSON.stringify({ mode, environment: "self" }));
-  writeFileSync(join(dir, "metrics.jsonl"), fixtureRecords(offset).map((r) => `${JSON.stringify(r)}\n`).join(""));
+  writeFileSync(
+    join(dir, "metrics.jsonl"),
+    fixtureRecords(offset)
+      .map((r) => `${JSON.stringify(r)}\n`)
+      .join(""),
+  );
   return dir;
 }
 
@@ -209,7 +228,10 @@ if (!chromiumPath) console.warn("report browser test skipped: no `chromium` on P
 describe.skipIf(!chromiumPath)("the HTML report in headless Chromium", () => {
   it("draws every chart with ECharts, one series per run and metric with a point per record, offline and without console errors", async () => {
     const root = mkdtempSync(join(tmpdir(), "envace-report-"));
-    const runs = [["envace", fixtureRecords(0)], ["grpo-sim", fixtureRecords(0.05)]] as const;
+    const runs = [
+      ["envace", fixtureRecords(0)],
+      ["grpo-sim", fixtureRecords(0.05)],
+    ] as const;
     const out = writeReport([writeRun(root, "envace", 0, "envace"), writeRun(root, "grpo-sim", 0.05, "grpo")], join(root, "report.html"));
     const url = pathToFileURL(out).href;
     const setting = (name: string) => (r: MetricsRecord) => r.rehearsal === name;
@@ -223,9 +245,12 @@ describe.skipIf(!chromiumPath)("the HTML report in headless Chromium", () => {
       fidelity: expectedSeries(
         runs,
         "eval",
-        [["exact", "fidelity.exact"], ["same keys", "fidelity.keys"], ["same status", "fidelity.status"], ["failures predicted", "fidelity.failure_recall"]].flatMap(([label, path]) =>
-          ["none", "parallel:2"].map((s) => [`${label} (rehearsal ${s})`, path!, setting(s)] as const),
-        ),
+        [
+          ["exact", "fidelity.exact"],
+          ["same keys", "fidelity.keys"],
+          ["same status", "fidelity.status"],
+          ["failures predicted", "fidelity.failure_recall"],
+        ].flatMap(([label, path]) => ["none", "parallel:2"].map((s) => [`${label} (rehearsal ${s})`, path!, setting(s)] as const)),
       ),
       // One bar per bin of the fixture's edges, per run and role.
       advantages: runs.flatMap(([run]) => ["act", "rehearse"].map((role): [string, number] => [`${run} · ${role}`, edges.length - 1])),
@@ -248,7 +273,10 @@ describe.skipIf(!chromiumPath)("the HTML report in headless Chromium", () => {
       ]),
     };
     // The band of an eval curve: a lower edge and a width, one point per record with an interval.
-    const bands = expectedSeries(runs, "eval", [["rehearsal none", "success_ci95.0", setting("none")], ["rehearsal parallel:2", "success_ci95.0", setting("parallel:2")]]);
+    const bands = expectedSeries(runs, "eval", [
+      ["rehearsal none", "success_ci95.0", setting("none")],
+      ["rehearsal parallel:2", "success_ci95.0", setting("parallel:2")],
+    ]);
 
     const browser = await chromium.launch({
       executablePath: chromiumPath,
@@ -277,7 +305,11 @@ describe.skipIf(!chromiumPath)("the HTML report in headless Chromium", () => {
             instance: instance !== undefined,
             legends: option?.legend?.length ?? 0,
             dataZooms: option?.dataZoom?.length ?? 0,
-            series: instance?.getModel().getSeries().map((s) => ({ id: s.id, name: s.name, points: s.getData().count() })) ?? [],
+            series:
+              instance
+                ?.getModel()
+                .getSeries()
+                .map((s) => ({ id: s.id, name: s.name, points: s.getData().count() })) ?? [],
           };
         }),
       );

@@ -28,7 +28,10 @@ describe("ProgressBar", () => {
     const bar = new ProgressBar("eval", 4, log.stream, 60_000);
     bar.tick();
     bar.tick("reward 0.40", 3);
-    const lines = log.text().split("\n").filter((line) => line.length > 0);
+    const lines = log
+      .text()
+      .split("\n")
+      .filter((line) => line.length > 0);
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/^eval \[-{24}\] 0\/4 0% 0s ETA \? $/);
     expect(lines[1]).toMatch(/^eval \[#{24}\] 4\/4 100% \d+s ETA 0s reward 0\.40$/);

@@ -20,7 +20,9 @@ function copyOfBase(): string {
 describe("the shipped base checkpoint", () => {
   it("holds exactly the files its manifest hashes", () => {
     for (const name of BASE_FILES) {
-      const digest = createHash("sha256").update(readFileSync(join(shipped, name))).digest("hex");
+      const digest = createHash("sha256")
+        .update(readFileSync(join(shipped, name)))
+        .digest("hex");
       expect(manifest.files[name], name).toBe(digest);
     }
     expect(() => verifyBase(shipped)).not.toThrow();

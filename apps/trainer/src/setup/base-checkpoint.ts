@@ -83,7 +83,9 @@ export function resolveInitFrom(initFrom: string, model?: TinyModelConfig): stri
   const file = join(dir, "config.json");
   if (model !== undefined && existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
-    const differ = SHAPE_KEYS.filter(([key, hf]) => saved[hf] !== model[key]).map(([key, hf]) => `model.${key} is ${model[key]}, the checkpoint's ${String(saved[hf])}`);
+    const differ = SHAPE_KEYS.filter(([key, hf]) => saved[hf] !== model[key]).map(
+      ([key, hf]) => `model.${key} is ${model[key]}, the checkpoint's ${String(saved[hf])}`,
+    );
     if (differ.length > 0) throw new BaseCheckpointError(`init_from ${initFrom}: ${differ.join("; ")} (${file})`);
   }
   return dir;

@@ -30,7 +30,8 @@ function reductionFor(section: TinkerSection): RemoteReduction | undefined {
 
 async function tokenizerOf(model: HfModelConfig): Promise<HuggingFaceTokenizer & { chatTemplate: ChatTemplate }> {
   const tokenizer = await loadHuggingFaceTokenizer(model.path);
-  if (tokenizer.chatTemplate === undefined) throw new CheckpointError(`${model.path}: the tokenizer has no chat template (tokenizer_config.json chat_template)`);
+  if (tokenizer.chatTemplate === undefined)
+    throw new CheckpointError(`${model.path}: the tokenizer has no chat template (tokenizer_config.json chat_template)`);
   return tokenizer as HuggingFaceTokenizer & { chatTemplate: ChatTemplate };
 }
 
@@ -90,7 +91,7 @@ export class TinkerPolicyModel implements TrainedModel {
       // Measured once by `preflight`; otherwise measured now. Without a reduction the model is not created.
       client = await service.createTrainingClient({
         ...tinkerModelOptions(section, options.seed),
-        ...(known ?? section.reduction ? { reduction: known ?? section.reduction } : {}),
+        ...((known ?? section.reduction) ? { reduction: known ?? section.reduction } : {}),
         calibrateReduction: known === undefined,
         requireReduction: true,
       });

@@ -31,7 +31,12 @@ export class TinyPolicyModel implements TrainedModel {
     options: { seed: number; rolloutEngine: "onnx" | "tfjs"; listTools: boolean },
   ): Promise<TinyPolicyModel> {
     const chatTemplate = options.listTools ? TINY_CHAT_TEMPLATE : TINY_COMPACT_CHAT_TEMPLATE;
-    const tokenizer = trainTokenizer(corpus, { vocabSize: section.vocab_size, maxLength: section.max_position_embeddings, chatTemplate, pretokenizer: section.pretokenizer });
+    const tokenizer = trainTokenizer(corpus, {
+      vocabSize: section.vocab_size,
+      maxLength: section.max_position_embeddings,
+      chatTemplate,
+      pretokenizer: section.pretokenizer,
+    });
     const eos = tokenizer.stopTokenIds[0] ?? null;
     const backend = await InProcessBackend.create(
       {
@@ -80,8 +85,7 @@ export class TinyPolicyModel implements TrainedModel {
 
   /** A policy sampling from the current weights. Call again after each optimizer step. */
   async policy(id: string): Promise<SamplerPolicy> {
-    const sampler =
-      this.rolloutEngine === "tfjs" ? await this.backend.saveWeightsForSampler() : await this.syncedOnnxSampler();
+    const sampler = this.rolloutEngine === "tfjs" ? await this.backend.saveWeightsForSampler() : await this.syncedOnnxSampler();
     return new SamplerPolicy({ id, sampler, tokenizer: this.tokenizer, template: this.template });
   }
 

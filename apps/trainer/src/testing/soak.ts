@@ -31,7 +31,12 @@ function judge(request: RecordedRequest) {
 
 const dir = mkdtempSync(join(tmpdir(), "envace-soak-"));
 const data = join(dir, "train.jsonl");
-writeFileSync(data, generateTasks({ seed: 5, count: 13, split: "train" }).map((t) => `${JSON.stringify(toCm2Record(t))}\n`).join(""));
+writeFileSync(
+  data,
+  generateTasks({ seed: 5, count: 13, split: "train" })
+    .map((t) => `${JSON.stringify(toCm2Record(t))}\n`)
+    .join(""),
+);
 const server = await startScriptedServer({ script: judge });
 const config = join(dir, "soak.yaml");
 writeFileSync(
@@ -53,7 +58,9 @@ const out = join(dir, "run");
 /** Run `envace train` to the end, or kill it with SIGKILL after `killAfterMs`; returns how it ended. */
 function train(killAfterMs?: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--conditions=@envace/source", "--import", "tsx", cli, "train", "--config", config, "--out", out], { stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(process.execPath, ["--conditions=@envace/source", "--import", "tsx", cli, "train", "--config", config, "--out", out], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), killAfterMs);
@@ -82,10 +89,12 @@ await server.close();
 const trainRecords = readMetrics(join(out, "metrics.jsonl")).records.filter((r) => r.kind === "train");
 const logged = trainRecords.map((r) => r.step);
 const once = logged.length === steps && logged.every((s, i) => s === i + 1);
-const deviation = Math.max(...trainRecords.map((r) => {
-  const ratio = r.ratio as { min: number; max: number };
-  return Math.max(Math.abs(ratio.min - 1), Math.abs(ratio.max - 1));
-}));
+const deviation = Math.max(
+  ...trainRecords.map((r) => {
+    const ratio = r.ratio as { min: number; max: number };
+    return Math.max(Math.abs(ratio.min - 1), Math.abs(ratio.max - 1));
+  }),
+);
 const firstKl = trainRecords[0]?.ref_kl;
 const masked = trainRecords.reduce((sum, r) => sum + (r.masked as number), 0);
 console.log(`runs: ${ends.join("; ")}`);

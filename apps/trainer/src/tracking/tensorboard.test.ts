@@ -44,7 +44,8 @@ function readBack(python: string, dir: string): Record<string, [number, number][
 }
 
 const python = tensorboardPython();
-if (python === undefined) console.warn("TensorBoard reader test skipped: no Python with the tensorboard package (set ENVACE_TENSORBOARD_PYTHON to one; see apps/trainer/README.md)");
+if (python === undefined)
+  console.warn("TensorBoard reader test skipped: no Python with the tensorboard package (set ENVACE_TENSORBOARD_PYTHON to one; see apps/trainer/README.md)");
 
 describe.skipIf(python === undefined)("TensorBoard event files, read back by TensorBoard's own reader", () => {
   it("holds each record's numbers under <kind>/<path> tags, an evaluation's under its setting, at the record's step", () => {

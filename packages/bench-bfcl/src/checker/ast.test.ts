@@ -25,7 +25,16 @@ function call(name: string, args: Record<string, PyObject>): DecodedCall {
   return { name, args: new Map(Object.entries(args)) };
 }
 
-const area = doc("geo.area", { base: { type: "float" }, unit: { type: "string" }, sides: { type: "array", items: { type: "integer" } }, shape: { type: "tuple", items: { type: "float" } } }, ["base"]);
+const area = doc(
+  "geo.area",
+  {
+    base: { type: "float" },
+    unit: { type: "string" },
+    sides: { type: "array", items: { type: "integer" } },
+    shape: { type: "tuple", items: { type: "float" } },
+  },
+  ["base"],
+);
 const areaAnswer = answer('[{"geo.area": {"base": [10.0], "unit": ["square meters", ""], "sides": [[3, 4], ""], "shape": [[1.0, 2.0], ""]}}]');
 
 function valid(output: DecodedCall[], category = "simple_python", functions = [area], expected = areaAnswer): boolean {
@@ -54,7 +63,7 @@ describe("Python type rules", () => {
     expect(standardize("Square-Meters, 2*x^2 'q'")).toBe('squaremeters2x2"q"');
     // Python: "plain".lower() etc.; text already standard comes back unchanged, other punctuation stays.
     expect(standardize("plain42")).toBe("plain42");
-    expect(standardize("x:y(z)=\"w\"")).toBe('x:y(z)="w"');
+    expect(standardize('x:y(z)="w"')).toBe('x:y(z)="w"');
     expect(standardize("it's")).toBe('it"s');
     expect(standardize("Ünïcode Straße")).toBe("ünïcodestraße");
     expect(standardize("ÉTÉ")).toBe("été");
@@ -62,7 +71,7 @@ describe("Python type rules", () => {
     expect(valid([call("geo.area", { base: 10n, unit: "square feet" })])).toBe(false);
   });
 
-  it("treats \"\" as may-be-omitted and rejects an unknown or missing parameter", () => {
+  it('treats "" as may-be-omitted and rejects an unknown or missing parameter', () => {
     expect(valid([call("geo.area", { base: 10n })])).toBe(true);
     expect(valid([call("geo.area", { unit: "square meters" })])).toBe(false);
     expect(valid([call("geo.area", { base: 10n, colour: "red" })])).toBe(false);
@@ -109,7 +118,9 @@ describe("Java and JavaScript string values", () => {
     expect(convertJava("3.14", "float")).toBe("3.14");
     expect(convertJava("new int[]{1, 2, 3}", "Array", "integer")).toEqual([1n, 2n, 3n]);
     expect(convertJava('new ArrayList<>(Arrays.asList("a", "b"))', "ArrayList", "String")).toEqual(["a", "b"]);
-    expect(convertJava('new HashMap<String, Object>() {{ put("key1", 1); put("key2", "value"); }}', "HashMap")).toEqual(PyHashDict.of({ key1: 1n, key2: "value" }));
+    expect(convertJava('new HashMap<String, Object>() {{ put("key1", 1); put("key2", "value"); }}', "HashMap")).toEqual(
+      PyHashDict.of({ key1: 1n, key2: "value" }),
+    );
     expect(convertJava("'a'", "char")).toBe("'a'");
   });
 
@@ -117,7 +128,11 @@ describe("Java and JavaScript string values", () => {
     expect(convertJavaScript("123n", "Bigint")).toBe(123n);
     expect(convertJavaScript("'abc'", "String")).toBe("abc");
     expect(convertJavaScript("new Array(4.4, 5.5)", "array", "float")).toEqual([4.4, 5.5]);
-    expect(convertJavaScript(" [ [ 1, 2 ], [ 3,   4], [5, 6]]", "array", "array")).toEqual([[1n, 2n], [3n, 4n], [5n, 6n]]);
+    expect(convertJavaScript(" [ [ 1, 2 ], [ 3,   4], [5, 6]]", "array", "array")).toEqual([
+      [1n, 2n],
+      [3n, 4n],
+      [5n, 6n],
+    ]);
     expect(convertJavaScript("{'key1': 123, 'key2': 'value', 'key3': false}", "dict")).toEqual(PyHashDict.of({ key1: 123n, key2: "value", key3: false }));
   });
 
@@ -151,17 +166,36 @@ describe("matching modes by category", () => {
   it("simple needs exactly one call; names may be expected with underscores", () => {
     const expected = answer('[{"geo.area": {"base": [10.0]}}]');
     expect(valid([call("geo.area", { base: 10n }), call("geo.area", { base: 10n })], "simple_python", [area], expected)).toBe(false);
-    expect(checkAst({ category: "simple_python", functions: [area], output: [call("geo_area", { base: 10n })], answer: expected, options: { underscoreToDot: true } }).valid).toBe(true);
+    expect(
+      checkAst({
+        category: "simple_python",
+        functions: [area],
+        output: [call("geo_area", { base: 10n })],
+        answer: expected,
+        options: { underscoreToDot: true },
+      }).valid,
+    ).toBe(true);
   });
 
   it("reports a reference the checker cannot read as an invalid verdict", () => {
     const weird = doc("f", { x: { type: "complex" } }, []);
-    expect(checkAst({ category: "simple_python", functions: [weird], output: [call("f", { x: 1n })], answer: answer('[{"f": {"x": [1]}}]') })).toMatchObject({ valid: false, errorType: "ast_checker:error" });
+    expect(checkAst({ category: "simple_python", functions: [weird], output: [call("f", { x: 1n })], answer: answer('[{"f": {"x": [1]}}]') })).toMatchObject({
+      valid: false,
+      errorType: "ast_checker:error",
+    });
   });
 });
 
 describe("relevance and irrelevance", () => {
-  const entry = (category: string): SingleTurnEntry => ({ kind: "single_turn", id: `${category}_0`, category, question: [], functions: [], rawFunctions: [], source: { file: "x" } });
+  const entry = (category: string): SingleTurnEntry => ({
+    kind: "single_turn",
+    id: `${category}_0`,
+    category,
+    question: [],
+    functions: [],
+    rawFunctions: [],
+    source: { file: "x" },
+  });
 
   it("irrelevance passes when no call decodes; relevance when one does", () => {
     expect(scoreSingleTurn(entry("irrelevance"), { decodeError: "no call", wrongFormat: false }).valid).toBe(true);

@@ -12,7 +12,11 @@ import { checkAst, languageOf } from "./ast.js";
 const data = sharedDataDir();
 if (!data) console.warn(missingDataNote("BFCL AST conformance"));
 const verdictsDir = data ? join(data, "bfcl-verdicts") : "";
-const categories = data ? readdirSync(verdictsDir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name) : [];
+const categories = data
+  ? readdirSync(verdictsDir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name)
+  : [];
 
 function jsonLines(file: string): PyHashDict[] {
   return readFileSync(file, "utf8")
@@ -25,10 +29,14 @@ describe.skipIf(!data)("agreement with the upstream AST checker's verdicts", () 
   for (const category of categories) {
     describe(category, async () => {
       const entries = new Map((await loadCategory(join(data!, "bfcl"), category)).map((e) => [e.id, e as SingleTurnEntry]));
-      const variants = readdirSync(join(verdictsDir, category)).filter((f) => f.endsWith(".expected.jsonl")).map((f) => f.replace(".expected.jsonl", ""));
+      const variants = readdirSync(join(verdictsDir, category))
+        .filter((f) => f.endsWith(".expected.jsonl"))
+        .map((f) => f.replace(".expected.jsonl", ""));
       it.each(variants)("%s", (variant) => {
         const outputs = jsonLines(join(verdictsDir, category, `${variant}.jsonl`));
-        const expected = new Map(jsonLines(join(verdictsDir, category, `${variant}.expected.jsonl`)).map((d) => [d.get("id") as string, d.get("valid") as boolean]));
+        const expected = new Map(
+          jsonLines(join(verdictsDir, category, `${variant}.expected.jsonl`)).map((d) => [d.get("id") as string, d.get("valid") as boolean]),
+        );
         const disagreements: string[] = [];
         for (const output of outputs) {
           const id = output.get("id") as string;

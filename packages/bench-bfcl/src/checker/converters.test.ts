@@ -26,10 +26,14 @@ describe("the converters' scanners against upstream's expressions", () => {
   it("JavaScript arrays, flat and nested", () => {
     const pieces = ["[", "]", "[[", "],[", ",", " ", "\n", "1", "2.5", "'a'", '"b"', ")", "x", "\t"];
     fc.assert(
-      fc.property(texts(pieces, ["", "[", "[[", "new Array(", "new  Array([", "new Array(\n["]), fc.constantFrom(undefined, "integer", "String"), (text, itemType) => {
-        const code = text.trim();
-        expect(outcome(() => convertJavaScript(text, "array", itemType))).toBe(outcome(() => javaScriptArray(code, itemType)));
-      }),
+      fc.property(
+        texts(pieces, ["", "[", "[[", "new Array(", "new  Array([", "new Array(\n["]),
+        fc.constantFrom(undefined, "integer", "String"),
+        (text, itemType) => {
+          const code = text.trim();
+          expect(outcome(() => convertJavaScript(text, "array", itemType))).toBe(outcome(() => javaScriptArray(code, itemType)));
+        },
+      ),
       RUNS,
     );
   });
@@ -45,7 +49,28 @@ describe("the converters' scanners against upstream's expressions", () => {
   });
 
   it("Java ArrayLists", () => {
-    const pieces = ["new", " ", "ArrayList<", ">", "Integer", "(Arrays.asList(", "(", ")", "))", "()", "{{", "}}", "{", "}", "add(", "1", ",", "\n", '"s"', ";"];
+    const pieces = [
+      "new",
+      " ",
+      "ArrayList<",
+      ">",
+      "Integer",
+      "(Arrays.asList(",
+      "(",
+      ")",
+      "))",
+      "()",
+      "{{",
+      "}}",
+      "{",
+      "}",
+      "add(",
+      "1",
+      ",",
+      "\n",
+      '"s"',
+      ";",
+    ];
     fc.assert(
       fc.property(texts(pieces, ["", "new ArrayList<>(", "new ArrayList<Integer>() {{", "x new\tArrayList<>(Arrays.asList("]), (text) => {
         expect(outcome(() => convertJava(text, "ArrayList"))).toBe(outcome(() => javaArrayList(text)));

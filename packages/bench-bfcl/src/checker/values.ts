@@ -82,7 +82,10 @@ const referenceRepr = perReference(pyRepr);
 /** A string argument: equal to some string alternative after standardisation. */
 export function checkString(param: string, value: string, acceptable: PyObject): Verdict {
   if (stringAlternatives(acceptable).includes(standardize(value))) return ACCEPT;
-  return reject("value_error:string", `Invalid value for parameter '${param}': ${pyRepr(value)}. Expected one of ${referenceRepr(acceptable)}. Case insensitive.`);
+  return reject(
+    "value_error:string",
+    `Invalid value for parameter '${param}': ${pyRepr(value)}. Expected one of ${referenceRepr(acceptable)}. Case insensitive.`,
+  );
 }
 
 /** The alternatives of a list reference, each walked and its strings standardised. */

@@ -4,7 +4,10 @@ import type { MultiTurnEntry } from "../data.js";
 import { parsePyJson } from "../py/json.js";
 import { checkMultiTurn, oracleMultiTurnCalls } from "./checker.js";
 
-function entry(groundTruth: string[][], config = '{"GorillaFileSystem": {"root": {"home": {"type": "directory", "contents": {"a.txt": {"type": "file", "content": "hello"}}}}}}'): MultiTurnEntry {
+function entry(
+  groundTruth: string[][],
+  config = '{"GorillaFileSystem": {"root": {"home": {"type": "directory", "contents": {"a.txt": {"type": "file", "content": "hello"}}}}}}',
+): MultiTurnEntry {
   return {
     kind: "multi_turn",
     id: "multi_turn_test_0",
@@ -27,7 +30,10 @@ describe("the multi-turn checker", () => {
   it("accepts the gold calls and records each call with its result", () => {
     const verdict = checkMultiTurn(entry(gold), oracleMultiTurnCalls(entry(gold)));
     expect(verdict.valid).toBe(true);
-    expect(verdict.turns).toEqual([[{ call: "mkdir(dir_name='docs')", result: "None" }], [{ call: "cat(file_name='a.txt')", result: '{"file_content": "hello"}' }]]);
+    expect(verdict.turns).toEqual([
+      [{ call: "mkdir(dir_name='docs')", result: "None" }],
+      [{ call: "cat(file_name='a.txt')", result: '{"file_content": "hello"}' }],
+    ]);
   });
 
   it("accepts extra calls and a result already produced in an earlier turn", () => {

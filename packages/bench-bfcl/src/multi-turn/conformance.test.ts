@@ -33,7 +33,12 @@ describe.skipIf(!data)("the environments reproduce every upstream result string"
 
       it.each(labels.map((label) => [label.id, label] as const))("%s: gold calls in order on persistent instances", (_id, label) => {
         const entry = entries.get(label.id)!;
-        const environments = new EnvironmentSet({ involvedClasses: entry.involvedClasses, initialConfig: entry.initialConfig, longContext: false, session: createSession() });
+        const environments = new EnvironmentSet({
+          involvedClasses: entry.involvedClasses,
+          initialConfig: entry.initialConfig,
+          longContext: false,
+          session: createSession(),
+        });
         const results = label.turns.map((turn) => turn.map((c) => ({ call: c.call, result: environments.execute(c.call) })));
         expect(results).toEqual(label.turns);
       });

@@ -87,7 +87,8 @@ export abstract class BfclEnvironment {
     }
     const missing = params.filter((p) => !bound.has(p.name) && p.default === undefined).map((p) => `'${p.name}'`);
     if (missing.length > 0) {
-      const names = missing.length === 1 ? missing[0] : missing.length === 2 ? missing.join(" and ") : `${missing.slice(0, -1).join(", ")}, and ${missing.at(-1)}`;
+      const names =
+        missing.length === 1 ? missing[0] : missing.length === 2 ? missing.join(" and ") : `${missing.slice(0, -1).join(", ")}, and ${missing.at(-1)}`;
       throw typeError(`${qualname} missing ${missing.length} required positional argument${missing.length > 1 ? "s" : ""}: ${names}`);
     }
     return params.map((p) => (bound.has(p.name) ? bound.get(p.name)! : this.defaultOf(method, p)));

@@ -64,7 +64,14 @@ describe("GorillaFileSystem", () => {
     "sorts, counts and reports errors as upstream": {
       classes: ["GorillaFileSystem"],
       config: FILES,
-      calls: ["cd(folder='docs')", "sort(file_name='a.txt')", "wc(file_name='a.txt', mode='c')", "cat(file_name='sub')", "mkdir(dir_name='x/y')", "du(human_readable=True)"],
+      calls: [
+        "cd(folder='docs')",
+        "sort(file_name='a.txt')",
+        "wc(file_name='a.txt', mode='c')",
+        "cat(file_name='sub')",
+        "mkdir(dir_name='x/y')",
+        "du(human_readable=True)",
+      ],
       answers: [
         '{"current_working_directory": "docs"}',
         '{"sorted_content": "a\\nb"}',
@@ -80,7 +87,9 @@ describe("GorillaFileSystem", () => {
 describe("call binding and execution", () => {
   it("binds positional and keyword arguments by signature, with Python's errors", () => {
     const set = environments(["GorillaFileSystem", "MathAPI"], FILES);
-    expect(run(set, ["cd()", "cd('a', folder='b')", "pwd(1)", "tail('a', 1, 2)", "cd(x=1)", "add()"]).map((r) => r.replace("Error during execution: ", ""))).toEqual([
+    expect(
+      run(set, ["cd()", "cd('a', folder='b')", "pwd(1)", "tail('a', 1, 2)", "cd(x=1)", "add()"]).map((r) => r.replace("Error during execution: ", "")),
+    ).toEqual([
       "GorillaFileSystem.cd() missing 1 required positional argument: 'folder'",
       "GorillaFileSystem.cd() got multiple values for argument 'folder'",
       "GorillaFileSystem.pwd() takes 1 positional argument but 2 were given",
@@ -105,7 +114,17 @@ describe("call binding and execution", () => {
 
   it("writes a returned dict with json.dumps, falling back to str for what JSON cannot hold", () => {
     const math = environments(["MathAPI"]);
-    expect(run(math, ["mean(numbers=[1, 2])", "round_number(2.5)", "round_number(2.675, 2)", "square_root(2, 5)", "logarithm(8, 2, 3)", "add('a', 'b')", "divide(1, 0)"])).toEqual([
+    expect(
+      run(math, [
+        "mean(numbers=[1, 2])",
+        "round_number(2.5)",
+        "round_number(2.675, 2)",
+        "square_root(2, 5)",
+        "logarithm(8, 2, 3)",
+        "add('a', 'b')",
+        "divide(1, 0)",
+      ]),
+    ).toEqual([
       '{"result": 1.5}',
       '{"result": 2.0}',
       '{"result": 2.67}',
@@ -135,7 +154,12 @@ describe("seeded and stateful environments", () => {
     },
     "draws ids and readings from the seeded generator": {
       classes: ["TravelAPI", "VehicleControlAPI", "MessageAPI"],
-      calls: ["authenticate_travel('c', 's', 'r', 'read_write', 'Ada', 'L')", "get_outside_temperature_from_google()", "message_login('USR001')", "send_message('USR002', 'hi')"],
+      calls: [
+        "authenticate_travel('c', 's', 'r', 'read_write', 'Ada', 'L')",
+        "get_outside_temperature_from_google()",
+        "message_login('USR001')",
+        "send_message('USR002', 'hi')",
+      ],
       answers: [
         '{"expires_in": 2, "access_token": "251675", "token_type": "Bearer", "scope": "read_write"}',
         '{"outsideTemperature": 36.63485703790535}',

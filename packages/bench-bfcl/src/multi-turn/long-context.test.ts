@@ -26,7 +26,9 @@ describe("the long-context filler", () => {
   it("buries the scenario in filler: extended file contents and populated innermost folders", () => {
     const set = new EnvironmentSet({
       involvedClasses: ["GorillaFileSystem", "TradingBot"],
-      initialConfig: parsePyJson('{"GorillaFileSystem": {"root": {"w": {"type": "directory", "contents": {"a.txt": {"type": "file", "content": "A."}, "log.txt": {"type": "file", "content": "L."}}}}}, "TradingBot": {"authenticated": true}}') as PyHashDict,
+      initialConfig: parsePyJson(
+        '{"GorillaFileSystem": {"root": {"w": {"type": "directory", "contents": {"a.txt": {"type": "file", "content": "A."}, "log.txt": {"type": "file", "content": "L."}}}}}, "TradingBot": {"authenticated": true}}',
+      ) as PyHashDict,
       longContext: true,
       session: createSession(parseLongContextModule(fillerModule())),
     });

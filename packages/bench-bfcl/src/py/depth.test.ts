@@ -21,7 +21,13 @@ function caught(run: () => unknown): unknown {
 describe("nesting limits of the readers of model output", () => {
   it("the Python expression parser refuses brackets, calls and unary chains past 200 levels", () => {
     expect(NESTING_LIMIT).toBe(200);
-    for (const text of ["[".repeat(DEEP) + "]".repeat(DEEP), "f(a=" + "g(".repeat(DEEP) + ")".repeat(DEEP + 1), "-".repeat(DEEP) + "1", "2" + "**2".repeat(DEEP), "not ".repeat(DEEP) + "x"]) {
+    for (const text of [
+      "[".repeat(DEEP) + "]".repeat(DEEP),
+      "f(a=" + "g(".repeat(DEEP) + ")".repeat(DEEP + 1),
+      "-".repeat(DEEP) + "1",
+      "2" + "**2".repeat(DEEP),
+      "not ".repeat(DEEP) + "x",
+    ]) {
       const error = caught(() => parseExpression(text));
       expect(error).toBeInstanceOf(DepthLimitError);
       expect((error as DepthLimitError).limit).toBe(200);

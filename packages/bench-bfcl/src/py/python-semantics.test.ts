@@ -116,4 +116,3 @@ describe("strptime", () => {
     expect(() => strptime("2024-01-01x", "%Y-%m-%d")).toThrow("unconverted data remains: x");
   });
 });
-

@@ -37,7 +37,41 @@ const makeToken = (type: "name" | "number" | "op" | "end", text: string, start: 
   end: start + text.length,
 });
 
-const OPERATORS = ["**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", ":=", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">"];
+const OPERATORS = [
+  "**",
+  "//",
+  "<<",
+  ">>",
+  "<=",
+  ">=",
+  "==",
+  "!=",
+  "->",
+  ":=",
+  "(",
+  ")",
+  "[",
+  "]",
+  "{",
+  "}",
+  ",",
+  ":",
+  ".",
+  ";",
+  "=",
+  "+",
+  "-",
+  "*",
+  "/",
+  "%",
+  "@",
+  "&",
+  "|",
+  "^",
+  "~",
+  "<",
+  ">",
+];
 /** The operators by their first character, longest first as in `OPERATORS`: one lookup per token, not a scan. */
 const OPERATORS_BY_FIRST = new Map<string, string[]>();
 for (const op of OPERATORS) OPERATORS_BY_FIRST.set(op[0]!, [...(OPERATORS_BY_FIRST.get(op[0]!) ?? []), op]);
@@ -217,7 +251,8 @@ function readString(source: string, start: number, prefix: string): Token {
       pos = end;
     }
     if (pos >= source.length) throw new PySyntaxError("unterminated string literal", start);
-    if (triple ? source.startsWith(quote, pos) : source.charCodeAt(pos) === quoteCode) return { type: "string", text: "", value, bytes, start, end: pos + quote.length };
+    if (triple ? source.startsWith(quote, pos) : source.charCodeAt(pos) === quoteCode)
+      return { type: "string", text: "", value, bytes, start, end: pos + quote.length };
     const ch = source[pos]!;
     if (ch === "\n" && !triple) throw new PySyntaxError("unterminated string literal", start);
     if (ch !== "\\") {

@@ -35,7 +35,9 @@ function speedCases(verdictsDir: string): SpeedCase[] {
   const cases: SpeedCase[] = [];
   for (const category of CATEGORIES) {
     const dir = join(verdictsDir, category);
-    for (const file of readdirSync(dir).filter((f) => f.endsWith(".expected.jsonl")).sort()) {
+    for (const file of readdirSync(dir)
+      .filter((f) => f.endsWith(".expected.jsonl"))
+      .sort()) {
       const labels = new Map(jsonLines(join(dir, file)).map((d) => [d.get("id") as string, d.get("valid") as boolean]));
       for (const output of jsonLines(join(dir, file.replace(".expected.jsonl", ".jsonl")))) {
         const id = output.get("id") as string;
@@ -55,15 +57,30 @@ if (!data) {
 const bfcl = join(data, "bfcl");
 const tmp = mkdtempSync(join(tmpdir(), "envace-bfcl-speed-"));
 const casesFile = join(tmp, "cases.jsonl");
-writeFileSync(casesFile, speedCases(join(data, "bfcl-verdicts")).map((c) => JSON.stringify(c)).join("\n") + "\n");
+writeFileSync(
+  casesFile,
+  speedCases(join(data, "bfcl-verdicts"))
+    .map((c) => JSON.stringify(c))
+    .join("\n") + "\n",
+);
 // ENVACE_SPEED_KEEP=1 keeps the cases and the bundle, to profile the worker by hand.
 const keep = process.env.ENVACE_SPEED_KEEP === "1";
 await compareSideBySide({
   title: "BFCL side by side",
   worker: join(import.meta.dirname, "worker.bench.ts"),
-  upstream: { driver: join(import.meta.dirname, "upstream_driver.py"), checkoutVariable: "ENVACE_BFCL_UPSTREAM", pythonVariable: "ENVACE_BFCL_PYTHON", what: "a berkeley-function-call-leaderboard folder" },
+  upstream: {
+    driver: join(import.meta.dirname, "upstream_driver.py"),
+    checkoutVariable: "ENVACE_BFCL_UPSTREAM",
+    pythonVariable: "ENVACE_BFCL_PYTHON",
+    what: "a berkeley-function-call-leaderboard folder",
+  },
   workloads: [
-    { label: "BFCL single-turn decode + AST check", agreement: "verdicts equal to the labels", ours: ["single", casesFile, bfcl], upstream: ["single", casesFile, bfcl] },
+    {
+      label: "BFCL single-turn decode + AST check",
+      agreement: "verdicts equal to the labels",
+      ours: ["single", casesFile, bfcl],
+      upstream: ["single", casesFile, bfcl],
+    },
     { label: "BFCL multi_turn_base gold replay + check", agreement: "entries valid", ours: ["multi", bfcl], upstream: ["multi", bfcl] },
   ],
   runs: Number(process.env.ENVACE_SPEED_RUNS ?? 9),

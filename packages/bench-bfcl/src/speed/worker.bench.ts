@@ -45,6 +45,20 @@ const multiPass = (entries: MultiTurnEntry[]): number => entries.filter((entry) 
 if (process.argv[1] === import.meta.filename) {
   const [mode, ...rest] = process.argv.slice(2);
   const passes = Number(rest.at(-1));
-  if (mode === "single") await reportPasses(importMs, passes, () => singleTurn(rest[0]!, rest[1]!), singlePass, (loaded) => loaded.cases.length);
-  else await reportPasses(importMs, passes, async () => (await loadCategory(rest[0]!, "multi_turn_base")) as MultiTurnEntry[], multiPass, (entries) => entries.length);
+  if (mode === "single")
+    await reportPasses(
+      importMs,
+      passes,
+      () => singleTurn(rest[0]!, rest[1]!),
+      singlePass,
+      (loaded) => loaded.cases.length,
+    );
+  else
+    await reportPasses(
+      importMs,
+      passes,
+      async () => (await loadCategory(rest[0]!, "multi_turn_base")) as MultiTurnEntry[],
+      multiPass,
+      (entries) => entries.length,
+    );
 }

@@ -18,10 +18,14 @@ const server = new McpServer({ name: "finance-fixture", version: "1.0.0" });
 const json = (value: unknown) => ({ content: [{ type: "text" as const, text: JSON.stringify(value) }] });
 const fail = (text: string) => ({ content: [{ type: "text" as const, text }], isError: true });
 
-server.registerTool("get_stock_quote", { description: "Latest price of a stock.", inputSchema: { symbol: z.string().describe("Ticker, e.g. AAPL") } }, ({ symbol }) => {
-  const quote = market.quotes[symbol];
-  return quote === undefined ? fail(`unknown symbol ${symbol}`) : json({ symbol, ...quote });
-});
+server.registerTool(
+  "get_stock_quote",
+  { description: "Latest price of a stock.", inputSchema: { symbol: z.string().describe("Ticker, e.g. AAPL") } },
+  ({ symbol }) => {
+    const quote = market.quotes[symbol];
+    return quote === undefined ? fail(`unknown symbol ${symbol}`) : json({ symbol, ...quote });
+  },
+);
 server.registerTool(
   "get_financial_statement",
   { description: "Annual revenue and net income of a company.", inputSchema: { symbol: z.string(), year: z.number().int() } },
@@ -30,15 +34,21 @@ server.registerTool(
     return statement === undefined ? fail(`no statement for ${symbol} ${year}`) : json({ symbol, year, ...statement });
   },
 );
-server.registerTool("get_exchange_rate", { description: "Spot exchange rate base/quote.", inputSchema: { base: z.string(), quote: z.string() } }, ({ base, quote }) => {
-  const rate = market.rates[`${base}/${quote}`];
-  return rate === undefined ? fail(`no rate for ${base}/${quote}`) : json({ base, quote, rate });
-});
+server.registerTool(
+  "get_exchange_rate",
+  { description: "Spot exchange rate base/quote.", inputSchema: { base: z.string(), quote: z.string() } },
+  ({ base, quote }) => {
+    const rate = market.rates[`${base}/${quote}`];
+    return rate === undefined ? fail(`no rate for ${base}/${quote}`) : json({ base, quote, rate });
+  },
+);
 server.registerTool("get_fund_nav", { description: "Net asset value of a fund.", inputSchema: { fund_code: z.string() } }, ({ fund_code }) => {
   const fund = market.funds[fund_code];
   return fund === undefined ? fail(`unknown fund ${fund_code}`) : json({ fund_code, ...fund });
 });
-server.registerTool("search_news", { description: "Headlines about a keyword.", inputSchema: { keyword: z.string() } }, ({ keyword }) => json(market.news[keyword] ?? []));
+server.registerTool("search_news", { description: "Headlines about a keyword.", inputSchema: { keyword: z.string() } }, ({ keyword }) =>
+  json(market.news[keyword] ?? []),
+);
 
 await server.connect(new StdioServerTransport());
 process.stdin.on("end", () => process.exit(0));

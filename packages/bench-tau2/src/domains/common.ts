@@ -15,7 +15,12 @@ export function param(name: string, schema: JsonObject, description: string): To
 }
 
 /** A read tool that returns the record its one argument names (`get_user_details(user_id)`). */
-export function lookupTool<T extends DbRoot>(name: string, description: string, key: ToolParam, get: (db: Database<T>, id: PyValue) => PyValue): ToolDefinition<T> {
+export function lookupTool<T extends DbRoot>(
+  name: string,
+  description: string,
+  key: ToolParam,
+  get: (db: Database<T>, id: PyValue) => PyValue,
+): ToolDefinition<T> {
   return { name, kind: "read", description, params: [key], run: (db, args) => get(db, args.get(key.name)!) };
 }
 
@@ -39,13 +44,7 @@ export function calculateTool<T extends DbRoot>(): ToolDefinition<T> {
     name: "calculate",
     kind: "generic",
     description: "Evaluate an arithmetic expression and return the result rounded to two decimals.",
-    params: [
-      param(
-        "expression",
-        STRING,
-        "The expression to evaluate, such as '2 + 2'. Only digits, + - * /, parentheses, dots and spaces are allowed.",
-      ),
-    ],
+    params: [param("expression", STRING, "The expression to evaluate, such as '2 + 2'. Only digits, + - * /, parentheses, dots and spaces are allowed.")],
     run: (_db, args) => {
       const expression = args.get("expression")!;
       for (const char of iterate(expression)) {

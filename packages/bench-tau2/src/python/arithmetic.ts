@@ -245,5 +245,5 @@ function floatFloorDiv(x: number, y: number): number {
 
 function floorDiv(a: bigint, b: bigint): bigint {
   const quotient = a / b;
-  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? quotient - 1n : quotient;
+  return a % b !== 0n && a < 0n !== b < 0n ? quotient - 1n : quotient;
 }

@@ -91,9 +91,7 @@ function validate(type: FieldType, input: PyValue, loc: (string | number)[], iss
     case "bool":
       return validateBool(input, fail);
     case "literal":
-      return typeof input === "string" && type.values.includes(input)
-        ? input
-        : fail("literal_error", `Input should be ${describeChoices(type.values)}`);
+      return typeof input === "string" && type.values.includes(input) ? input : fail("literal_error", `Input should be ${describeChoices(type.values)}`);
     case "enum":
       return typeof input === "string" && type.values.includes(input) ? input : fail("enum", `Input should be ${describeChoices(type.values)}`);
     case "optional":
@@ -131,7 +129,10 @@ function validateFloat(input: PyValue, fail: (kind: string, msg: string) => PyVa
   if (typeof input === "bigint") return Number(input);
   if (typeof input === "boolean") return input ? 1 : 0;
   if (typeof input === "string") {
-    const text = input.trim().replaceAll(/(?<=\d)_(?=\d)/g, "").toLowerCase();
+    const text = input
+      .trim()
+      .replaceAll(/(?<=\d)_(?=\d)/g, "")
+      .toLowerCase();
     if (/^[-+]?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?$/.test(text)) return Number(text);
     if (/^[-+]?(inf|infinity)$/.test(text)) return text.startsWith("-") ? -Infinity : Infinity;
     if (/^[-+]?nan$/.test(text)) return NaN;
@@ -172,9 +173,7 @@ function validationError(modelName: string, issues: readonly Issue[]): PyExcepti
   const lines = [`${issues.length} validation error${issues.length === 1 ? "" : "s"} for ${modelName}`];
   for (const issue of issues) {
     lines.push(issue.loc.join("."));
-    lines.push(
-      `  ${issue.msg} [type=${issue.type}, input_value=${truncatedRepr(issue.input)}, input_type=${pyTypeName(issue.input)}]`,
-    );
+    lines.push(`  ${issue.msg} [type=${issue.type}, input_value=${truncatedRepr(issue.input)}, input_type=${pyTypeName(issue.input)}]`);
     lines.push(`    For further information visit https://errors.pydantic.dev/${PYDANTIC_DOCS_VERSION}/v/${issue.type}`);
   }
   return new PyException("ValidationError", lines.join("\n"));

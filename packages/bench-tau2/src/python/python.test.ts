@@ -41,8 +41,25 @@ describe("Python semantics the tools rely on", () => {
   });
 
   it("raises pydantic's validation messages, line for line", () => {
-    const passenger: ModelSpec = { name: "Passenger", fields: [{ name: "first_name", type: str }, { name: "last_name", type: str }, { name: "dob", type: str }] };
-    expect(exceptionText(() => construct(passenger, new Map<string, PyValue>([["first_name", 1n], ["last_name", "x"]])))).toBe(
+    const passenger: ModelSpec = {
+      name: "Passenger",
+      fields: [
+        { name: "first_name", type: str },
+        { name: "last_name", type: str },
+        { name: "dob", type: str },
+      ],
+    };
+    expect(
+      exceptionText(() =>
+        construct(
+          passenger,
+          new Map<string, PyValue>([
+            ["first_name", 1n],
+            ["last_name", "x"],
+          ]),
+        ),
+      ),
+    ).toBe(
       [
         "ValidationError: 2 validation errors for Passenger",
         "first_name",
@@ -63,16 +80,44 @@ describe("Python semantics the tools rely on", () => {
       ],
     };
     const message = exceptionText(() =>
-      construct(reservation, new Map<string, PyValue>([["cabin", "first"], ["passengers", [new Map([["first_name", "a"]])]], ["n", 1.5], ["d", "x".repeat(60)]])),
+      construct(
+        reservation,
+        new Map<string, PyValue>([
+          ["cabin", "first"],
+          ["passengers", [new Map([["first_name", "a"]])]],
+          ["n", 1.5],
+          ["d", "x".repeat(60)],
+        ]),
+      ),
     );
     expect(message).toContain("cabin\n  Input should be 'business', 'economy' or 'basic_economy' [type=literal_error, input_value='first', input_type=str]");
     expect(message).toContain("passengers.0.last_name\n  Field required [type=missing, input_value={'first_name': 'a'}, input_type=dict]");
-    expect(message).toContain("n\n  Input should be a valid integer, got a number with a fractional part [type=int_from_float, input_value=1.5, input_type=float]");
+    expect(message).toContain(
+      "n\n  Input should be a valid integer, got a number with a fractional part [type=int_from_float, input_value=1.5, input_type=float]",
+    );
     expect(message?.split("\n")[0]).toBe("ValidationError: 4 validation errors for R");
     // Lax mode: numeric strings and integral floats become ints; long reprs are shortened.
-    expect(construct(reservation, new Map<string, PyValue>([["cabin", "economy"], ["passengers", []], ["n", " 7 "]])).n).toBe(7n);
-    expect(exceptionText(() => construct(reservation, new Map<string, PyValue>([["cabin", "economy"], ["passengers", []], ["n", "y".repeat(100)]])))).toContain(
-      "input_value='yyyyyyyyyyyyyyyyyyyyyyyy...yyyyyyyyyyyyyyyyyyyyyyy'",
-    );
+    expect(
+      construct(
+        reservation,
+        new Map<string, PyValue>([
+          ["cabin", "economy"],
+          ["passengers", []],
+          ["n", " 7 "],
+        ]),
+      ).n,
+    ).toBe(7n);
+    expect(
+      exceptionText(() =>
+        construct(
+          reservation,
+          new Map<string, PyValue>([
+            ["cabin", "economy"],
+            ["passengers", []],
+            ["n", "y".repeat(100)],
+          ]),
+        ),
+      ),
+    ).toContain("input_value='yyyyyyyyyyyyyyyyyyyyyyyy...yyyyyyyyyyyyyyyyyyyyyyy'");
   });
 });

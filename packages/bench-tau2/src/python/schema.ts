@@ -9,13 +9,16 @@ export const pyStr = z.string();
 export const pyBool = z.boolean();
 
 /** pydantic `int`: ints, and floats without a fractional part. */
-export const pyInt = z.union([
-  z.bigint(),
-  z
-    .number()
-    .int()
-    .transform((value) => BigInt(value)),
-], { error: "Input should be a valid integer" });
+export const pyInt = z.union(
+  [
+    z.bigint(),
+    z
+      .number()
+      .int()
+      .transform((value) => BigInt(value)),
+  ],
+  { error: "Input should be a valid integer" },
+);
 
 /** pydantic `float`: floats, and ints (which become floats, so `5` is dumped as `5.0`). */
 export const pyFloat = z.union([z.number(), z.bigint().transform((value) => Number(value))], { error: "Input should be a valid number" });
@@ -40,10 +43,7 @@ export function pyStrictModel<S extends z.ZodRawShape>(shape: S) {
 }
 
 /** A union of models told apart by a literal field, such as payment methods by `source`. */
-export function pyTaggedUnion<
-  const K extends string,
-  const Members extends readonly [z.ZodObject, ...z.ZodObject[]],
->(key: K, members: Members) {
+export function pyTaggedUnion<const K extends string, const Members extends readonly [z.ZodObject, ...z.ZodObject[]]>(key: K, members: Members) {
   return z.preprocess(mapToObject, z.discriminatedUnion(key, members));
 }
 

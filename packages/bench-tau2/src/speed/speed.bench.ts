@@ -12,8 +12,15 @@ if (data === undefined) process.exit(0);
 await compareSideBySide({
   title: "τ² side by side",
   worker: join(import.meta.dirname, "worker.bench.ts"),
-  upstream: { driver: join(import.meta.dirname, "upstream_driver.py"), checkoutVariable: "ENVACE_TAU2_UPSTREAM", pythonVariable: "ENVACE_TAU2_PYTHON", what: "a tau2-bench checkout (its Python needs pydantic)" },
-  workloads: [{ label: "τ² retail gold replay + DB hashes, fresh environment per task", agreement: "tasks equal to the labels", ours: [data], upstream: [data] }],
+  upstream: {
+    driver: join(import.meta.dirname, "upstream_driver.py"),
+    checkoutVariable: "ENVACE_TAU2_UPSTREAM",
+    pythonVariable: "ENVACE_TAU2_PYTHON",
+    what: "a tau2-bench checkout (its Python needs pydantic)",
+  },
+  workloads: [
+    { label: "τ² retail gold replay + DB hashes, fresh environment per task", agreement: "tasks equal to the labels", ours: [data], upstream: [data] },
+  ],
   // Upstream takes about a quarter of a second a task (it reads db.json for every environment),
   // so fewer runs than BFCL's: about five minutes in all.
   runs: Number(process.env.ENVACE_SPEED_RUNS ?? 3),

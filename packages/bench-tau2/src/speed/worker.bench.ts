@@ -36,5 +36,11 @@ function replayPass({ domain, labels }: Awaited<ReturnType<typeof load>>): numbe
 
 if (process.argv[1] === import.meta.filename) {
   const [data, passes] = process.argv.slice(2);
-  await reportPasses(importMs, Number(passes), () => load(data!), replayPass, (loaded) => loaded.domain.tasks.length);
+  await reportPasses(
+    importMs,
+    Number(passes),
+    () => load(data!),
+    replayPass,
+    (loaded) => loaded.domain.tasks.length,
+  );
 }

@@ -13,7 +13,12 @@ export function generation(role: "act" | "rehearse", text: string, logprobs: num
 }
 
 export const ok = (call: ToolCall, content: JsonValue): ToolResult => ({ status: "ok", callId: call.id, name: call.name, content });
-export const fail = (call: ToolCall, code: string, message = ""): ToolResult => ({ status: "error", callId: call.id, name: call.name, error: { code, message } });
+export const fail = (call: ToolCall, code: string, message = ""): ToolResult => ({
+  status: "error",
+  callId: call.id,
+  name: call.name,
+  error: { code, message },
+});
 
 /** One call of a hand-built Act step: the imagined answer, and how it came (a model answer with these log-probabilities, or the validator's refusal). */
 export interface CallSpec {
@@ -34,11 +39,22 @@ export function trajectory(id: string, steps: (CallSpec[] | "reply")[], terminat
     return {
       type: "act",
       generation: generation("act", "<tool_call>…</tool_call>"),
-      message: { role: "assistant", content: "", tool_calls: calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) },
+      message: {
+        role: "assistant",
+        content: "",
+        tool_calls: calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.arguments) } })),
+      },
       outcomes: calls.map((call, i) => {
         const c = spec[i]!;
         const result = c.answer(call);
-        return c.refused === true ? { provenance: "rehearsed" as const, call, result } : { provenance: "rehearsed" as const, call, result, generation: generation("rehearse", JSON.stringify(result), c.logprobs === undefined ? [-0.5] : c.logprobs) };
+        return c.refused === true
+          ? { provenance: "rehearsed" as const, call, result }
+          : {
+              provenance: "rehearsed" as const,
+              call,
+              result,
+              generation: generation("rehearse", JSON.stringify(result), c.logprobs === undefined ? [-0.5] : c.logprobs),
+            };
       }),
     };
   });

@@ -53,7 +53,8 @@ export function createTestServer(options: { log?: string } = {}): TestServer {
       };
       const send = transport.send.bind(transport);
       transport.send = (message: JSONRPCMessage, sendOptions) => {
-        if ("id" in message && "result" in message && corrupt.has(message.id)) return send({ ...message, result: { content: "not a list of blocks" } }, sendOptions);
+        if ("id" in message && "result" in message && corrupt.has(message.id))
+          return send({ ...message, result: { content: "not a list of blocks" } }, sendOptions);
         if ("id" in message && "result" in message && refuse.has(message.id)) {
           return send({ jsonrpc: "2.0", id: message.id, error: { code: -32603, message: "internal failure" } }, sendOptions);
         }

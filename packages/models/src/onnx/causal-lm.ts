@@ -138,12 +138,20 @@ export class OnnxCausalLM {
     const layout = this.#layout;
     const total = cache.length + tokens.length;
     const feeds: Record<string, ort.Tensor> = {
-      input_ids: new ort.Tensor("int64", BigInt64Array.from(tokens, (t) => BigInt(t)), [1, tokens.length]),
+      input_ids: new ort.Tensor(
+        "int64",
+        BigInt64Array.from(tokens, (t) => BigInt(t)),
+        [1, tokens.length],
+      ),
       attention_mask: new ort.Tensor("int64", new BigInt64Array(total).fill(1n), [1, total]),
       ...cache.tensors,
     };
     if (layout.hasPositionIds) {
-      feeds.position_ids = new ort.Tensor("int64", BigInt64Array.from(tokens, (_, i) => BigInt(cache.length + i)), [1, tokens.length]);
+      feeds.position_ids = new ort.Tensor(
+        "int64",
+        BigInt64Array.from(tokens, (_, i) => BigInt(cache.length + i)),
+        [1, tokens.length],
+      );
     }
     if (layout.hasCacheBranch) feeds.use_cache_branch = new ort.Tensor("bool", [cache.length > 0], [1]);
     if (layout.logitsToKeep) feeds[layout.logitsToKeep] = new ort.Tensor("int64", BigInt64Array.from([BigInt(lastOnly ? 1 : tokens.length)]), []);
@@ -211,7 +219,13 @@ export async function resolveModelFile(dir: string, file?: string): Promise<stri
   const candidates = file ? [file] : MODEL_FILES;
   for (const candidate of candidates) {
     const path = join(dir, candidate);
-    if (await stat(path).then((s) => s.isFile(), () => false)) return path;
+    if (
+      await stat(path).then(
+        (s) => s.isFile(),
+        () => false,
+      )
+    )
+      return path;
   }
   throw new OnnxModelError(`no ONNX model in ${dir}: looked for ${candidates.map((c) => join(dir, c)).join(", ")}`);
 }
@@ -244,7 +258,8 @@ function cacheLayout(session: ort.InferenceSession, where: string, fallback: Fal
   if (layers === 0) problems.push("no past_key_values.{i}.key/value inputs (export with a KV cache, e.g. optimum's text-generation-with-past)");
   if (!session.outputNames.includes("logits")) problems.push("no logits output");
   if (unexpected.length > 0) problems.push(`unsupported inputs ${unexpected.join(", ")}`);
-  if (kvHeads === undefined || headDim === undefined) problems.push("the cache shape [batch, kv_heads, past, head_dim] is symbolic and config.json does not give it");
+  if (kvHeads === undefined || headDim === undefined)
+    problems.push("the cache shape [batch, kv_heads, past, head_dim] is symbolic and config.json does not give it");
   if (problems.length > 0) throw new OnnxModelError(`${where} is not a decoder with a KV cache in the Hugging Face layout: ${problems.join("; ")}`);
   return {
     layers,

@@ -20,7 +20,12 @@ export interface ExportResult {
 }
 
 /** The ONNX model of a Llama checkpoint held in memory (for weight sync without touching disk). */
-export function llamaOnnxBytes(config: LlamaConfig, weights: ReadonlyMap<string, NamedTensor>, source = "weights", options: LlamaGraphOptions = {}): Uint8Array {
+export function llamaOnnxBytes(
+  config: LlamaConfig,
+  weights: ReadonlyMap<string, NamedTensor>,
+  source = "weights",
+  options: LlamaGraphOptions = {},
+): Uint8Array {
   const shape = llamaShape(config);
   checkLlamaTensors(shape, weights, source);
   let total = 0;
@@ -49,7 +54,12 @@ export async function exportLlamaCheckpoint(checkpointDir: string, outDir: strin
   const files = [modelPath];
   for (const name of COMPANION_FILES) {
     const from = join(checkpointDir, name);
-    if (await stat(from).then((s) => s.isFile(), () => false)) {
+    if (
+      await stat(from).then(
+        (s) => s.isFile(),
+        () => false,
+      )
+    ) {
       writeFileAtomically(join(outDir, name), await readFile(from));
       files.push(join(outDir, name));
     }

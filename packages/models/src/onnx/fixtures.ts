@@ -25,7 +25,15 @@ const CHATML =
 /** `tokenizer.json` and `tokenizer_config.json` of a byte-level tokenizer: ids 0–255 are bytes, then the specials. */
 export function byteTokenizerFiles(): { tokenizer: object; config: object } {
   const vocab = Object.fromEntries(byteCharacters().map((char, id) => [char, id]));
-  const added = SPECIAL_TOKENS.map((content, i) => ({ id: 256 + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }));
+  const added = SPECIAL_TOKENS.map((content, i) => ({
+    id: 256 + i,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  }));
   const byteLevel = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: false };
   return {
     tokenizer: {
@@ -37,7 +45,17 @@ export function byteTokenizerFiles(): { tokenizer: object; config: object } {
       pre_tokenizer: byteLevel,
       post_processor: null,
       decoder: byteLevel,
-      model: { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, vocab, merges: [] },
+      model: {
+        type: "BPE",
+        dropout: null,
+        unk_token: null,
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: false,
+        byte_fallback: false,
+        vocab,
+        merges: [],
+      },
     },
     config: {
       eos_token: "<|im_end|>",

@@ -234,7 +234,9 @@ describe("loadOnnxModel", () => {
     expect((await loadOnnxModel(folder)).model.layers).toBe(2);
     await rename(join(folder, "onnx", "model.onnx"), join(folder, "onnx", "model_fp32.onnx"));
     expect((await loadOnnxModel(folder, { file: "onnx/model_fp32.onnx" })).model.layers).toBe(2);
-    await expect(loadOnnxModel(folder)).rejects.toThrow(`no ONNX model in ${folder}: looked for ${join(folder, "model.onnx")}, ${join(folder, "onnx/model.onnx")}`);
+    await expect(loadOnnxModel(folder)).rejects.toThrow(
+      `no ONNX model in ${folder}: looked for ${join(folder, "model.onnx")}, ${join(folder, "onnx/model.onnx")}`,
+    );
   });
 
   it("names a missing folder or tokenizer file", async () => {

@@ -46,12 +46,17 @@ export class OnnxSampler implements Sampler {
     this.#stops = new Set(options.stopTokenIds);
   }
 
-  async sample(promptTokens: readonly number[], input: SamplingParams | SamplingParamsInput, signal?: AbortSignal, onToken?: TokenListener): Promise<SampledTokens> {
+  async sample(
+    promptTokens: readonly number[],
+    input: SamplingParams | SamplingParamsInput,
+    signal?: AbortSignal,
+    onToken?: TokenListener,
+  ): Promise<SampledTokens> {
     if (promptTokens.length === 0) throw new RangeError("sample needs at least one prompt token");
     const params = parseSampling(input);
     const maxContext = this.#options.maxContext ?? Infinity;
     if (promptTokens.length >= maxContext) throw new ContextLengthError(promptTokens.length, maxContext);
-    const random = seededRandom(params.seed ?? (Date.now() ^ (this.#seedCounter++ * 0x9e3779b9)));
+    const random = seededRandom(params.seed ?? Date.now() ^ (this.#seedCounter++ * 0x9e3779b9));
     const { cache: start, reused } = this.#lookup(promptTokens);
     this.stats.reusedTokens += reused;
     this.stats.prefilledTokens += promptTokens.length - reused;

@@ -1,4 +1,14 @@
-import { readGenerateRequest, type GenerateRequest, type GenerateRequestInput, type Generation, type GenerationDelta, type SampledTokens, type Sampler, type SamplingParams, type StreamingPolicy } from "@envace/protocol";
+import {
+  readGenerateRequest,
+  type GenerateRequest,
+  type GenerateRequestInput,
+  type Generation,
+  type GenerationDelta,
+  type SampledTokens,
+  type Sampler,
+  type SamplingParams,
+  type StreamingPolicy,
+} from "@envace/protocol";
 import type { TokenListener } from "@envace/training";
 import { SamplerPolicy, type SamplerPolicyOptions } from "@envace/trajectory";
 import { TokenTextStream } from "./text-stream.js";
@@ -36,7 +46,13 @@ export class StreamingSamplerPolicy extends SamplerPolicy implements StreamingPo
     };
     // The same rendering and decoding as `generate`, on a sampler that reports its tokens.
     const sampler: Sampler = { sample: (prompt, params, s) => this.#streamer.sample(prompt, params, s, onToken) };
-    const once = new SamplerPolicy({ id: this.id, sampler, tokenizer: this.tokenizer, template: this.renderer.template, templateVariables: this.renderer.variables });
+    const once = new SamplerPolicy({
+      id: this.id,
+      sampler,
+      tokenizer: this.tokenizer,
+      template: this.renderer.template,
+      templateVariables: this.renderer.variables,
+    });
     const generation = await once.generate(request, signal);
     const rest = text.finish(generation.text);
     if (rest === undefined) throw new StreamedTextMismatchError(`${this.id}: the decoded output does not extend the text already streamed`);

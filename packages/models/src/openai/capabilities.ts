@@ -64,7 +64,9 @@ export function trainingGaps(capabilities: ServerCapabilities, route: "chat" | "
   if (route === "tokens") {
     return capabilities.tokenRoute
       ? []
-      : [`the ${server} has no token-in/token-out route, so rollouts cannot keep exact token ids; use vLLM, SGLang, llama.cpp, ONNX or the built-in model for training`];
+      : [
+          `the ${server} has no token-in/token-out route, so rollouts cannot keep exact token ids; use vLLM, SGLang, llama.cpp, ONNX or the built-in model for training`,
+        ];
   }
   const gaps: string[] = [];
   if (!capabilities.chatTokenIds) gaps.push(`the ${server} returns no output token ids on chat completions`);
@@ -75,7 +77,15 @@ export function trainingGaps(capabilities: ServerCapabilities, route: "chat" | "
 
 const ModelList = z.object({ data: z.array(z.looseObject({ id: z.string(), owned_by: z.string().optional() })) });
 
-const OWNERS: Record<string, ServerKind> = { vllm: "vllm", sglang: "sglang", llamacpp: "llama.cpp", "llama.cpp": "llama.cpp", openai: "openai", system: "openai", "openai-internal": "openai" };
+const OWNERS: Record<string, ServerKind> = {
+  vllm: "vllm",
+  sglang: "sglang",
+  llamacpp: "llama.cpp",
+  "llama.cpp": "llama.cpp",
+  openai: "openai",
+  system: "openai",
+  "openai-internal": "openai",
+};
 
 export interface DetectedServer {
   capabilities: ServerCapabilities;

@@ -1,5 +1,13 @@
 import { parseReply } from "@envace/http";
-import { readGenerateRequest, type DeltaListener, type GenerateRequest, type GenerateRequestInput, type Generation, type MultiSamplePolicy, type StreamingPolicy } from "@envace/protocol";
+import {
+  readGenerateRequest,
+  type DeltaListener,
+  type GenerateRequest,
+  type GenerateRequestInput,
+  type Generation,
+  type MultiSamplePolicy,
+  type StreamingPolicy,
+} from "@envace/protocol";
 import { trainingGaps, type ServerCapabilities } from "./capabilities.js";
 import { streamChat } from "./chat-stream.js";
 import { ServerConnection, type ServerConnectionOptions } from "./client.js";

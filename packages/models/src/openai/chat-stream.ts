@@ -67,7 +67,11 @@ export async function streamChat(
   if (signal?.aborted) throw abortReason(signal);
   if (finish == null) throw new HttpError("connection", url, "the stream ended before the model finished (no finish_reason)");
   const counts = usageCounts(usage);
-  const toolCalls: WireToolCall[] = calls.map((call, i) => ({ id: call.id ?? `call_0_${i}`, type: "function", function: { name: call.name, arguments: call.arguments } }));
+  const toolCalls: WireToolCall[] = calls.map((call, i) => ({
+    id: call.id ?? `call_0_${i}`,
+    type: "function",
+    function: { name: call.name, arguments: call.arguments },
+  }));
   return {
     role: request.role,
     text,

@@ -130,7 +130,12 @@ describe("OpenAIChatPolicy on vLLM", () => {
         tools: [weatherTool],
         messages: [
           { role: "user", content: "Weather?" },
-          { role: "assistant", content: null, reasoning_content: "think", tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{}" } }] },
+          {
+            role: "assistant",
+            content: null,
+            reasoning_content: "think",
+            tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{}" } }],
+          },
           { role: "tool", tool_call_id: "c1", content: '{"error": "city required"}' },
         ],
       }),
@@ -205,7 +210,13 @@ describe("OpenAIChatPolicy on the OpenAI API", () => {
     try {
       const policy = new OpenAIChatPolicy({ baseURL: openai.baseURL, model: "gpt", apiKey: "sk-test" });
       const generation = await policy.generate(
-        request({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "ok", reasoning_content: "r" }, { role: "user", content: "again" }] }),
+        request({
+          messages: [
+            { role: "user", content: "hi" },
+            { role: "assistant", content: "ok", reasoning_content: "r" },
+            { role: "user", content: "again" },
+          ],
+        }),
       );
       expect(generation).toMatchObject({ text: "hello", promptTokens: [], outputTokens: [], logprobs: null });
       const body = chatBodies(openai)[0]!;
@@ -346,7 +357,18 @@ describe("ServerTokenSampler", () => {
   it("uses SGLang /generate with input_ids and return_logprob", async () => {
     const sglang = await startScriptedServer({
       ownedBy: "sglang",
-      script: [reply.json({ text: "hi", meta_info: { finish_reason: { type: "length" }, output_token_logprobs: [[-0.1, 5, null], [-0.2, 6, null]] } })],
+      script: [
+        reply.json({
+          text: "hi",
+          meta_info: {
+            finish_reason: { type: "length" },
+            output_token_logprobs: [
+              [-0.1, 5, null],
+              [-0.2, 6, null],
+            ],
+          },
+        }),
+      ],
     });
     try {
       const sampled = await new ServerTokenSampler({ baseURL: sglang.baseURL, model: "m" }).sample([9, 9], { ...params, seed: 3 });

@@ -13,7 +13,15 @@ import { TINY_CHAT_TEMPLATE } from "./chat-template.js";
 import { TinyOnnxEngine } from "./onnx-sync.js";
 import { loadTinyModel } from "./tiny.js";
 
-const config = TinyModelConfig.parse({ vocabSize: 259, hiddenSize: 32, intermediateSize: 64, numLayers: 2, numHeads: 4, maxPositionEmbeddings: 256, eosTokenId: 258 });
+const config = TinyModelConfig.parse({
+  vocabSize: 259,
+  hiddenSize: 32,
+  intermediateSize: 64,
+  numLayers: 2,
+  numHeads: 4,
+  maxPositionEmbeddings: 256,
+  eosTokenId: 258,
+});
 
 let root: string;
 beforeAll(async () => {
@@ -99,7 +107,7 @@ describe("TINY_CHAT_TEMPLATE", () => {
       { tools, addGenerationPrompt: true },
     );
     expect(text).toBe(
-      "<|im_start|>system\nBe brief.\n\n# Tools\n\nTo call a tool, write <tool_call>{\"name\": <tool name>, \"arguments\": <JSON object>}</tool_call>. The tools:\n<tools>\n" +
+      '<|im_start|>system\nBe brief.\n\n# Tools\n\nTo call a tool, write <tool_call>{"name": <tool name>, "arguments": <JSON object>}</tool_call>. The tools:\n<tools>\n' +
         '{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}\n</tools><|im_end|>\n' +
         "<|im_start|>user\nWeather?<|im_end|>\n" +
         '<|im_start|>assistant\n<think>\nneed a tool\n</think>\n\nChecking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>\n<tool_call>\n{"name": "w", "arguments": {}}\n</tool_call><|im_end|>\n' +
@@ -107,7 +115,12 @@ describe("TINY_CHAT_TEMPLATE", () => {
         '<|im_start|>assistant\n<tool_call>\n{"name": "w", "arguments": {}}\n</tool_call><|im_end|>\n' +
         "<|im_start|>assistant\n",
     );
-    expect(template.render([{ role: "system", content: "S" }, { role: "user", content: "Hi" }])).toBe("<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
+    expect(
+      template.render([
+        { role: "system", content: "S" },
+        { role: "user", content: "Hi" },
+      ]),
+    ).toBe("<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
   });
 });
 
@@ -120,7 +133,12 @@ describe("loadTinyModel", () => {
   });
 
   it("serves the same greedy turn from the tfjs and the onnx engine", async () => {
-    const request = { role: "act" as const, messages: [{ role: "user" as const, content: "Hello" }], tools: [], sampling: SamplingParams.parse({ temperature: 0, maxTokens: 12 }) };
+    const request = {
+      role: "act" as const,
+      messages: [{ role: "user" as const, content: "Hello" }],
+      tools: [],
+      sampling: SamplingParams.parse({ temperature: 0, maxTokens: 12 }),
+    };
     const tfjs = await loadTinyModel(dir);
     const onnx = await loadTinyModel(dir, { engine: "onnx" });
     expect([tfjs.engine, onnx.engine]).toEqual(["tfjs", "onnx"]);
@@ -150,7 +168,12 @@ describe("loadTinyModel", () => {
     await writeFile(join(plain, "tokenizer_config.json"), JSON.stringify(withoutTemplate));
     await writeFile(join(plain, "tokenizer.json"), JSON.stringify(tokenizer));
     const tiny = await loadTinyModel(plain);
-    const generation = await tiny.policy.generate({ role: "act", messages: [{ role: "user", content: "Hi" }], tools: [], sampling: SamplingParams.parse({ maxTokens: 3, seed: 1 }) });
+    const generation = await tiny.policy.generate({
+      role: "act",
+      messages: [{ role: "user", content: "Hi" }],
+      tools: [],
+      sampling: SamplingParams.parse({ maxTokens: 3, seed: 1 }),
+    });
     expect(tiny.tokenizer.decode(generation.promptTokens)).toBe("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
   });
 

@@ -9,7 +9,8 @@ import { crashPoint, onCrashPoint } from "../crash-points.js";
 import { checkpointFiles, fileContents, lineOf } from "./crash-fixtures.js";
 
 const [scenario, path, target] = process.argv.slice(2);
-if (scenario === undefined || path === undefined || target === undefined) throw new Error("usage: crash-child <file|dir|jsonl|torn> <path> <point>[#occurrence]");
+if (scenario === undefined || path === undefined || target === undefined)
+  throw new Error("usage: crash-child <file|dir|jsonl|torn> <path> <point>[#occurrence]");
 const [targetPoint, occurrence = "1"] = target.split("#");
 const seen = new Map<string, number>();
 const stop = new Int32Array(new SharedArrayBuffer(4));

@@ -61,7 +61,11 @@ export class RecordingBank implements Environment {
     this.log.push({ who: "env", what: "call", call });
     const base = { callId: call.id, name: call.name };
     if (call.name === "balance") {
-      return Promise.resolve({ ...base, status: "ok", content: { account: call.arguments.account ?? null, balance: this.balances[text(call.arguments.account)] ?? 0 } });
+      return Promise.resolve({
+        ...base,
+        status: "ok",
+        content: { account: call.arguments.account ?? null, balance: this.balances[text(call.arguments.account)] ?? 0 },
+      });
     }
     const amount = Number(call.arguments.amount);
     const me = this.balances.me ?? 0;

@@ -56,11 +56,7 @@ export function aggregateTurnItems(
   return { countedAt, score, gatePassed };
 }
 
-function firstCountedSteps(
-  items: readonly ChecklistItem[],
-  results: readonly (readonly boolean[])[],
-  dependence: DependenceMode,
-): (number | null)[] {
+function firstCountedSteps(items: readonly ChecklistItem[], results: readonly (readonly boolean[])[], dependence: DependenceMode): (number | null)[] {
   const firstPass = items.map((_, i) => {
     const step = results.findIndex((row) => row[i] === true);
     return step === -1 ? null : step;
@@ -78,7 +74,7 @@ function firstCountedSteps(
   // Least fixed point from "nothing counts": each round can only lower an item's step, so this
   // terminates, and items whose dependencies never count (cycles included) stay null.
   const counted: (number | null)[] = items.map(() => null);
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     items.forEach((_, i) => {
       const next = dependence === "turn" ? countedForTurn(i, firstPass, deps, counted) : countedInOrder(i, results, deps, counted);
@@ -95,12 +91,7 @@ function countedForTurn(i: number, firstPass: readonly (number | null)[], deps: 
   return firstPass[i] !== null && deps[i]!.every((d) => counted[d] !== null) ? firstPass[i]! : null;
 }
 
-function countedInOrder(
-  i: number,
-  results: readonly (readonly boolean[])[],
-  deps: readonly number[][],
-  counted: readonly (number | null)[],
-): number | null {
+function countedInOrder(i: number, results: readonly (readonly boolean[])[], deps: readonly number[][], counted: readonly (number | null)[]): number | null {
   if (!deps[i]!.every((d) => counted[d] !== null)) return null;
   const earliest = Math.max(0, ...deps[i]!.map((d) => counted[d]!));
   for (let step = earliest; step < results.length; step++) if (results[step]![i] === true) return step;

@@ -165,7 +165,13 @@ describe("judge requests", () => {
         strict: true,
         schema: expect.objectContaining({
           additionalProperties: false,
-          required: ["high_level_understanding_of_the_question", "analysis_of_if_focus_on", "analysis_of_pass_condition", "analysis_of_failure_examples", "answer"],
+          required: [
+            "high_level_understanding_of_the_question",
+            "analysis_of_if_focus_on",
+            "analysis_of_pass_condition",
+            "analysis_of_failure_examples",
+            "answer",
+          ],
         }) as unknown,
       },
     });
@@ -423,7 +429,9 @@ describe("the replay gate for the rollout engine", () => {
     const unfolding = {
       context: flight.messages.slice(0, 2),
       steps: [
-        actStep("<think>search</think>", [{ name: "search_flights", arguments: { origin: "PAR", destination: "ROM", date: "2026-03-01" }, result: { flights: ["AF123"] } }]),
+        actStep("<think>search</think>", [
+          { name: "search_flights", arguments: { origin: "PAR", destination: "ROM", date: "2026-03-01" }, result: { flights: ["AF123"] } },
+        ]),
         actStep("AF123 at 120 EUR. Book it?"),
       ],
     };

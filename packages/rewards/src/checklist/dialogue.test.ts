@@ -45,9 +45,12 @@ describe("toDialogue on plain messages", () => {
   });
 
   it("names the message that breaks the structure", () => {
-    expect(() => toDialogue([{ role: "user", content: "x" }, { role: "tool", tool_call_id: "t", content: "{}" }])).toThrow(
-      "messages[1]: a tool message must follow the assistant message that called the tool",
-    );
+    expect(() =>
+      toDialogue([
+        { role: "user", content: "x" },
+        { role: "tool", tool_call_id: "t", content: "{}" },
+      ]),
+    ).toThrow("messages[1]: a tool message must follow the assistant message that called the tool");
     expect(() => toDialogue([{ role: "user", content: "x" }, system])).toThrow("messages[1]: a system message may only come before");
   });
 

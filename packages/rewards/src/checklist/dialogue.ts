@@ -109,11 +109,7 @@ function withDecodedCalls(message: AssistantMessage, outcomes: readonly ToolOutc
 export function toolMessage(outcome: ToolOutcome): ToolMessage {
   const { result } = outcome;
   const content =
-    result.status === "ok"
-      ? typeof result.content === "string"
-        ? result.content
-        : JSON.stringify(result.content)
-      : JSON.stringify({ error: result.error });
+    result.status === "ok" ? (typeof result.content === "string" ? result.content : JSON.stringify(result.content)) : JSON.stringify({ error: result.error });
   return { role: "tool", tool_call_id: result.callId, name: result.name, content };
 }
 

@@ -21,17 +21,14 @@ export interface JudgeRequest {
 
 /** The content address of a judge request: SHA-256 over model, prompt, response schema and sampling. */
 export function judgeRequestKey(request: JudgeRequest): string {
-  return sha256Hex(
-    canonicalJson({ model: request.model, prompt: request.prompt, response_format: JUDGE_RESPONSE_FORMAT, sampling: request.sampling }),
-  );
+  return sha256Hex(canonicalJson({ model: request.model, prompt: request.prompt, response_format: JUDGE_RESPONSE_FORMAT, sampling: request.sampling }));
 }
 
 /** 1 s, 2 s, 4 s, 8 s between five attempts; no wait is longer than 30 s, whatever `retry-after` asks. */
 export const defaultJudgeRetry: RetryOptions = { maxRetries: 4, initialDelayMs: 1_000, maxDelayMs: 30_000, factor: 2 };
 
 export type JudgeCallResult =
-  | { ok: true; verdict: JudgeVerdict; attempts: number; latencyMs: number }
-  | { ok: false; error: string; attempts: number; latencyMs: number };
+  { ok: true; verdict: JudgeVerdict; attempts: number; latencyMs: number } | { ok: false; error: string; attempts: number; latencyMs: number };
 
 export interface JudgeCallOptions {
   /** Default `defaultJudgeRetry`. */

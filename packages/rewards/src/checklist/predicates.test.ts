@@ -64,7 +64,9 @@ describe("predicates", () => {
     const check = predicates.replyIncludes("x");
     expect(predicateFor({ a: check }, item("a"), { checklist: 0, turn: 0 })).toBe(check);
     expect(predicateFor({ a: check }, item("toString"), { checklist: 0, turn: 0 })).toBeUndefined();
-    expect(predicateFor((it) => (it.focus_on === "tool.content" ? check : undefined), item("b", { focus_on: "tool.content" }), { checklist: 0, turn: 1 })).toBe(check);
+    expect(predicateFor((it) => (it.focus_on === "tool.content" ? check : undefined), item("b", { focus_on: "tool.content" }), { checklist: 0, turn: 1 })).toBe(
+      check,
+    );
     expect(predicateFor(undefined, item("a"), { checklist: 0, turn: 0 })).toBeUndefined();
   });
 });

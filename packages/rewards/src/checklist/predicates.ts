@@ -34,8 +34,7 @@ export type ChecklistPredicate = (view: ChecklistStepView) => boolean | Promise<
 
 /** Which items are programmatic: predicates by item id, or a function choosing one per item. */
 export type ProgrammaticItems =
-  | Readonly<Record<string, ChecklistPredicate>>
-  | ((item: ChecklistItem, where: { checklist: number; turn: number }) => ChecklistPredicate | undefined);
+  Readonly<Record<string, ChecklistPredicate>> | ((item: ChecklistItem, where: { checklist: number; turn: number }) => ChecklistPredicate | undefined);
 
 export function predicateFor(
   programmatic: ProgrammaticItems | undefined,

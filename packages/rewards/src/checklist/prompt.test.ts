@@ -97,9 +97,13 @@ describe("buildJudgePrompt", () => {
 
   it("asks for the verdict fields in schema order", () => {
     const prompt = buildJudgePrompt({ item: criteria, dialogue, turn: 0, step: 1 });
-    const order = ["high_level_understanding_of_the_question", "analysis_of_if_focus_on", "analysis_of_pass_condition", "analysis_of_failure_examples", "answer:"].map(
-      (field) => prompt.indexOf(field),
-    );
+    const order = [
+      "high_level_understanding_of_the_question",
+      "analysis_of_if_focus_on",
+      "analysis_of_pass_condition",
+      "analysis_of_failure_examples",
+      "answer:",
+    ].map((field) => prompt.indexOf(field));
     expect(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!))).toBe(true);
     expect(prompt).toContain("# Previous messages\nsystem.content: You book flights.\n\n# Messages");
   });

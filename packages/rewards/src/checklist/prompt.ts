@@ -15,17 +15,10 @@ export interface RenderOptions {
 }
 
 /** Render messages as turns and steps, with thinking, visible reply and tool calls on separate labelled lines. */
-export function renderMessages(
-  preamble: readonly Message[],
-  turns: readonly DialogueTurn[],
-  lastStep?: number,
-  options: RenderOptions = {},
-): string {
+export function renderMessages(preamble: readonly Message[], turns: readonly DialogueTurn[], lastStep?: number, options: RenderOptions = {}): string {
   const field = (text: string) => clip(text, options.maxFieldChars);
   const blocks: string[] = preamble.map((message) =>
-    message.role === "assistant"
-      ? `assistant: ${field(splitAssistant(message).reply) || NONE}`
-      : `${message.role}.content: ${field(message.content)}`,
+    message.role === "assistant" ? `assistant: ${field(splitAssistant(message).reply) || NONE}` : `${message.role}.content: ${field(message.content)}`,
   );
   turns.forEach((turn, t) => {
     const steps = t === turns.length - 1 && lastStep !== undefined ? turn.steps.slice(0, lastStep + 1) : turn.steps;
@@ -71,9 +64,7 @@ export function buildJudgePrompt({ item, dialogue, turn, step, render = {} }: Ju
   if (!current) throw new RangeError(`turn ${turn} is not in the dialogue (${dialogue.turns.length} turns)`);
   const failures = item.failure_examples.length === 0 ? NONE : item.failure_examples.map((f) => `- ${f}`).join("\n");
   const evidence =
-    item.evidence.length === 0
-      ? NONE
-      : item.evidence.map((e) => `- turn ${e.turn}, step ${e.step}, ${e.from}: ${JSON.stringify(e.snippet)}`).join("\n");
+    item.evidence.length === 0 ? NONE : item.evidence.map((e) => `- turn ${e.turn}, step ${e.step}, ${e.from}: ${JSON.stringify(e.snippet)}`).join("\n");
   return `# Task
 You check one checklist item against a conversation between a user, an assistant and tools. Reply with one JSON object and nothing else.
 

@@ -35,13 +35,7 @@ export const JUDGE_RESPONSE_FORMAT = strictJsonSchema("evaluation_verdict", {
     analysis_of_failure_examples: { type: "string" },
     answer: { type: "boolean" },
   },
-  required: [
-    "high_level_understanding_of_the_question",
-    "analysis_of_if_focus_on",
-    "analysis_of_pass_condition",
-    "analysis_of_failure_examples",
-    "answer",
-  ],
+  required: ["high_level_understanding_of_the_question", "analysis_of_if_focus_on", "analysis_of_pass_condition", "analysis_of_failure_examples", "answer"],
   additionalProperties: false,
 });
 

@@ -59,9 +59,7 @@ describe("actionMatchReward", () => {
 
   it("scores 1 when every gold action was performed, else 0", async () => {
     const reward = actionMatchReward();
-    expect(await reward(rollout, { ...task, goldActions: [{ id: "g", name: "get_order", arguments: { order_id: "#W1" } }] })).toEqual(
-      scored(1, { action: 1 }),
-    );
+    expect(await reward(rollout, { ...task, goldActions: [{ id: "g", name: "get_order", arguments: { order_id: "#W1" } }] })).toEqual(scored(1, { action: 1 }));
     expect(
       await reward(rollout, {
         ...task,
@@ -165,9 +163,15 @@ describe("productReward", () => {
   });
 
   it("keeps a component named `__proto__` (a name a task's reward basis may give) in the verdict", async () => {
-    const reward = productReward(Object.fromEntries([["__proto__", fixed(0.5)], ["db", fixed(1)]]), {
-      basis: (t) => t.metadata.reward_basis as string[],
-    });
+    const reward = productReward(
+      Object.fromEntries([
+        ["__proto__", fixed(0.5)],
+        ["db", fixed(1)],
+      ]),
+      {
+        basis: (t) => t.metadata.reward_basis as string[],
+      },
+    );
     const verdict = await reward(rollout, { ...task, metadata: { reward_basis: ["__proto__", "db"] } });
     expect(JSON.stringify(verdict)).toBe('{"status":"scored","value":0.5,"components":{"__proto__":0.5,"db":1}}');
   });

@@ -30,9 +30,7 @@ describe("checkCall", () => {
 
   it("lets a parameter be left out only when its alternatives include the omission marker", () => {
     expect(codeOf(checkCall(weather, functionCall<Value>("weather.get", { city: "Paris", days: 3 }), reference, rules))).toBe("valid");
-    expect(codeOf(checkCall(weather, functionCall<Value>("weather.get", { city: "Paris", unit: "celsius" }), reference, rules))).toBe(
-      "missing_optional",
-    );
+    expect(codeOf(checkCall(weather, functionCall<Value>("weather.get", { city: "Paris", unit: "celsius" }), reference, rules))).toBe("missing_optional");
   });
 
   it("rejects, in order: wrong name, missing required, unknown argument, wrong value", () => {
@@ -56,9 +54,7 @@ describe("checkCall", () => {
   it("can never accept a reference that leaves out a required parameter", () => {
     const noCity = expectedCall<Value[]>("weather.get", { days: [3] });
     expect(codeOf(checkCall(weather, functionCall<Value>("weather.get", { days: 3 }), noCity, rules))).toBe("missing_required");
-    expect(codeOf(checkCall(weather, functionCall<Value>("weather.get", { city: "Paris", days: 3 }), noCity, rules))).toBe(
-      "unexpected_param",
-    );
+    expect(codeOf(checkCall(weather, functionCall<Value>("weather.get", { city: "Paris", days: 3 }), noCity, rules))).toBe("unexpected_param");
   });
 
   it("compares names through nameInOutput", () => {
@@ -68,7 +64,14 @@ describe("checkCall", () => {
   });
 });
 
-const add: FunctionSignature<string> = { name: "add", params: new Map([["a", "integer"], ["b", "integer"]]), required: ["a", "b"] };
+const add: FunctionSignature<string> = {
+  name: "add",
+  params: new Map([
+    ["a", "integer"],
+    ["b", "integer"],
+  ]),
+  required: ["a", "b"],
+};
 const sum = (a: number, b: number) => expectedCall<Value[]>("add", { a: [a], b: [b] });
 
 describe("matchCalls", () => {

@@ -7,12 +7,7 @@ import type { ArgumentRules, ExpectedCall, FunctionCall, FunctionSignature, Reje
  * reference, and accepted by `rules.checkArgument`; every reference parameter present unless
  * the reference lets it be omitted. The first failure is returned.
  */
-export function checkCall<V, A, S>(
-  signature: FunctionSignature<S>,
-  call: FunctionCall<V>,
-  expected: ExpectedCall<A>,
-  rules: ArgumentRules<V, A, S>,
-): Verdict {
+export function checkCall<V, A, S>(signature: FunctionSignature<S>, call: FunctionCall<V>, expected: ExpectedCall<A>, rules: ArgumentRules<V, A, S>): Verdict {
   const name = rules.nameInOutput ? rules.nameInOutput(signature.name) : signature.name;
   if (call.name !== name) {
     return reject("wrong_func_name", `Function name ${quote(name)} not found in model output.`);

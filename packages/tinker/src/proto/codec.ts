@@ -189,7 +189,12 @@ const TOPK_EMPTY_LOGPROB = -99999;
  * Per-position top-k lists (null where a position has none) as the protobuf N × k table, k being
  * the longest list: shorter rows and null ones are filled with empty cells.
  */
-export function topkTable(rows: readonly (readonly (readonly [number, number])[] | null)[]): { token_ids: Uint8Array; logprobs: Uint8Array; k: number; prompt_length: number } {
+export function topkTable(rows: readonly (readonly (readonly [number, number])[] | null)[]): {
+  token_ids: Uint8Array;
+  logprobs: Uint8Array;
+  k: number;
+  prompt_length: number;
+} {
   const k = Math.max(1, ...rows.map((row) => row?.length ?? 0));
   const ids = new Array<number>(rows.length * k).fill(0);
   const lps = new Array<number>(rows.length * k).fill(TOPK_EMPTY_LOGPROB);

@@ -11,20 +11,22 @@ const arbFloats = (n: number) => fc.array(fc.float({ noNaN: true, noDefaultInfin
 const arbInts = (n: number) => fc.array(fc.integer({ min: -(2 ** 40), max: 2 ** 40 }), { minLength: n, maxLength: n });
 
 const arbDatum: fc.Arbitrary<WireDatum> = fc.integer({ min: 0, max: 12 }).chain((n) =>
-  fc.record({
-    tokens: fc.array(fc.integer({ min: 0, max: 200_000 }), { minLength: n, maxLength: n }),
-    targets: arbInts(n),
-    logprobs: arbFloats(n),
-    shape: fc.boolean(),
-    sparse: fc.boolean(),
-  }).map(({ tokens, targets, logprobs, shape, sparse }) => {
-    const inputs: Record<string, TensorData> = {
-      target_tokens: { data: targets, dtype: "int64", ...(shape ? { shape: [n] } : {}) },
-      logprobs: { data: logprobs, dtype: "float32", ...(shape ? { shape: [n] } : {}) },
-    };
-    if (sparse) inputs.weights = { data: [0.5], dtype: "float32", shape: [1, 3], sparse_crow_indices: [0, 1], sparse_col_indices: [2] };
-    return { model_input: { chunks: [{ type: "encoded_text" as const, tokens }] }, loss_fn_inputs: inputs };
-  }),
+  fc
+    .record({
+      tokens: fc.array(fc.integer({ min: 0, max: 200_000 }), { minLength: n, maxLength: n }),
+      targets: arbInts(n),
+      logprobs: arbFloats(n),
+      shape: fc.boolean(),
+      sparse: fc.boolean(),
+    })
+    .map(({ tokens, targets, logprobs, shape, sparse }) => {
+      const inputs: Record<string, TensorData> = {
+        target_tokens: { data: targets, dtype: "int64", ...(shape ? { shape: [n] } : {}) },
+        logprobs: { data: logprobs, dtype: "float32", ...(shape ? { shape: [n] } : {}) },
+      };
+      if (sparse) inputs.weights = { data: [0.5], dtype: "float32", shape: [1, 3], sparse_crow_indices: [0, 1], sparse_col_indices: [2] };
+      return { model_input: { chunks: [{ type: "encoded_text" as const, tokens }] }, loss_fn_inputs: inputs };
+    }),
 );
 
 describe("the packed-array forward_backward writer", () => {
@@ -50,7 +52,10 @@ describe("the packed-array forward_backward writer", () => {
           const typed = data.map((d) => ({
             ...d,
             loss_fn_inputs: Object.fromEntries(
-              Object.entries(d.loss_fn_inputs).map(([name, td]) => [name, { ...td, data: td.dtype === "int64" ? Float64Array.from(td.data) : Float32Array.from(td.data) }]),
+              Object.entries(d.loss_fn_inputs).map(([name, td]) => [
+                name,
+                { ...td, data: td.dtype === "int64" ? Float64Array.from(td.data) : Float32Array.from(td.data) },
+              ]),
             ),
             model_input: { chunks: d.model_input.chunks.map((c) => (c.type === "encoded_text" ? { ...c, tokens: Int32Array.from(c.tokens) } : c)) },
           }));
@@ -68,7 +73,12 @@ describe("the packed-array forward_backward writer", () => {
   });
 
   it("decodes packed fields as typed arrays over the body's own bytes where they are aligned, and as aligned copies where not", () => {
-    const body = { model_id: "m", seq_id: 1, loss_fn: "ppo", data: [toWireDatum([1, 2, 3], { target_tokens: [2, 3, 4], logprobs: [-0.5, -0.25, -2], advantages: [1, 0, -1] })] };
+    const body = {
+      model_id: "m",
+      seq_id: 1,
+      loss_fn: "ppo",
+      data: [toWireDatum([1, 2, 3], { target_tokens: [2, 3, 4], logprobs: [-0.5, -0.25, -2], advantages: [1, 0, -1] })],
+    };
     const bytes = encodeForwardBackwardRequest(body);
     // Shift the body to every offset modulo 8, so every field is aligned at some shift and misaligned at others.
     for (let shift = 0; shift < 8; shift++) {

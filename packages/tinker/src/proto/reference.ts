@@ -65,7 +65,6 @@ export function referenceEncodeForwardBackwardRequest(body: ForwardBackwardBody)
   return type.encode(type.fromObject(msg)).finish();
 }
 
-
 function view(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
@@ -88,7 +87,10 @@ export function referenceDecodeForwardBackwardRequest(bytes: Uint8Array): { data
     data: msg.data.map((d) => ({
       tokens: d.model_input.flatMap((c) => (c.encoded_text ? int32s(c.encoded_text.tokens) : [])),
       inputs: Object.fromEntries(
-        Object.entries(d.loss_fn_inputs).map(([name, t]) => [name, t.dtype === DType.INT64 ? int64s(t.dense ?? new Uint8Array()) : float32s(t.dense ?? new Uint8Array())]),
+        Object.entries(d.loss_fn_inputs).map(([name, t]) => [
+          name,
+          t.dtype === DType.INT64 ? int64s(t.dense ?? new Uint8Array()) : float32s(t.dense ?? new Uint8Array()),
+        ]),
       ),
     })),
   };

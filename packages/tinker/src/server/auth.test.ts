@@ -22,8 +22,12 @@ describe("keys", () => {
   it("refuses to listen beyond loopback without a key of 32 characters or more", async () => {
     expect(["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"].every(isLoopbackHost)).toBe(true);
     expect(["0.0.0.0", "::", "10.0.0.1", "127.0.0.1.example.com", "localhost.example"].some(isLoopbackHost)).toBe(false);
-    expect(() => checkExposure({ host: "0.0.0.0" })).toThrow("refusing to listen on 0.0.0.0 without an API key: set apiKey (at least 32 characters), or bind to 127.0.0.1");
-    expect(() => checkExposure({ host: "::", apiKey: ["tml-short"] })).toThrow("refusing to listen on ::: every apiKey needs at least 32 characters beyond loopback");
+    expect(() => checkExposure({ host: "0.0.0.0" })).toThrow(
+      "refusing to listen on 0.0.0.0 without an API key: set apiKey (at least 32 characters), or bind to 127.0.0.1",
+    );
+    expect(() => checkExposure({ host: "::", apiKey: ["tml-short"] })).toThrow(
+      "refusing to listen on ::: every apiKey needs at least 32 characters beyond loopback",
+    );
     expect(() => checkExposure({ host: "0.0.0.0", apiKey: KEY })).not.toThrow();
     expect(() => checkExposure({ host: "127.0.0.1" })).not.toThrow();
     // Refused before it listens.
@@ -130,11 +134,17 @@ describe("authorization on the matched route", () => {
   }, 60_000);
 
   it("opens the same routes, spelled the same ways, to the key, and health to anyone", async () => {
-    for (const target of ["/api/v1/create_session", "/%61pi/v%31/%63reate_session", "//api/v1/healthz/../create_session", `http://127.0.0.1:${server.port}/api/v1/create_session?x`]) {
+    for (const target of [
+      "/api/v1/create_session",
+      "/%61pi/v%31/%63reate_session",
+      "//api/v1/healthz/../create_session",
+      `http://127.0.0.1:${server.port}/api/v1/create_session?x`,
+    ]) {
       const { status, text } = await rawRequest(server.port, "POST", target, { "Content-Type": "application/json", "X-API-Key": KEY }, "{}");
       expect(status, `${target} ${text.slice(-80)}`).toBe(200);
     }
-    for (const target of ["/api/v1/healthz", "/api/v1/%68ealthz", "/api/v1/x/../healthz"]) expect((await rawRequest(server.port, "GET", target)).status).toBe(200);
+    for (const target of ["/api/v1/healthz", "/api/v1/%68ealthz", "/api/v1/x/../healthz"])
+      expect((await rawRequest(server.port, "GET", target)).status).toBe(200);
     expect((await rawRequest(server.port, "HEAD", "/api/v1/healthz")).status).toBe(200);
   });
 });

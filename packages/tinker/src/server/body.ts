@@ -62,7 +62,11 @@ export async function decodeContent(raw: Buffer, header: string | undefined, rou
   if (encoding === "zstd") return inflateZstd(raw, route, limit);
   const decode = Object.hasOwn(zlibDecoders, encoding) ? zlibDecoders[encoding] : undefined;
   if (!decode) {
-    throw new TinkerApiError(415, "unsupported_media_type", `${route}: Content-Encoding ${JSON.stringify(encoding.slice(0, 64))} is not supported (one of ${ENCODINGS.join(", ")})`);
+    throw new TinkerApiError(
+      415,
+      "unsupported_media_type",
+      `${route}: Content-Encoding ${JSON.stringify(encoding.slice(0, 64))} is not supported (one of ${ENCODINGS.join(", ")})`,
+    );
   }
   try {
     // zlib stops and fails once its output passes maxOutputLength.
@@ -83,7 +87,11 @@ async function inflateZstd(raw: Buffer, route: string, limit: number): Promise<U
   }
   if (layout.declaredSize > limit || layout.knownSize > limit) throw tooLarge(route, limit, " once decompressed");
   if (layout.maxWindow > MAX_ZSTD_WINDOW) {
-    throw new TinkerApiError(413, "too_large", `${route}: zstd window of ${layout.maxWindow} bytes is over the ${MAX_ZSTD_WINDOW} accepted; compress with a smaller window`);
+    throw new TinkerApiError(
+      413,
+      "too_large",
+      `${route}: zstd window of ${layout.maxWindow} bytes is over the ${MAX_ZSTD_WINDOW} accepted; compress with a smaller window`,
+    );
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -134,7 +142,11 @@ export async function readBody(req: IncomingMessage, route: string, limit: numbe
   const type = (req.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
   const protobuf = type === PROTOBUF;
   if (!protobuf && !type.includes("json")) {
-    throw new TinkerApiError(415, "unsupported_media_type", `${route}: Content-Type ${JSON.stringify(type.slice(0, 64))} is not supported; send application/json`);
+    throw new TinkerApiError(
+      415,
+      "unsupported_media_type",
+      `${route}: Content-Type ${JSON.stringify(type.slice(0, 64))} is not supported; send application/json`,
+    );
   }
   if (protobuf && !PROTOBUF_ROUTES.has(route)) {
     throw new TinkerApiError(415, "unsupported_media_type", `${route}: takes application/json (protobuf only on ${[...PROTOBUF_ROUTES].join(", ")})`);

@@ -27,7 +27,11 @@ function memory(): Promise<Memory> {
 
 function post(body: Uint8Array, encoding: string): Promise<{ status: number; detail: string; ms: number }> {
   const started = performance.now();
-  return fetch(`${url}/api/v1/create_session`, { method: "POST", headers: { "Content-Type": "application/json", "Content-Encoding": encoding }, body: new Uint8Array(body) }).then(async (r) => ({
+  return fetch(`${url}/api/v1/create_session`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "Content-Encoding": encoding },
+    body: new Uint8Array(body),
+  }).then(async (r) => ({
     status: r.status,
     detail: ((await r.json()) as { detail: string }).detail,
     ms: performance.now() - started,
@@ -82,7 +86,10 @@ describe("compression bombs", () => {
   it("refuses a zstd frame that declares a window or content size beyond the limits before decoding", async () => {
     // Window descriptor exponent 21: a 2 GiB window (2^31), declared by 10 bytes.
     const huge = Uint8Array.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 21 << 3, 0x01, 0x00, 0x00]);
-    expect(await post(huge, "zstd")).toMatchObject({ status: 413, detail: `create_session: zstd window of ${2 ** 31} bytes is over the ${8 * MiB} accepted; compress with a smaller window` });
+    expect(await post(huge, "zstd")).toMatchObject({
+      status: 413,
+      detail: `create_session: zstd window of ${2 ** 31} bytes is over the ${8 * MiB} accepted; compress with a smaller window`,
+    });
     // Single segment, 4-byte content size 2^30: refused on the declaration alone.
     const declared = Uint8Array.from([0x28, 0xb5, 0x2f, 0xfd, 0xa0, 0x00, 0x00, 0x00, 0x40, 0x01, 0x00, 0x00]);
     expect(await post(declared, "zstd")).toMatchObject({ status: 413, detail: `create_session: body is larger than ${LIMIT} bytes once decompressed` });

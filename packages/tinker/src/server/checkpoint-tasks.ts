@@ -30,7 +30,12 @@ export function saveWeightsTask(store: CheckpointStore | undefined, model: Check
   const request = parseBody(SaveWeightsRequest, body, route);
   const checkpoints = storeOf(store, route);
   const name = request.path ?? `checkpoint-${seq}`;
-  if (!CHECKPOINT_NAME.test(name)) throw new TinkerApiError(400, "invalid_request", `${route}: path: ${JSON.stringify(name.slice(0, 300))} is not a checkpoint name (letters, digits, "_" and "-", at most 255)`);
+  if (!CHECKPOINT_NAME.test(name))
+    throw new TinkerApiError(
+      400,
+      "invalid_request",
+      `${route}: path: ${JSON.stringify(name.slice(0, 300))} is not a checkpoint name (letters, digits, "_" and "-", at most 255)`,
+    );
   const key = { modelId: model.id, name };
   const path = checkpointPath(key);
   return async () => {
@@ -51,7 +56,8 @@ export function loadWeightsTask(
 ): () => Promise<unknown> {
   const route = "load_weights";
   const request = parseBody(LoadWeightsRequest, body, route);
-  if (seq !== 1) throw new TinkerApiError(400, "seq_out_of_range", `${route}: load_weights is allowed only as a model's first request (seq_id 1), got seq_id ${seq}`);
+  if (seq !== 1)
+    throw new TinkerApiError(400, "seq_out_of_range", `${route}: load_weights is allowed only as a model's first request (seq_id 1), got seq_id ${seq}`);
   const checkpoints = storeOf(store, route);
   const key = parseCheckpointPath(request.path, "path");
   const path = checkpointPath(key);

@@ -44,7 +44,11 @@ describe("tinker:// paths", () => {
 
 /** Raw JSON over HTTP with a key. */
 async function call(server: TinkerServer, key: string, route: string, body: unknown) {
-  const response = await fetch(`${server.url}/api/v1/${route}`, { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": key }, body: JSON.stringify(body) });
+  const response = await fetch(`${server.url}/api/v1/${route}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-API-Key": key },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
@@ -57,7 +61,11 @@ async function settle(server: TinkerServer, key: string, requestId: unknown): Pr
 
 const datum = {
   model_input: { chunks: [{ type: "encoded_text", tokens: [1, 2] }] },
-  loss_fn_inputs: { target_tokens: { data: [2, 3], dtype: "int64" }, logprobs: { data: [0, -1], dtype: "float32" }, advantages: { data: [0, 1], dtype: "float32" } },
+  loss_fn_inputs: {
+    target_tokens: { data: [2, 3], dtype: "int64" },
+    logprobs: { data: [0, -1], dtype: "float32" },
+    advantages: { data: [0, 1], dtype: "float32" },
+  },
 };
 
 /** A session and a model of `key`'s, and a way to run its sequenced requests. */
@@ -67,8 +75,11 @@ async function modelOf(server: TinkerServer, key: string) {
   await settle(server, key, created.body.request_id);
   const id = created.body.model_id as string;
   let seq = 0;
-  const run = async (route: string, body: Record<string, unknown>) => settle(server, key, (await call(server, key, route, { model_id: id, seq_id: ++seq, ...body })).body.request_id);
-  const logprobs = async () => ((await run("forward", { forward_input: { loss_fn: "importance_sampling", data: [datum] } })).loss_fn_outputs as { logprobs: { data: number[] } }[])[0]!.logprobs.data;
+  const run = async (route: string, body: Record<string, unknown>) =>
+    settle(server, key, (await call(server, key, route, { model_id: id, seq_id: ++seq, ...body })).body.request_id);
+  const logprobs = async () =>
+    ((await run("forward", { forward_input: { loss_fn: "importance_sampling", data: [datum] } })).loss_fn_outputs as { logprobs: { data: number[] } }[])[0]!
+      .logprobs.data;
   return { id, run, logprobs };
 }
 
@@ -76,7 +87,8 @@ describe("checkpoints on disk", () => {
   let parent: string;
   let root: string;
   let seed: number;
-  const start = () => startTinkerServer({ createBackend: () => new TableBackend(8, ++seed), checkpoints: tableCheckpoints(root), apiKey: [A, B], onError: () => undefined });
+  const start = () =>
+    startTinkerServer({ createBackend: () => new TableBackend(8, ++seed), checkpoints: tableCheckpoints(root), apiKey: [A, B], onError: () => undefined });
 
   beforeEach(async () => {
     parent = await mkdtemp(join(tmpdir(), "tinker-owned-"));
@@ -116,9 +128,15 @@ describe("checkpoints on disk", () => {
       expect(await fresh.logprobs()).toEqual(before);
 
       // Another key sees no such checkpoint, in the same words as a missing one.
-      expect(await call(second, B, "weights_info", { tinker_path: path })).toEqual({ status: 404, body: { detail: `weights_info: no checkpoint ${path} on this server`, code: "not_found" } });
+      expect(await call(second, B, "weights_info", { tinker_path: path })).toEqual({
+        status: 404,
+        body: { detail: `weights_info: no checkpoint ${path} on this server`, code: "not_found" },
+      });
       const other = await modelOf(second, B);
-      expect(await other.run("load_weights", { path, optimizer: false })).toEqual({ error: `load_weights: no checkpoint ${path} on this server`, category: "user" });
+      expect(await other.run("load_weights", { path, optimizer: false })).toEqual({
+        error: `load_weights: no checkpoint ${path} on this server`,
+        category: "user",
+      });
     } finally {
       await second.close();
     }
@@ -132,7 +150,11 @@ describe("checkpoints on disk", () => {
     try {
       const model = await modelOf(server, A);
       const traversal = await model.run("load_weights", { path: "tinker://../weights/x", optimizer: false });
-      expect(traversal).toEqual({ error: 'load_weights: path: "tinker://../weights/x" is not a tinker://<model>/weights/<name> path (the model id may hold letters, digits, ".", "_", ":" and "-", starting with a letter or digit)', category: "user" });
+      expect(traversal).toEqual({
+        error:
+          'load_weights: path: "tinker://../weights/x" is not a tinker://<model>/weights/<name> path (the model id may hold letters, digits, ".", "_", ":" and "-", starting with a letter or digit)',
+        category: "user",
+      });
 
       // A folder linked out of the root, holding a record that names the path and the caller.
       const outside = join(parent, "outside", "ckpt");
@@ -149,7 +171,10 @@ describe("checkpoints on disk", () => {
       expect(JSON.stringify(out)).not.toContain(parent);
 
       // A name that would climb out when saved is refused too.
-      expect(await model.run("save_weights", { path: ".." })).toEqual({ error: "save_weights: path: must contain only letters, digits, '_' and '-'", category: "user" });
+      expect(await model.run("save_weights", { path: ".." })).toEqual({
+        error: "save_weights: path: must contain only letters, digits, '_' and '-'",
+        category: "user",
+      });
       const missing = await model.run("load_weights", { path: `tinker://${model.id}/weights/none`, optimizer: false });
       expect(missing.category).toBe("user");
       expect(JSON.stringify(missing)).not.toContain(root);

@@ -28,7 +28,12 @@ export function parseCheckpointPath(path: string, field: string): CheckpointKey 
   const parts = path.slice("tinker://".length).split("/");
   if (parts.length !== 3 || parts[1] !== "weights") throw new TinkerApiError(400, "invalid_request", shape);
   const [modelId, , name] = parts as [string, string, string];
-  if (!MODEL_ID.test(modelId)) throw new TinkerApiError(400, "invalid_request", `${shape} (the model id may hold letters, digits, ".", "_", ":" and "-", starting with a letter or digit)`);
+  if (!MODEL_ID.test(modelId))
+    throw new TinkerApiError(
+      400,
+      "invalid_request",
+      `${shape} (the model id may hold letters, digits, ".", "_", ":" and "-", starting with a letter or digit)`,
+    );
   if (!CHECKPOINT_NAME.test(name)) throw new TinkerApiError(400, "invalid_request", `${shape} (the name may hold letters, digits, "_" and "-")`);
   return { modelId, name };
 }

@@ -125,14 +125,19 @@ export class TinkerServerCore {
       reply(res, 200, this.samplers.describe(matched.param!, caller!));
       return;
     }
-    const { body, forwardOnly } = method === "POST" ? await readBody(req, route, this.options.maxBodyBytes ?? 256 * 1024 * 1024) : { body: undefined, forwardOnly: false };
+    const { body, forwardOnly } =
+      method === "POST" ? await readBody(req, route, this.options.maxBodyBytes ?? 256 * 1024 * 1024) : { body: undefined, forwardOnly: false };
     const abort = new AbortController();
     res.on("close", () => abort.abort());
     const [status, payload] = await this.route(route, body, { signal: abort.signal, forwardOnly, protobuf: acceptsProtobuf(req), caller: caller ?? "" });
     reply(res, status, payload);
   }
 
-  private async route(route: string, body: unknown, how: { signal: AbortSignal; forwardOnly: boolean; protobuf: boolean; caller: Caller }): Promise<[number, unknown]> {
+  private async route(
+    route: string,
+    body: unknown,
+    how: { signal: AbortSignal; forwardOnly: boolean; protobuf: boolean; caller: Caller },
+  ): Promise<[number, unknown]> {
     const { caller } = how;
     switch (route) {
       case "healthz":
@@ -242,10 +247,15 @@ export class TinkerServerCore {
     if (this.models.has(id)) throw new TinkerApiError(409, "conflict", `create_model: model_seq_id ${request.model_seq_id} of ${session.id} is already used`);
     if (this.options.backend && this.models.size > 0) {
       const live = [...this.models.values()].filter((m) => m.owner === caller).map((m) => m.id);
-      throw new TinkerApiError(409, "conflict", `create_model: this server serves one model at a time; ${live.length > 0 ? `unload ${live.join(", ")} first` : "another caller's model is loaded"}`);
+      throw new TinkerApiError(
+        409,
+        "conflict",
+        `create_model: this server serves one model at a time; ${live.length > 0 ? `unload ${live.join(", ")} first` : "another caller's model is loaded"}`,
+      );
     }
     const cap = this.options.maxModels ?? 64;
-    if (this.models.size >= cap) throw new TinkerApiError(429, "too_many_models", `create_model: this server holds at most ${cap} models at once; unload one first`);
+    if (this.models.size >= cap)
+      throw new TinkerApiError(429, "too_many_models", `create_model: this server holds at most ${cap} models at once; unload one first`);
     const futureId = this.futures.create(caller);
     const loraRank = request.lora_config?.rank ?? null;
     const lora = {
@@ -399,7 +409,11 @@ export class TinkerServerCore {
         }
         return async () => {
           const sampler = await (await backend()).saveWeightsForSampler(request.path ?? this.samplers.ephemeralName());
-          const saved = this.samplers.save(sampler, { sessionId: model.session.id, modelId: model.id, baseModel: model.baseModel, owner: model.owner }, request.path);
+          const saved = this.samplers.save(
+            sampler,
+            { sessionId: model.session.id, modelId: model.id, baseModel: model.baseModel, owner: model.owner },
+            request.path,
+          );
           return { ...saved, type: "save_weights_for_sampler" };
         };
       }

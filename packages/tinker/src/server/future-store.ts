@@ -1,9 +1,6 @@
 import type { FailureCategory } from "../errors.js";
 
-type FutureState =
-  | { status: "pending" }
-  | { status: "done"; result: unknown }
-  | { status: "failed"; error: string; category: FailureCategory };
+type FutureState = { status: "pending" } | { status: "done"; result: unknown } | { status: "failed"; error: string; category: FailureCategory };
 
 /** Results the SDK ≥ 0.25 takes as protobuf when it asks for them; everything else is JSON. */
 export type ResultKind = "forward_backward" | "sample" | "json";

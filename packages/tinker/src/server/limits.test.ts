@@ -63,7 +63,10 @@ describe("sessions", () => {
       const refused = await fetch(`${server.url}/api/v1/create_session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
       expect(refused.status).toBe(429);
       expect(refused.headers.get("retry-after")).toBe("10");
-      expect(await refused.json()).toEqual({ detail: "create_session: this server holds at most 2 sessions at once; a session without a heartbeat for 1 s expires", code: "too_many_sessions" });
+      expect(await refused.json()).toEqual({
+        detail: "create_session: this server holds at most 2 sessions at once; a session without a heartbeat for 1 s expires",
+        code: "too_many_sessions",
+      });
       await new Promise((resolve) => setTimeout(resolve, 150));
       expect((await post(server.url, "create_session", "{}")).status).toBe(200);
     } finally {

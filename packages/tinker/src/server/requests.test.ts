@@ -25,12 +25,18 @@ describe("typed-array request bodies", () => {
 
   it("name the first value that is not finite", () => {
     expect(() => fromWireDatum(typedDatum([-0.5, Number.NaN, -2]), 3, "importance_sampling")).toThrow(WireDatumError);
-    expect(() => fromWireDatum(typedDatum([-0.5, Number.NaN, -2]), 3, "importance_sampling")).toThrow("data[3].loss_fn_inputs.logprobs[1]: is not a finite number");
+    expect(() => fromWireDatum(typedDatum([-0.5, Number.NaN, -2]), 3, "importance_sampling")).toThrow(
+      "data[3].loss_fn_inputs.logprobs[1]: is not a finite number",
+    );
   });
 
   it("refuse negative token ids in an Int32Array at parse time, naming the field", () => {
     const datum = typedDatum([0, 0, 0]);
-    const body = { model_id: "m", seq_id: 1, forward_backward_input: { loss_fn: "ppo", data: [{ ...datum, model_input: { chunks: [{ type: "encoded_text", tokens: Int32Array.from([1, -4]) }] } }] } };
+    const body = {
+      model_id: "m",
+      seq_id: 1,
+      forward_backward_input: { loss_fn: "ppo", data: [{ ...datum, model_input: { chunks: [{ type: "encoded_text", tokens: Int32Array.from([1, -4]) }] } }] },
+    };
     expect(() => parseBody(ForwardBackwardRequest, body, "forward_backward")).toThrow(TinkerApiError);
     expect(() => parseBody(ForwardBackwardRequest, body, "forward_backward")).toThrow(/forward_backward_input\.data\[0\]\.model_input\.chunks\[0\]\.tokens/);
   });

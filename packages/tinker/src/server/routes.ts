@@ -88,7 +88,11 @@ export function matchRoute(method: string, target: string): MatchedRoute {
   const asked = method === "HEAD" ? "GET" : method;
   const found = candidates.find((c) => c.spec.method === asked);
   if (!found) {
-    throw new TinkerApiError(405, "method_not_allowed", `${printable(pathname)} takes ${candidates.map((c) => c.spec.method).join(", ")}, not ${printable(method)}`);
+    throw new TinkerApiError(
+      405,
+      "method_not_allowed",
+      `${printable(pathname)} takes ${candidates.map((c) => c.spec.method).join(", ")}, not ${printable(method)}`,
+    );
   }
   return { spec: found.spec, param: found.param, pathname };
 }

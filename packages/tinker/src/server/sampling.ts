@@ -33,7 +33,11 @@ export class Samplers {
   ) {}
 
   /** Keep the sampler of `save_weights_for_sampler`: under its path when named, else as a new session. */
-  save(sampler: Sampler, owner: { sessionId: string; modelId: string; baseModel: string; owner: string }, name: string | undefined): { path: string | null; sampling_session_id: string | null } {
+  save(
+    sampler: Sampler,
+    owner: { sessionId: string; modelId: string; baseModel: string; owner: string },
+    name: string | undefined,
+  ): { path: string | null; sampling_session_id: string | null } {
     const base = { sampler, baseModel: owner.baseModel, owner: owner.owner, sessionId: owner.sessionId };
     if (name === undefined) {
       const id = `${owner.sessionId}:sample:${++this.counter}`;
@@ -86,7 +90,11 @@ export class Samplers {
     } else {
       const baseModel = request.base_model!;
       if (!this.createBackend) {
-        throw new TinkerApiError(400, "unsupported", "create_sampling_session: base_model: this server serves one backend and cannot sample a base model; save sampler weights instead");
+        throw new TinkerApiError(
+          400,
+          "unsupported",
+          "create_sampling_session: base_model: this server serves one backend and cannot sample a base model; save sampler weights instead",
+        );
       }
       const backend = await this.createBackend({ baseModel, loraRank: null });
       target = { sampler: await backend.saveWeightsForSampler(`base-${++this.counter}`), baseModel, modelPath: null, owner: owner.owner, sessionId: owner.id };

@@ -1,9 +1,6 @@
 /** What a request's sequence number means for a model's queue. */
 export type SeqVerdict =
-  | { kind: "new" }
-  | { kind: "repeat"; reply: StoredReply }
-  | { kind: "conflict"; message: string }
-  | { kind: "too-far"; message: string };
+  { kind: "new" } | { kind: "repeat"; reply: StoredReply } | { kind: "conflict"; message: string } | { kind: "too-far"; message: string };
 
 export interface StoredReply {
   status: number;

@@ -101,21 +101,35 @@ describe("routes and validation", () => {
 
   it("names the field of a malformed request", async () => {
     const modelId = await freshModel();
-    const bad = await call(server, "forward_backward", { model_id: modelId, seq_id: 1, forward_backward_input: { loss_fn: "ppo", data: [{ model_input: { chunks: [] } }] } });
-    expect(await refused(server, bad)).toBe("forward_backward: forward_backward_input.data[0].loss_fn_inputs: Invalid input: expected record, received undefined");
+    const bad = await call(server, "forward_backward", {
+      model_id: modelId,
+      seq_id: 1,
+      forward_backward_input: { loss_fn: "ppo", data: [{ model_input: { chunks: [] } }] },
+    });
+    expect(await refused(server, bad)).toBe(
+      "forward_backward: forward_backward_input.data[0].loss_fn_inputs: Invalid input: expected record, received undefined",
+    );
   });
 
   it("names per-token tensors that do not match the tokens", async () => {
     const modelId = await freshModel();
     const short = { ...datum, loss_fn_inputs: { ...datum.loss_fn_inputs, advantages: tensor([1]) } };
-    const bad = await call(server, "forward_backward", { model_id: modelId, seq_id: 1, forward_backward_input: { loss_fn: "importance_sampling", data: [datum, short] } });
-    expect(await refused(server, bad)).toBe("forward_backward: forward_backward_input.data[1].loss_fn_inputs.advantages: has 1 entries, model_input has 2 tokens");
+    const bad = await call(server, "forward_backward", {
+      model_id: modelId,
+      seq_id: 1,
+      forward_backward_input: { loss_fn: "importance_sampling", data: [datum, short] },
+    });
+    expect(await refused(server, bad)).toBe(
+      "forward_backward: forward_backward_input.data[1].loss_fn_inputs.advantages: has 1 entries, model_input has 2 tokens",
+    );
   });
 
   it("lists the losses it supports and checks their config keys", async () => {
     const modelId = await freshModel();
     const gspo = await call(server, "forward_backward", { model_id: modelId, seq_id: 1, forward_backward_input: { loss_fn: "gspo", data: [datum] } });
-    expect(await refused(server, gspo)).toBe('forward_backward: forward_backward_input.loss_fn: "gspo" is not supported by this server (supported: cross_entropy, importance_sampling, ppo, cispo, dro, envace_grpo)');
+    expect(await refused(server, gspo)).toBe(
+      'forward_backward: forward_backward_input.loss_fn: "gspo" is not supported by this server (supported: cross_entropy, importance_sampling, ppo, cispo, dro, envace_grpo)',
+    );
     const key = await call(server, "forward_backward", {
       model_id: modelId,
       seq_id: 2,
@@ -134,8 +148,17 @@ describe("routes and validation", () => {
 
   it("computes cispo and dro on the learner's log-probabilities, and asks dro for its beta", async () => {
     const modelId = await freshModel();
-    const fwd = await settle(server, (await call(server, "forward", { model_id: modelId, seq_id: 1, forward_input: { loss_fn: "cross_entropy", data: [{ ...datum, loss_fn_inputs: { ...datum.loss_fn_inputs, weights: tensor([1, 1]) } }] } })).body.request_id);
-    const lp = ((fwd.loss_fn_outputs as { logprobs: { data: number[] } }[])[0]!).logprobs.data;
+    const fwd = await settle(
+      server,
+      (
+        await call(server, "forward", {
+          model_id: modelId,
+          seq_id: 1,
+          forward_input: { loss_fn: "cross_entropy", data: [{ ...datum, loss_fn_inputs: { ...datum.loss_fn_inputs, weights: tensor([1, 1]) } }] },
+        })
+      ).body.request_id,
+    );
+    const lp = (fwd.loss_fn_outputs as { logprobs: { data: number[] } }[])[0]!.logprobs.data;
     const sampler = [0, -1.5];
     const advantages = [0, 1];
     // Hand-written from Tinker's definitions, on the learner's log-probabilities from forward.
@@ -143,17 +166,31 @@ describe("routes and validation", () => {
     const cispo = -[0, 1].reduce((sum, t) => sum + weight(t) * lp[t]! * advantages[t]!, 0);
     const dro = -[0, 1].reduce((sum, t) => sum + lp[t]! * advantages[t]! - 0.5 * 0.1 * (lp[t]! - sampler[t]!) ** 2, 0);
     const lossOf = async (seq: number, loss_fn: string, loss_fn_config?: Record<string, number>) => {
-      const out = await settle(server, (await call(server, "forward_backward", { model_id: modelId, seq_id: seq, forward_backward_input: { loss_fn, ...(loss_fn_config ? { loss_fn_config } : {}), data: [datum] } })).body.request_id);
+      const out = await settle(
+        server,
+        (
+          await call(server, "forward_backward", {
+            model_id: modelId,
+            seq_id: seq,
+            forward_backward_input: { loss_fn, ...(loss_fn_config ? { loss_fn_config } : {}), data: [datum] },
+          })
+        ).body.request_id,
+      );
       return (out.metrics as Record<string, number>)["loss:sum"];
     };
     expect(await lossOf(2, "cispo")).toBeCloseTo(cispo, 6);
     expect(await lossOf(3, "dro", { beta: 0.1 })).toBeCloseTo(dro, 6);
     const noBeta = await call(server, "forward_backward", { model_id: modelId, seq_id: 4, forward_backward_input: { loss_fn: "dro", data: [datum] } });
-    expect(await refused(server, noBeta)).toBe("forward_backward: forward_backward_input.loss_fn_config: beta: Invalid input: expected number, received undefined");
+    expect(await refused(server, noBeta)).toBe(
+      "forward_backward: forward_backward_input.loss_fn_config: beta: Invalid input: expected number, received undefined",
+    );
   });
 
   it("names unknown models, sessions, futures and samplers", async () => {
-    expect((await call(server, "optim_step", { model_id: "m?", seq_id: 1, adam_params: {} })).body).toEqual({ detail: 'unknown model_id "m?"', code: "not_found" });
+    expect((await call(server, "optim_step", { model_id: "m?", seq_id: 1, adam_params: {} })).body).toEqual({
+      detail: 'unknown model_id "m?"',
+      code: "not_found",
+    });
     expect((await call(server, "session_heartbeat", { session_id: "s?" })).status).toBe(404);
     expect((await call(server, "retrieve_future", { request_id: "req-999999" })).body.detail).toBe('retrieve_future: unknown request_id "req-999999"');
     expect((await call(server, "samplers/none")).status).toBe(404);
@@ -172,7 +209,8 @@ describe("sequencing", () => {
   it("runs a model's requests in seq_id order whatever their arrival order", async () => {
     const id = await freshModel();
     const backend = backends.at(-1)!;
-    const fb = (seq: number) => call(server, "forward_backward", { model_id: id, seq_id: seq, forward_backward_input: { loss_fn: "importance_sampling", data: [datum] } });
+    const fb = (seq: number) =>
+      call(server, "forward_backward", { model_id: id, seq_id: seq, forward_backward_input: { loss_fn: "importance_sampling", data: [datum] } });
     const step = (seq: number) => call(server, "optim_step", { model_id: id, seq_id: seq, adam_params: { learning_rate: 0.1 } });
     const third = await fb(3);
     const second = await step(2);
@@ -192,7 +230,10 @@ describe("sequencing", () => {
     const again = await call(server, "optim_step", body);
     expect(again.body.request_id).toBe(once.body.request_id);
     const other = await call(server, "optim_step", { ...body, adam_params: { learning_rate: 1 } });
-    expect(other).toEqual({ status: 409, body: { detail: `optim_step: seq_id 1 of model ${modelId} was already used by a different request`, code: "seq_conflict" } });
+    expect(other).toEqual({
+      status: 409,
+      body: { detail: `optim_step: seq_id 1 of model ${modelId} was already used by a different request`, code: "seq_conflict" },
+    });
     const ahead = await call(server, "optim_step", { ...body, seq_id: 2 });
     await settle(server, ahead.body.request_id);
     const past = await call(server, "optim_step", { ...body, seq_id: 2, adam_params: { learning_rate: 2 } });
@@ -262,8 +303,18 @@ describe("long polls and sampling", () => {
     const sid = modelId.split(":")[0]!;
     const created = await call(server, "create_sampling_session", { session_id: sid, sampling_session_seq_id: 0, model_path: path });
     const samplingSession = created.body.sampling_session_id as string;
-    expect((await call(server, `samplers/${encodeURIComponent(samplingSession)}`)).body).toEqual({ sampler_id: samplingSession, base_model: "table", model_path: path });
-    const request = { sampling_session_id: samplingSession, seq_id: 0, num_samples: 3, prompt: { chunks: [{ type: "encoded_text", tokens: [1] }] }, sampling_params: { max_tokens: 4, seed: 5 } };
+    expect((await call(server, `samplers/${encodeURIComponent(samplingSession)}`)).body).toEqual({
+      sampler_id: samplingSession,
+      base_model: "table",
+      model_path: path,
+    });
+    const request = {
+      sampling_session_id: samplingSession,
+      seq_id: 0,
+      num_samples: 3,
+      prompt: { chunks: [{ type: "encoded_text", tokens: [1] }] },
+      sampling_params: { max_tokens: 4, seed: 5 },
+    };
     const out = await settle(server, (await call(server, "asample", request)).body.request_id);
     const sequences = out.sequences as { tokens: number[]; logprobs: number[]; stop_reason: string }[];
     expect(sequences).toHaveLength(3);
@@ -279,14 +330,25 @@ describe("long polls and sampling", () => {
     const first = sequences[0]!;
     const stopAt = first.tokens[1] ?? first.tokens[0]!;
     const cut = first.tokens.indexOf(stopAt) + 1;
-    const stopped = await settle(server, (await call(server, "asample", { ...request, num_samples: 1, sampling_params: { max_tokens: 4, seed: 5, stop: [stopAt] } })).body.request_id);
+    const stopped = await settle(
+      server,
+      (await call(server, "asample", { ...request, num_samples: 1, sampling_params: { max_tokens: 4, seed: 5, stop: [stopAt] } })).body.request_id,
+    );
     expect(stopped.sequences).toEqual([{ stop_reason: "stop", tokens: first.tokens.slice(0, cut), logprobs: first.logprobs.slice(0, cut) }]);
     // The table backend's sampler cannot score prompts: a clear refusal the SDK does not retry.
-    const scored = await fetch(`${server.url}/api/v1/asample`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ ...request, prompt_logprobs: true }) });
+    const scored = await fetch(`${server.url}/api/v1/asample`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ ...request, prompt_logprobs: true }),
+    });
     expect(scored.status).toBe(400);
     expect(scored.headers.get("x-should-retry")).toBe("false");
     expect(((await scored.json()) as { detail: string }).detail).toBe("asample: prompt_logprobs: this server's sampler cannot score prompts");
-    const ranked = await fetch(`${server.url}/api/v1/asample`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ ...request, topk_prompt_logprobs: 2 }) });
+    const ranked = await fetch(`${server.url}/api/v1/asample`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ ...request, topk_prompt_logprobs: 2 }),
+    });
     expect(ranked.status).toBe(400);
     expect(((await ranked.json()) as { detail: string }).detail).toBe("asample: topk_prompt_logprobs: this server's sampler cannot rank prompt tokens");
   });
@@ -342,7 +404,10 @@ describe("checkpoints", () => {
       expect(await refused(saving, bad)).toBe('load_weights: path: "s3://elsewhere" is not a tinker://<model>/weights/<name> path');
       const missing = await call(saving, "load_weights", { model_id: await model(saving, sid, 3), seq_id: 1, path: `tinker://${first}/weights/none` });
       // The reason names the checkpoint by its tinker:// path, never by the server's files.
-      expect(await settle(saving, missing.body.request_id)).toEqual({ error: `load_weights: no checkpoint tinker://${first}/weights/none on this server`, category: "user" });
+      expect(await settle(saving, missing.body.request_id)).toEqual({
+        error: `load_weights: no checkpoint tinker://${first}/weights/none on this server`,
+        category: "user",
+      });
     } finally {
       await saving.close();
       await rm(root, { recursive: true, force: true });

@@ -17,7 +17,9 @@ export function checkExposure(options: Pick<TinkerServerOptions, "host" | "apiKe
   if (isLoopbackHost(host)) return;
   const keys = typeof options.apiKey === "string" ? [options.apiKey] : (options.apiKey ?? []);
   if (keys.length === 0) {
-    throw new TinkerUsageError(`refusing to listen on ${host} without an API key: set apiKey (at least ${MIN_REMOTE_KEY_LENGTH} characters), or bind to 127.0.0.1`);
+    throw new TinkerUsageError(
+      `refusing to listen on ${host} without an API key: set apiKey (at least ${MIN_REMOTE_KEY_LENGTH} characters), or bind to 127.0.0.1`,
+    );
   }
   if (keys.some((key) => key.length < MIN_REMOTE_KEY_LENGTH)) {
     throw new TinkerUsageError(`refusing to listen on ${host}: every apiKey needs at least ${MIN_REMOTE_KEY_LENGTH} characters beyond loopback`);

@@ -72,7 +72,7 @@ export function zstdLayout(data: Uint8Array): ZstdLayout {
     layout.frames++;
     layout.maxWindow = Math.max(layout.maxWindow, window);
     layout.declaredSize += contentSize;
-    for (let last = 0; !last; ) {
+    for (let last = 0; !last;) {
       need(3, "block header");
       const header = le(at, 3);
       last = header & 1;

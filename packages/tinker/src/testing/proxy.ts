@@ -47,9 +47,15 @@ export async function startProxy(target: string, options: ProxyOptions = {}): Pr
         answer(options.refuseProtobuf, { detail: [{ type: "json_invalid", msg: "JSON decode error" }] });
         return;
       }
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k, v]) => typeof v === "string" && !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([k, v]) => typeof v === "string" && !["host", "content-length", "connection"].includes(k)),
+      ) as Record<string, string>;
       if (options.rewriteJson) headers.accept = "application/json";
-      const response = await fetch(`${target}${req.url ?? "/"}`, { method: req.method ?? "GET", headers, ...(body.length > 0 ? { body: new Uint8Array(body) } : {}) });
+      const response = await fetch(`${target}${req.url ?? "/"}`, {
+        method: req.method ?? "GET",
+        headers,
+        ...(body.length > 0 ? { body: new Uint8Array(body) } : {}),
+      });
       let reply = Buffer.from(await response.arrayBuffer());
       if (options.rewriteJson && (response.headers.get("content-type") ?? "").includes("json")) {
         reply = Buffer.from(JSON.stringify(options.rewriteJson(path, JSON.parse(reply.toString("utf8")), json)));

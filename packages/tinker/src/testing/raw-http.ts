@@ -4,7 +4,13 @@ import { connect } from "node:net";
  * Send one request exactly as written (method, target and headers unchanged) on a raw socket and
  * return the status of the reply: what `fetch` would normalize away, a server sees as sent.
  */
-export function rawRequest(port: number, method: string, target: string, headers: Record<string, string> = {}, body: string | Uint8Array = ""): Promise<{ status: number; text: string }> {
+export function rawRequest(
+  port: number,
+  method: string,
+  target: string,
+  headers: Record<string, string> = {},
+  body: string | Uint8Array = "",
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];

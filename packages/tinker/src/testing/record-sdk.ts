@@ -27,10 +27,12 @@ function body(bytes: Buffer, type: string | undefined): { json: unknown } | { ba
 
 function kept(headers: Record<string, string | string[] | undefined> | Headers): Record<string, string> {
   const get = (name: string) => (headers instanceof Headers ? headers.get(name) : headers[name]);
-  return Object.fromEntries(KEPT.flatMap((name) => {
-    const value = get(name);
-    return typeof value === "string" ? [[name, value]] : [];
-  }));
+  return Object.fromEntries(
+    KEPT.flatMap((name) => {
+      const value = get(name);
+      return typeof value === "string" ? [[name, value]] : [];
+    }),
+  );
 }
 
 async function read(req: IncomingMessage): Promise<Buffer> {
@@ -46,8 +48,14 @@ async function main(python: string, out: string, zstd: boolean): Promise<void> {
   const proxy = createServer((req, res) => {
     void (async () => {
       const request = await read(req);
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k, v]) => typeof v === "string" && !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
-      const response = await fetch(`${server.url}${req.url ?? "/"}`, { method: req.method ?? "GET", headers, ...(request.length > 0 ? { body: new Uint8Array(request) } : {}) });
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([k, v]) => typeof v === "string" && !["host", "content-length", "connection"].includes(k)),
+      ) as Record<string, string>;
+      const response = await fetch(`${server.url}${req.url ?? "/"}`, {
+        method: req.method ?? "GET",
+        headers,
+        ...(request.length > 0 ? { body: new Uint8Array(request) } : {}),
+      });
       const reply = Buffer.from(await response.arrayBuffer());
       lines.push(
         JSON.stringify({

@@ -34,8 +34,14 @@ async function main(target: string, baseModel: string, out: string): Promise<voi
   const proxy = createServer((req, res) => {
     void (async () => {
       const request = await read(req);
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k, v]) => typeof v === "string" && !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
-      const response = await fetch(`${target}${req.url ?? "/"}`, { method: req.method ?? "GET", headers, ...(request.length > 0 ? { body: new Uint8Array(request) } : {}) });
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([k, v]) => typeof v === "string" && !["host", "content-length", "connection"].includes(k)),
+      ) as Record<string, string>;
+      const response = await fetch(`${target}${req.url ?? "/"}`, {
+        method: req.method ?? "GET",
+        headers,
+        ...(request.length > 0 ? { body: new Uint8Array(request) } : {}),
+      });
       const reply = Buffer.from(await response.arrayBuffer());
       const replyType = response.headers.get("content-type");
       exchanges.push({

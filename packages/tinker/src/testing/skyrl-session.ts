@@ -65,7 +65,9 @@ export async function skyrlSession(baseUrl: string, baseModel: string): Promise<
     const stopTokens = await ephemeral.sample(SKYRL_PROMPT, SamplingParams.parse({ maxTokens: 6, seed: 7 }));
     const promptLogprobs = await ephemeral.promptLogprobs(SKYRL_PROMPT);
     const zeros = SKYRL_PROMPT.slice(1).map(() => 0);
-    const [forwardOfPrompt] = await client.forward([{ tokens: SKYRL_PROMPT.slice(0, -1), targetTokens: SKYRL_PROMPT.slice(1), logprobs: zeros, advantages: zeros, mask: zeros.map(() => 1) }]);
+    const [forwardOfPrompt] = await client.forward([
+      { tokens: SKYRL_PROMPT.slice(0, -1), targetTokens: SKYRL_PROMPT.slice(1), logprobs: zeros, advantages: zeros, mask: zeros.map(() => 1) },
+    ]);
     const named = await client.saveWeightsForSampler("sampler-1");
     const byStrings = await service.createSampler({ modelPath: named.modelPath! });
     const stopStrings = await byStrings.sample(SKYRL_PROMPT, SamplingParams.parse({ maxTokens: 6, seed: 7, stop: ["\n"] }));
@@ -80,7 +82,11 @@ export async function skyrlSession(baseUrl: string, baseModel: string): Promise<
 
     // One more step on the model that kept training and on both resumed ones: the loss after it.
     const nextStep = Object.create(null) as Record<string, number>;
-    for (const [name, model] of [["kept", client], ["resumed", resumed], ["weightsOnly", weightsOnly]] as const) {
+    for (const [name, model] of [
+      ["kept", client],
+      ["resumed", resumed],
+      ["weightsOnly", weightsOnly],
+    ] as const) {
       await model.forwardBackward(data, { type: "importance_sampling" });
       await model.optimStep(adam);
       nextStep[name] = (await model.forwardBackward(data, { type: "importance_sampling" })).loss;

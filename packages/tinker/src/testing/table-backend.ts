@@ -1,6 +1,14 @@
 import { lossMetrics, policyLoss } from "@envace/grpo";
 import type { SampledTokens, Sampler, SamplingParams } from "@envace/protocol";
-import { referenceLoss, TrainingInputError, type AdamParams, type Datum, type ForwardBackwardResult, type LossFn, type TrainingBackend } from "@envace/training";
+import {
+  referenceLoss,
+  TrainingInputError,
+  type AdamParams,
+  type Datum,
+  type ForwardBackwardResult,
+  type LossFn,
+  type TrainingBackend,
+} from "@envace/training";
 
 /**
  * A deterministic bigram model for protocol tests: the next-token logits are one row of a V×V
@@ -49,7 +57,8 @@ export class TableBackend implements TrainingBackend {
   }
 
   private check(token: number): void {
-    if (!Number.isInteger(token) || token < 0 || token >= this.vocab) throw new TrainingInputError(`token ${token} is outside the vocabulary (size ${this.vocab})`);
+    if (!Number.isInteger(token) || token < 0 || token >= this.vocab)
+      throw new TrainingInputError(`token ${token} is outside the vocabulary (size ${this.vocab})`);
   }
 
   private probs(weights: Float64Array, token: number, temperature = 1): number[] {
@@ -150,7 +159,8 @@ export class TableBackend implements TrainingBackend {
     const snapshot = Float64Array.from(this.weights);
     let counter = 0;
     const eos = this.options.eos;
-    const promptLogprobs = (prompt: readonly number[]) => Promise.resolve(prompt.slice(1).map((token, t) => Math.log(this.probs(snapshot, prompt[t]!)[token]!)));
+    const promptLogprobs = (prompt: readonly number[]) =>
+      Promise.resolve(prompt.slice(1).map((token, t) => Math.log(this.probs(snapshot, prompt[t]!)[token]!)));
     return {
       ...(this.options.scoresPrompts ? { promptLogprobs } : {}),
       sample: (prompt: readonly number[], params: SamplingParams): Promise<SampledTokens> => {

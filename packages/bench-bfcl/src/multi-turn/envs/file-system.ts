@@ -1,4 +1,26 @@
-import { attributeError, compareCodePoints, formatFixed, hashKey, iterate, len, operator, pyEquals, PyHashDict, type PyObject, PyOpaque, pyRepr, pyStr, pyTypeName, rstrip, splitlines, splitWhitespace, strip, truthy, typeError, valueError } from "@envace/python-text";
+import {
+  attributeError,
+  compareCodePoints,
+  formatFixed,
+  hashKey,
+  iterate,
+  len,
+  operator,
+  pyEquals,
+  PyHashDict,
+  type PyObject,
+  PyOpaque,
+  pyRepr,
+  pyStr,
+  pyTypeName,
+  rstrip,
+  splitlines,
+  splitWhitespace,
+  strip,
+  truthy,
+  typeError,
+  valueError,
+} from "@envace/python-text";
 import { BfclEnvironment } from "../environment.js";
 import { asStr, dictGet, noAttribute } from "../python-access.js";
 
@@ -49,7 +71,6 @@ function nodesEqual(a: FsNode, b: FsNode): boolean {
   }
   return true;
 }
-
 
 function nodeRepr(node: FsNode): string {
   if (node instanceof FsFile) return `<<File: ${node.name}, Content: ${pyStr(node.content)}>>`;
@@ -105,7 +126,7 @@ export class GorillaFileSystem extends BfclEnvironment {
         parent.contents.set(key, this.loadDirectory(operator.getitem(data, "contents"), new FsDirectory(key, parent)));
       } else if (type === "file") {
         let content = operator.getitem(data, "content");
-        if (this.longContext && !(iterate(this.filler("FILES_TAIL_USED"))).includes(key)) {
+        if (this.longContext && !iterate(this.filler("FILES_TAIL_USED")).includes(key)) {
           content = asStr(content, "__add__") + asStr(this.filler("FILE_CONTENT_EXTENSION"), "__add__");
         }
         parent.contents.set(key, new FsFile(key, content));
@@ -119,10 +140,14 @@ export class GorillaFileSystem extends BfclEnvironment {
 
   override publicState(): Map<string, PyObject> {
     const root = this.root;
-    const snapshot = new PyOpaque("Directory", () => nodeRepr(root), (other) => {
-      const theirs = other instanceof PyOpaque ? DIRECTORIES.get(other) : undefined;
-      return theirs !== undefined && nodesEqual(root, theirs);
-    });
+    const snapshot = new PyOpaque(
+      "Directory",
+      () => nodeRepr(root),
+      (other) => {
+        const theirs = other instanceof PyOpaque ? DIRECTORIES.get(other) : undefined;
+        return theirs !== undefined && nodesEqual(root, theirs);
+      },
+    );
     DIRECTORIES.set(snapshot, root);
     return new Map<string, PyObject>([
       ["long_context", this.longContext],
@@ -139,7 +164,14 @@ export class GorillaFileSystem extends BfclEnvironment {
     this.define("touch", ["file_name"], (name) => this.touch(name));
     this.define("echo", ["content", { name: "file_name", default: null }], (content, name) => this.echo(content, name));
     this.define("cat", ["file_name"], (name) => this.cat(name));
-    this.define("find", [{ name: "path", default: "." }, { name: "name", default: null }], (path, name) => this.find(path, name));
+    this.define(
+      "find",
+      [
+        { name: "path", default: "." },
+        { name: "name", default: null },
+      ],
+      (path, name) => this.find(path, name),
+    );
     this.define("wc", ["file_name", { name: "mode", default: "l" }], (name, mode) => this.wc(name, mode));
     this.define("sort", ["file_name"], (name) => this.sort(name));
     this.define("grep", ["file_name", "pattern"], (name, pattern) => this.grep(name, pattern));
@@ -318,7 +350,8 @@ export class GorillaFileSystem extends BfclEnvironment {
     if (!this.current.has(source)) return PyHashDict.of({ error: `${command}: cannot ${verb} '${pyStr(source)}': No such file or directory` });
     const node = this.current.get(source)!;
     const src = source as string;
-    if (operator.contains(destination, "/")) return PyHashDict.of({ error: `${command}: path not allowed in destination. Provide only a file or directory name.` });
+    if (operator.contains(destination, "/"))
+      return PyHashDict.of({ error: `${command}: path not allowed in destination. Provide only a file or directory name.` });
     if (this.current.has(destination)) {
       const dest = destination as string;
       const target = this.current.get(dest)!;

@@ -1,4 +1,21 @@
-import { iterate, len, operator, pyEquals, PyException, PyHashDict, pyInt, type PyObject, PyOpaque, pyRepr, pyStr, pyTypeName, roundFloat, truthy, typeError, valueError } from "@envace/python-text";
+import {
+  iterate,
+  len,
+  operator,
+  pyEquals,
+  PyException,
+  PyHashDict,
+  pyInt,
+  type PyObject,
+  PyOpaque,
+  pyRepr,
+  pyStr,
+  pyTypeName,
+  roundFloat,
+  truthy,
+  typeError,
+  valueError,
+} from "@envace/python-text";
 import { decimalFromDouble, decimalFromInt, decimalRepr, decimalSqrt } from "../../py/decimal.js";
 import type { Decimal } from "../../py/decimal.js";
 import { div, divAny, dpsToPrec, exact, logReal, mpReprAny, rationalOfDouble } from "../../py/mpmath.js";
@@ -114,49 +131,105 @@ export class MathAPI extends BfclEnvironment {
     this.define("logarithm", ["value", "base", "precision"], (value, base, precision) => this.logarithm(value, base, precision));
     this.define("mean", ["numbers"], (numbers) => {
       if (!truthy(numbers)) return error("Cannot calculate mean of an empty list");
-      return catching(["TypeError"], () => error("All elements in the list must be numbers"), () => result(operator.truediv(pySum(numbers), lenOf(numbers))));
+      return catching(
+        ["TypeError"],
+        () => error("All elements in the list must be numbers"),
+        () => result(operator.truediv(pySum(numbers), lenOf(numbers))),
+      );
     });
     this.define("standard_deviation", ["numbers"], (numbers) => {
       if (!truthy(numbers)) return error("Cannot calculate standard deviation of an empty list");
-      return catching(["TypeError"], () => error("All elements in the list must be numbers"), () => {
-        const mean = operator.truediv(pySum(numbers), lenOf(numbers));
-        const squares = iterate(numbers).map((x) => operator.pow(operator.sub(x, mean), 2n));
-        const variance = Number(operator.truediv(pySum(squares), lenOf(numbers)));
-        if (variance < 0) throw valueError("math domain error");
-        return result(Math.sqrt(variance));
-      });
+      return catching(
+        ["TypeError"],
+        () => error("All elements in the list must be numbers"),
+        () => {
+          const mean = operator.truediv(pySum(numbers), lenOf(numbers));
+          const squares = iterate(numbers).map((x) => operator.pow(operator.sub(x, mean), 2n));
+          const variance = Number(operator.truediv(pySum(squares), lenOf(numbers)));
+          if (variance < 0) throw valueError("math domain error");
+          return result(Math.sqrt(variance));
+        },
+      );
     });
     this.define("si_unit_conversion", ["value", "unit_in", "unit_out"], (value, unitIn, unitOut) => this.siConversion(value, unitIn, unitOut));
     this.define("imperial_si_conversion", ["value", "unit_in", "unit_out"], (value, unitIn, unitOut) => this.imperialConversion(value, unitIn, unitOut));
-    this.define("add", ["a", "b"], (a, b) => catching(["TypeError"], () => error("Both inputs must be numbers"), () => result(operator.add(a, b))));
-    this.define("subtract", ["a", "b"], (a, b) => catching(["TypeError"], () => error("Both inputs must be numbers"), () => result(operator.sub(a, b))));
+    this.define("add", ["a", "b"], (a, b) =>
+      catching(
+        ["TypeError"],
+        () => error("Both inputs must be numbers"),
+        () => result(operator.add(a, b)),
+      ),
+    );
+    this.define("subtract", ["a", "b"], (a, b) =>
+      catching(
+        ["TypeError"],
+        () => error("Both inputs must be numbers"),
+        () => result(operator.sub(a, b)),
+      ),
+    );
     this.define("multiply", ["a", "b"], (a, b) => {
       if (!isRealNumber(a) || !isRealNumber(b)) return error("Both inputs must be numbers");
       return result(operator.mul(a, b));
     });
     this.define("divide", ["a", "b"], (a, b) =>
-      catching(["TypeError"], () => error("Both inputs must be numbers"), () => (pyEquals(b, 0n) ? error("Cannot divide by zero") : result(operator.truediv(a, b)))),
+      catching(
+        ["TypeError"],
+        () => error("Both inputs must be numbers"),
+        () => (pyEquals(b, 0n) ? error("Cannot divide by zero") : result(operator.truediv(a, b))),
+      ),
     );
-    this.define("power", ["base", "exponent"], (base, exponent) => catching(["TypeError"], () => error("Both inputs must be numbers"), () => result(operator.pow(base, exponent))));
+    this.define("power", ["base", "exponent"], (base, exponent) =>
+      catching(
+        ["TypeError"],
+        () => error("Both inputs must be numbers"),
+        () => result(operator.pow(base, exponent)),
+      ),
+    );
     this.define("square_root", ["number", "precision"], (number, precision) => this.squareRoot(number, precision));
-    this.define("absolute_value", ["number"], (number) => catching(["TypeError"], () => error("Input must be a number"), () => result(operator.abs(number))));
+    this.define("absolute_value", ["number"], (number) =>
+      catching(
+        ["TypeError"],
+        () => error("Input must be a number"),
+        () => result(operator.abs(number)),
+      ),
+    );
     this.define("round_number", ["number", { name: "decimal_places", default: 0n }], (number, places) =>
-      catching(["TypeError"], () => error("First input must be a number, second input must be an integer"), () => result(pyRound(number, places))),
+      catching(
+        ["TypeError"],
+        () => error("First input must be a number, second input must be an integer"),
+        () => result(pyRound(number, places)),
+      ),
     );
     this.define("percentage", ["part", "whole"], (part, whole) =>
-      catching(["TypeError"], () => error("Both inputs must be numbers"), () => (pyEquals(whole, 0n) ? error("Whole value cannot be zero") : result(operator.mul(operator.truediv(part, whole), 100n)))),
+      catching(
+        ["TypeError"],
+        () => error("Both inputs must be numbers"),
+        () => (pyEquals(whole, 0n) ? error("Whole value cannot be zero") : result(operator.mul(operator.truediv(part, whole), 100n))),
+      ),
     );
     this.define("min_value", ["numbers"], (numbers) => {
       if (!truthy(numbers)) return error("Cannot find minimum of an empty list");
-      return catching(["TypeError"], () => error("All elements in the list must be numbers"), () => result(extreme(numbers, operator.lt)));
+      return catching(
+        ["TypeError"],
+        () => error("All elements in the list must be numbers"),
+        () => result(extreme(numbers, operator.lt)),
+      );
     });
     this.define("max_value", ["numbers"], (numbers) => {
       if (!truthy(numbers)) return error("Cannot find maximum of an empty list");
-      return catching(["TypeError"], () => error("All elements in the list must be numbers"), () => result(extreme(numbers, operator.gt)));
+      return catching(
+        ["TypeError"],
+        () => error("All elements in the list must be numbers"),
+        () => result(extreme(numbers, operator.gt)),
+      );
     });
     this.define("sum_values", ["numbers"], (numbers) => {
       if (!truthy(numbers)) return error("Cannot calculate sum of an empty list");
-      return catching(["TypeError"], () => error("All elements in the list must be numbers"), () => result(pySum(numbers)));
+      return catching(
+        ["TypeError"],
+        () => error("All elements in the list must be numbers"),
+        () => result(pySum(numbers)),
+      );
     });
   }
 
@@ -182,20 +255,32 @@ export class MathAPI extends BfclEnvironment {
   }
 
   private squareRoot(number: PyObject, precision: PyObject): PyObject {
-    return catching(["TypeError", "InvalidOperation"], () => error("Input must be a number or computation resulted in an invalid operation"), () => {
-      if (operator.lt(number, 0n)) return error("Cannot calculate square root of a negative number");
-      if (!isInteger(precision)) throw typeError(`'${pyTypeName(precision)}' object cannot be interpreted as an integer`);
-      const prec = Number(pyInt(precision));
-      if (prec < 1) throw valueError("valid range for prec is [1, MAX_PREC]");
-      return result(new PyOpaque("Decimal", decimalRepr(decimalSqrt(toDecimal(number), prec))));
-    });
+    return catching(
+      ["TypeError", "InvalidOperation"],
+      () => error("Input must be a number or computation resulted in an invalid operation"),
+      () => {
+        if (operator.lt(number, 0n)) return error("Cannot calculate square root of a negative number");
+        if (!isInteger(precision)) throw typeError(`'${pyTypeName(precision)}' object cannot be interpreted as an integer`);
+        const prec = Number(pyInt(precision));
+        if (prec < 1) throw valueError("valid range for prec is [1, MAX_PREC]");
+        return result(new PyOpaque("Decimal", decimalRepr(decimalSqrt(toDecimal(number), prec))));
+      },
+    );
   }
 
   private siConversion(value: PyObject, unitIn: PyObject, unitOut: PyObject): PyObject {
-    const toMeters = new PyHashDict([["km", 1000n], ["m", 1n], ["cm", 0.01], ["mm", 0.001], ["um", 1e-6], ["nm", 1e-9]]);
+    const toMeters = new PyHashDict([
+      ["km", 1000n],
+      ["m", 1n],
+      ["cm", 0.01],
+      ["mm", 0.001],
+      ["um", 1e-6],
+      ["nm", 1e-9],
+    ]);
     const fromMeters = new PyHashDict([...toMeters].map(([unit, factor]) => [unit, operator.truediv(1n, factor)]));
     if (!isRealNumber(value)) return error("Value must be a number");
-    if (!operator.contains(toMeters, unitIn) || !operator.contains(fromMeters, unitOut)) return error(`Conversion from '${pyStr(unitIn)}' to '${pyStr(unitOut)}' is not supported`);
+    if (!operator.contains(toMeters, unitIn) || !operator.contains(fromMeters, unitOut))
+      return error(`Conversion from '${pyStr(unitIn)}' to '${pyStr(unitOut)}' is not supported`);
     return result(operator.mul(operator.mul(value, operator.getitem(toMeters, unitIn)), operator.getitem(fromMeters, unitOut)));
   }
 

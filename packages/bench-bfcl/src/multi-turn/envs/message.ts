@@ -9,7 +9,11 @@ const DEFAULT_STATE = (): PyHashDict =>
     generated_ids: new PySet(),
     user_count: 4n,
     user_map: PyHashDict.of({ Alice: "USR001", Bob: "USR002", Catherine: "USR003", Daniel: "USR004" }),
-    inbox: [PyHashDict.of({ USR002: "My name is Alice. I want to connect." }), PyHashDict.of({ USR003: "Could you upload the file?" }), PyHashDict.of({ USR004: "Could you upload the file?" })],
+    inbox: [
+      PyHashDict.of({ USR002: "My name is Alice. I want to connect." }),
+      PyHashDict.of({ USR003: "Could you upload the file?" }),
+      PyHashDict.of({ USR004: "Could you upload the file?" }),
+    ],
     message_count: 3n,
     current_user: null,
   });
@@ -62,7 +66,11 @@ export class MessageAPI extends StateEnvironment {
           // `list.remove` drops the first equal message, not necessarily this one.
           const index = inbox.findIndex((m) => pyEquals(m, message));
           inbox.splice(index, 1);
-          return PyHashDict.of({ deleted_status: true, receiver_id: receiver, message: `Receiver ${pyStr(receiverId)}'s latest message deleted successfully.` });
+          return PyHashDict.of({
+            deleted_status: true,
+            receiver_id: receiver,
+            message: `Receiver ${pyStr(receiverId)}'s latest message deleted successfully.`,
+          });
         }
       }
       return PyHashDict.of({ error: `Receiver ID ${pyStr(receiverId)} not found.` });

@@ -1,4 +1,20 @@
-import { formatFixed, iterate, keyError, operator, pyEquals, PyException, pyFloat, PyHashDict, pyInt, type PyObject, pyRepr, pyStr, pyTypeName, truthy, valueError } from "@envace/python-text";
+import {
+  formatFixed,
+  iterate,
+  keyError,
+  operator,
+  pyEquals,
+  PyException,
+  pyFloat,
+  PyHashDict,
+  pyInt,
+  type PyObject,
+  pyRepr,
+  pyStr,
+  pyTypeName,
+  truthy,
+  valueError,
+} from "@envace/python-text";
 import { DATETIME_MAX, DATETIME_MIN, formatDateTime, strptime } from "../../py/datetime.js";
 import { PythonRandom } from "../../py/random.js";
 import { StateEnvironment } from "../environment.js";
@@ -143,7 +159,8 @@ export class TradingBot extends StateEnvironment {
     this.define("cancel_order", ["order_id"], (orderId) => {
       const orders = this.get("orders");
       if (!operator.contains(orders, orderId)) return PyHashDict.of({ error: `Order with ID ${pyStr(orderId)} not found.` });
-      if (pyEquals(operator.getitem(operator.getitem(orders, orderId), "status"), "Completed")) return PyHashDict.of({ error: `Can't cancel order ${pyStr(orderId)}. Order is already completed.` });
+      if (pyEquals(operator.getitem(operator.getitem(orders, orderId), "status"), "Completed"))
+        return PyHashDict.of({ error: `Can't cancel order ${pyStr(orderId)}. Order is already completed.` });
       operator.setitem(operator.getitem(orders, orderId), "status", "Cancelled");
       return PyHashDict.of({ order_id: orderId, status: "Cancelled" });
     });
@@ -154,7 +171,8 @@ export class TradingBot extends StateEnvironment {
       if (asStr(orderType, "lower").toLowerCase() === "buy") {
         const totalCost = operator.mul(pyFloat(priceArg), pyInt(amount));
         const balance = dictGet(this.get("account_info"), "balance", 0n);
-        if (operator.gt(totalCost, balance)) return PyHashDict.of({ error: `Insufficient funds: required $${fixed2(totalCost)} but only $${fixed2(balance)} available.` });
+        if (operator.gt(totalCost, balance))
+          return PyHashDict.of({ error: `Insufficient funds: required $${fixed2(totalCost)} but only $${fixed2(balance)} available.` });
       }
       const price = pyFloat(priceArg);
       const orderId = this.get("order_counter");
@@ -200,7 +218,10 @@ export class TradingBot extends StateEnvironment {
       const watchList = this.get("watch_list");
       if (!operator.contains(watchList, symbol)) return PyHashDict.of({ error: `Stock ${pyStr(symbol)} not found in watchlist.` });
       const list = asList(watchList, "remove");
-      list.splice(list.findIndex((s) => pyEquals(s, symbol)), 1);
+      list.splice(
+        list.findIndex((s) => pyEquals(s, symbol)),
+        1,
+      );
       return PyHashDict.of({ status: `Stock ${pyStr(symbol)} removed from watchlist successfully.` });
     });
     this.define("get_watchlist", [], () => {
@@ -212,17 +233,24 @@ export class TradingBot extends StateEnvironment {
       if (!this.authenticated()) return [PyHashDict.of({ error: "User not authenticated. Please log in to view order history." })];
       return PyHashDict.of({ history: asDict(this.get("orders"), "keys").keys() });
     });
-    this.define("get_transaction_history", [{ name: "start_date", default: null }, { name: "end_date", default: null }], (startDate, endDate) => {
-      if (!this.authenticated()) return [PyHashDict.of({ error: "User not authenticated. Please log in to view transaction history." })];
-      const start = truthy(startDate) ? strptime(startDate, "%Y-%m-%d") : DATETIME_MIN;
-      const end = truthy(endDate) ? strptime(endDate, "%Y-%m-%d") : DATETIME_MAX;
-      const history = iterate(this.get("transaction_history")).filter((transaction) => {
-        const at = strptime(operator.getitem(transaction, "timestamp"), "%Y-%m-%d %H:%M:%S");
-        return start <= at && at <= end;
-      });
-      if (this.longContext) history.push(...iterate(this.filler("TRANSACTION_HISTORY_EXTENSION")));
-      return PyHashDict.of({ transaction_history: history });
-    });
+    this.define(
+      "get_transaction_history",
+      [
+        { name: "start_date", default: null },
+        { name: "end_date", default: null },
+      ],
+      (startDate, endDate) => {
+        if (!this.authenticated()) return [PyHashDict.of({ error: "User not authenticated. Please log in to view transaction history." })];
+        const start = truthy(startDate) ? strptime(startDate, "%Y-%m-%d") : DATETIME_MIN;
+        const end = truthy(endDate) ? strptime(endDate, "%Y-%m-%d") : DATETIME_MAX;
+        const history = iterate(this.get("transaction_history")).filter((transaction) => {
+          const at = strptime(operator.getitem(transaction, "timestamp"), "%Y-%m-%d %H:%M:%S");
+          return start <= at && at <= end;
+        });
+        if (this.longContext) history.push(...iterate(this.filler("TRANSACTION_HISTORY_EXTENSION")));
+        return PyHashDict.of({ transaction_history: history });
+      },
+    );
     this.define("get_available_stocks", ["sector"], (sector) => {
       const sectors = PyHashDict.of({ Technology: ["AAPL", "GOOG", "MSFT", "NVDA"], Automobile: ["TSLA", "F", "GM"] });
       if (this.longContext) {
@@ -243,8 +271,11 @@ export class TradingBot extends StateEnvironment {
     });
     this.define("notify_price_change", ["stocks", "threshold"], (stocks, threshold) => {
       const all = this.get("stocks");
-      const changed = iterate(stocks).filter((symbol) => operator.contains(all, symbol) && operator.ge(operator.abs(operator.getitem(operator.getitem(all, symbol), "percent_change")), threshold));
-      if (changed.length > 0) return PyHashDict.of({ notification: `Stocks ${changed.map((s) => asStr(s, "join")).join(", ")} have significant price changes.` });
+      const changed = iterate(stocks).filter(
+        (symbol) => operator.contains(all, symbol) && operator.ge(operator.abs(operator.getitem(operator.getitem(all, symbol), "percent_change")), threshold),
+      );
+      if (changed.length > 0)
+        return PyHashDict.of({ notification: `Stocks ${changed.map((s) => asStr(s, "join")).join(", ")} have significant price changes.` });
       return PyHashDict.of({ notification: "No significant price changes in the selected stocks." });
     });
   }

@@ -1,11 +1,35 @@
-import { iterate, operator, pyDeepCopy, pyEquals, PyException, pyFloat, PyHashDict, type PyObject, pyRepr, pyStr, PyTuple, roundFloat, valueError } from "@envace/python-text";
+import {
+  iterate,
+  operator,
+  pyDeepCopy,
+  pyEquals,
+  PyException,
+  pyFloat,
+  PyHashDict,
+  type PyObject,
+  pyRepr,
+  pyStr,
+  PyTuple,
+  roundFloat,
+  valueError,
+} from "@envace/python-text";
 import { strptime } from "../../py/datetime.js";
 import { PythonRandom } from "../../py/random.js";
 import { StateEnvironment } from "../environment.js";
 import { asDict, asStr, dictGet } from "../python-access.js";
 import { randomFrom } from "./seed.js";
 
-const KEYS = ["credit_card_list", "booking_record", "access_token", "token_type", "token_expires_in", "token_scope", "user_first_name", "user_last_name", "budget_limit"];
+const KEYS = [
+  "credit_card_list",
+  "booking_record",
+  "access_token",
+  "token_type",
+  "token_expires_in",
+  "token_scope",
+  "user_first_name",
+  "user_last_name",
+  "budget_limit",
+];
 const DEFAULT_SEED = 141053n;
 
 /** Base fares between airports, in upstream's order (the order matters: long-context runs list every fare). */
@@ -36,7 +60,31 @@ const BASE_COSTS: readonly (readonly [string, string, number])[] = [
 
 const BASE_COST_TABLE = new PyHashDict(BASE_COSTS.map(([from, to, cost]) => [new PyTuple([from, to]), BigInt(cost)]));
 
-const AIRPORTS = ["RMS", "SBK", "MPC", "SVP", "SHD", "CDG", "LHR", "SSV", "OKD", "WLB", "PEK", "HND", "HKG", "CIA", "CRH", "ATV", "PHV", "GFD", "SFO", "LAX", "JFK", "ORD", "BOS"];
+const AIRPORTS = [
+  "RMS",
+  "SBK",
+  "MPC",
+  "SVP",
+  "SHD",
+  "CDG",
+  "LHR",
+  "SSV",
+  "OKD",
+  "WLB",
+  "PEK",
+  "HND",
+  "HKG",
+  "CIA",
+  "CRH",
+  "ATV",
+  "PHV",
+  "GFD",
+  "SFO",
+  "LAX",
+  "JFK",
+  "ORD",
+  "BOS",
+];
 
 const NEAREST_AIRPORT = PyHashDict.of({
   Rivermist: "RMS",
@@ -113,44 +161,70 @@ export class TravelAPI extends StateEnvironment {
 
   constructor(...args: ConstructorParameters<typeof StateEnvironment>) {
     super(...args);
-    this.define("authenticate_travel", ["client_id", "client_secret", "refresh_token", "grant_type", "user_first_name", "user_last_name"], (_id, _secret, _refresh, grantType, first, last) => {
-      this.state.set("token_expires_in", 2n);
-      this.state.set("access_token", String(this.random.randint(100000, 999999)));
-      this.state.set("token_type", "Bearer");
-      this.state.set("token_scope", grantType);
-      this.state.set("user_first_name", first);
-      this.state.set("user_last_name", last);
-      return PyHashDict.of({ expires_in: 2n, access_token: this.get("access_token"), token_type: "Bearer", scope: grantType });
-    });
+    this.define(
+      "authenticate_travel",
+      ["client_id", "client_secret", "refresh_token", "grant_type", "user_first_name", "user_last_name"],
+      (_id, _secret, _refresh, grantType, first, last) => {
+        this.state.set("token_expires_in", 2n);
+        this.state.set("access_token", String(this.random.randint(100000, 999999)));
+        this.state.set("token_type", "Bearer");
+        this.state.set("token_scope", grantType);
+        this.state.set("user_first_name", first);
+        this.state.set("user_last_name", last);
+        return PyHashDict.of({ expires_in: 2n, access_token: this.get("access_token"), token_type: "Bearer", scope: grantType });
+      },
+    );
     this.define("travel_get_login_status", [], () => {
       const expires = this.get("token_expires_in");
       return PyHashDict.of({ status: !(expires === null || pyEquals(expires, 0n)) });
     });
-    this.define("get_budget_fiscal_year", [{ name: "lastModifiedAfter", default: null }, { name: "includeRemoved", default: null }], () => PyHashDict.of({ budget_fiscal_year: "2018" }));
-    this.define("register_credit_card", ["access_token", "card_number", "expiration_date", "cardholder_name", "card_verification_number"], (token, number, expiration, holder, cvv) => {
-      if (this.get("token_expires_in") === null) return PyHashDict.of({ error: "Token not initialized" });
-      const invalid = this.tokenError(token);
-      if (invalid) return invalid;
-      // Upstream compares the card number with the registered card ids.
-      if (operator.contains(this.get("credit_card_list"), number)) return PyHashDict.of({ error: "Card already registered" });
-      const cardId = String(this.random.randint(100000000000, 999999999999));
-      operator.setitem(
-        this.get("credit_card_list"),
-        cardId,
-        PyHashDict.of({ card_number: number, expiration_date: expiration, cardholder_name: holder, card_verification_number: cvv, balance: this.random.randint(10000, 99999) }),
-      );
-      return PyHashDict.of({ card_id: cardId });
-    });
-    this.define("get_flight_cost", ["travel_from", "travel_to", "travel_date", "travel_class"], (from, to, date, travelClass) => this.flightCost(from, to, date, travelClass));
+    this.define(
+      "get_budget_fiscal_year",
+      [
+        { name: "lastModifiedAfter", default: null },
+        { name: "includeRemoved", default: null },
+      ],
+      () => PyHashDict.of({ budget_fiscal_year: "2018" }),
+    );
+    this.define(
+      "register_credit_card",
+      ["access_token", "card_number", "expiration_date", "cardholder_name", "card_verification_number"],
+      (token, number, expiration, holder, cvv) => {
+        if (this.get("token_expires_in") === null) return PyHashDict.of({ error: "Token not initialized" });
+        const invalid = this.tokenError(token);
+        if (invalid) return invalid;
+        // Upstream compares the card number with the registered card ids.
+        if (operator.contains(this.get("credit_card_list"), number)) return PyHashDict.of({ error: "Card already registered" });
+        const cardId = String(this.random.randint(100000000000, 999999999999));
+        operator.setitem(
+          this.get("credit_card_list"),
+          cardId,
+          PyHashDict.of({
+            card_number: number,
+            expiration_date: expiration,
+            cardholder_name: holder,
+            card_verification_number: cvv,
+            balance: this.random.randint(10000, 99999),
+          }),
+        );
+        return PyHashDict.of({ card_id: cardId });
+      },
+    );
+    this.define("get_flight_cost", ["travel_from", "travel_to", "travel_date", "travel_class"], (from, to, date, travelClass) =>
+      this.flightCost(from, to, date, travelClass),
+    );
     this.define("get_credit_card_balance", ["access_token", "card_id"], (token, cardId) => {
       const invalid = this.tokenError(token);
       if (invalid) return invalid;
       const cards = this.get("credit_card_list");
-      if (!operator.contains(cards, cardId)) return PyHashDict.of({ error: `Card not registered. Here are a list of card_id's: ${pyRepr(asDict(cards, "keys").keys())}` });
+      if (!operator.contains(cards, cardId))
+        return PyHashDict.of({ error: `Card not registered. Here are a list of card_id's: ${pyRepr(asDict(cards, "keys").keys())}` });
       return PyHashDict.of({ card_balance: operator.getitem(operator.getitem(cards, cardId), "balance") });
     });
-    this.define("book_flight", ["access_token", "card_id", "travel_date", "travel_from", "travel_to", "travel_class"], (token, cardId, date, from, to, travelClass) =>
-      this.bookFlight(token, cardId, date, from, to, travelClass),
+    this.define(
+      "book_flight",
+      ["access_token", "card_id", "travel_date", "travel_from", "travel_to", "travel_class"],
+      (token, cardId, date, from, to, travelClass) => this.bookFlight(token, cardId, date, from, to, travelClass),
     );
     this.define("retrieve_invoice", ["access_token", { name: "booking_id", default: null }, { name: "insurance_id", default: null }], (token, bookingId) => {
       const invalid = this.tokenError(token);
@@ -159,10 +233,15 @@ export class TravelAPI extends StateEnvironment {
       if (!operator.contains(records, bookingId)) return PyHashDict.of({ error: "Booking not found" });
       const record = operator.getitem(records, bookingId);
       const invoice = PyHashDict.of({ booking_id: bookingId });
-      for (const field of ["travel_date", "travel_from", "travel_to", "travel_class", "travel_cost", "transaction_id"]) invoice.set(field, operator.getitem(record, field));
+      for (const field of ["travel_date", "travel_from", "travel_to", "travel_class", "travel_cost", "transaction_id"])
+        invoice.set(field, operator.getitem(record, field));
       return PyHashDict.of({ invoice });
     });
-    this.define("get_booking_history", ["access_token"], (token) => this.tokenError(token) ?? PyHashDict.of({ booking_history: pyDeepCopy(this.get("booking_record")) }));
+    this.define(
+      "get_booking_history",
+      ["access_token"],
+      (token) => this.tokenError(token) ?? PyHashDict.of({ booking_history: pyDeepCopy(this.get("booking_record")) }),
+    );
     this.define("list_all_airports", [], () => [...AIRPORTS]);
     this.define("cancel_booking", ["access_token", "booking_id"], (token, bookingId) => {
       const invalid = this.tokenError(token, { cancel_status: false });
@@ -197,7 +276,8 @@ export class TravelAPI extends StateEnvironment {
       try {
         const born = new Date(strptime(birth, "%Y-%m-%d"));
         const today = new Date();
-        const beforeBirthday = today.getMonth() + 1 < born.getUTCMonth() + 1 || (today.getMonth() === born.getUTCMonth() && today.getDate() < born.getUTCDate());
+        const beforeBirthday =
+          today.getMonth() + 1 < born.getUTCMonth() + 1 || (today.getMonth() === born.getUTCMonth() && today.getDate() < born.getUTCDate());
         age = today.getFullYear() - born.getUTCFullYear() - (beforeBirthday ? 1 : 0);
       } catch (error) {
         if (error instanceof PyException && error.pyType === "ValueError") {
@@ -206,7 +286,8 @@ export class TravelAPI extends StateEnvironment {
         throw error;
       }
       if (age < 18) return PyHashDict.of({ verification_status: false, verification_failure: "Traveler must be at least 18 years old." });
-      if (!asStr(passport, "startswith").startsWith("US")) return PyHashDict.of({ verification_status: false, verification_failure: "Passport must be issued by the United States." });
+      if (!asStr(passport, "startswith").startsWith("US"))
+        return PyHashDict.of({ verification_status: false, verification_failure: "Passport must be issued by the United States." });
       return PyHashDict.of({ verification_status: true });
     });
     this.define("set_budget_limit", ["access_token", "budget_limit"], (token, limit) => {
@@ -217,20 +298,26 @@ export class TravelAPI extends StateEnvironment {
       return PyHashDict.of({ budget_limit: budget });
     });
     this.define("get_nearest_airport_by_city", ["location"], (location) => PyHashDict.of({ nearest_airport: dictGet(NEAREST_AIRPORT, location, "Unknown") }));
-    this.define("purchase_insurance", ["access_token", "insurance_type", "booking_id", "insurance_cost", "card_id"], (token, _type, bookingId, cost, cardId) => {
-      const invalid = this.tokenError(token, { insurance_status: false });
-      if (invalid) return invalid;
-      const budget = this.get("budget_limit");
-      if (budget !== null && operator.lt(budget, cost)) return PyHashDict.of({ insurance_status: false, error: "Exceeded budget limit" });
-      if (!operator.contains(this.get("booking_record"), bookingId)) return PyHashDict.of({ insurance_status: false, error: "Booking not found" });
-      if (!operator.contains(this.get("credit_card_list"), cardId)) return PyHashDict.of({ insurance_status: false, error: "Credit card not registered" });
-      const card = operator.getitem(this.get("credit_card_list"), cardId);
-      operator.setitem(card, "balance", operator.sub(operator.getitem(card, "balance"), cost));
-      return PyHashDict.of({ insurance_id: String(this.random.randint(100000000, 999999999)), insurance_status: true });
-    });
+    this.define(
+      "purchase_insurance",
+      ["access_token", "insurance_type", "booking_id", "insurance_cost", "card_id"],
+      (token, _type, bookingId, cost, cardId) => {
+        const invalid = this.tokenError(token, { insurance_status: false });
+        if (invalid) return invalid;
+        const budget = this.get("budget_limit");
+        if (budget !== null && operator.lt(budget, cost)) return PyHashDict.of({ insurance_status: false, error: "Exceeded budget limit" });
+        if (!operator.contains(this.get("booking_record"), bookingId)) return PyHashDict.of({ insurance_status: false, error: "Booking not found" });
+        if (!operator.contains(this.get("credit_card_list"), cardId)) return PyHashDict.of({ insurance_status: false, error: "Credit card not registered" });
+        const card = operator.getitem(this.get("credit_card_list"), cardId);
+        operator.setitem(card, "balance", operator.sub(operator.getitem(card, "balance"), cost));
+        return PyHashDict.of({ insurance_id: String(this.random.randint(100000000, 999999999)), insurance_status: true });
+      },
+    );
     this.define("contact_customer_support", ["booking_id", "message"], (bookingId) => {
       if (!operator.contains(this.get("booking_record"), bookingId)) return PyHashDict.of({ error: "Booking not found" });
-      return PyHashDict.of({ customer_support_message: "Thank you for contacting customer support. Your message has been received and we will get back to you shortly." });
+      return PyHashDict.of({
+        customer_support_message: "Thank you for contacting customer support. Your message has been received and we will get back to you shortly.",
+      });
     });
     this.define("get_all_credit_cards", [], () => PyHashDict.of({ credit_card_list: this.get("credit_card_list") }));
   }
@@ -301,7 +388,15 @@ export class TravelAPI extends StateEnvironment {
     operator.setitem(
       this.get("booking_record"),
       bookingId,
-      PyHashDict.of({ card_id: cardId, travel_date: date, travel_from: from, travel_to: to, travel_class: travelClass, travel_cost: cost, transaction_id: transactionId }),
+      PyHashDict.of({
+        card_id: cardId,
+        travel_date: date,
+        travel_from: from,
+        travel_to: to,
+        travel_class: travelClass,
+        travel_cost: cost,
+        transaction_id: transactionId,
+      }),
     );
     return PyHashDict.of({
       booking_id: bookingId,

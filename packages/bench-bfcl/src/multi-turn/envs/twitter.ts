@@ -90,7 +90,10 @@ export class TwitterAPI extends StateEnvironment {
       const following = this.get("following_list");
       if (!operator.contains(following, username)) return PyHashDict.of({ unfollow_status: false });
       const list = asList(following, "remove");
-      list.splice(list.findIndex((u) => pyEquals(u, username)), 1);
+      list.splice(
+        list.findIndex((u) => pyEquals(u, username)),
+        1,
+      );
       return PyHashDict.of({ unfollow_status: true });
     });
     this.define("get_tweet", ["tweet_id"], (tweetId) => {

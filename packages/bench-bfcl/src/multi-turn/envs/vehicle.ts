@@ -109,7 +109,8 @@ export class VehicleControlAPI extends StateEnvironment {
     this.define("fillFuelTank", ["fuelAmount"], (amount) => {
       if (operator.lt(amount, 0n)) return PyHashDict.of({ error: "Fuel amount cannot be negative." });
       if (operator.gt(operator.add(this.get("fuelLevel"), amount), MAX_FUEL_LEVEL)) return PyHashDict.of({ error: "Cannot fill gas above the tank capacity." });
-      if (operator.lt(operator.add(this.get("fuelLevel"), amount), MIN_FUEL_LEVEL)) return PyHashDict.of({ error: "Fuel tank is empty. Min fuel level is 0 gallons." });
+      if (operator.lt(operator.add(this.get("fuelLevel"), amount), MIN_FUEL_LEVEL))
+        return PyHashDict.of({ error: "Fuel tank is empty. Min fuel level is 0 gallons." });
       this.set("fuelLevel", operator.add(this.get("fuelLevel"), amount));
       return PyHashDict.of({ fuelLevel: this.get("fuelLevel") });
     });
@@ -248,7 +249,10 @@ export class VehicleControlAPI extends StateEnvironment {
     });
     this.define("check_tire_pressure", [], () => {
       const pressures = ["frontLeftTirePressure", "frontRightTirePressure", "rearLeftTirePressure", "rearRightTirePressure"];
-      const mean = operator.truediv(pressures.reduce<PyObject>((sum, key) => operator.add(sum, this.get(key)), 0n), 4n);
+      const mean = operator.truediv(
+        pressures.reduce<PyObject>((sum, key) => operator.add(sum, this.get(key)), 0n),
+        4n,
+      );
       const healthy = operator.le(30n, mean) && operator.le(mean, 35n);
       const status = new PyHashDict(pressures.map((key) => [key, this.get(key)]));
       status.set("healthy_tire_pressure", healthy);

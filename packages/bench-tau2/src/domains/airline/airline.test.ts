@@ -20,15 +20,13 @@ interface UpstreamCall {
 
 // Upstream's own responses and hashes for a sequence of calls on the test database.
 const upstream = jsonLoads(readFileSync(new URL("../../testing/airline-upstream.json", import.meta.url), "utf8")) as PyDict;
-const upstreamCalls = (upstream.get("calls") as PyDict[]).map(
-  (call): UpstreamCall => ({
-    name: call.get("name") as string,
-    arguments: call.get("arguments") as PyDict,
-    content: call.get("content") as string,
-    error: call.get("error") as boolean,
-    db_hash: call.get("db_hash") as string,
-  }),
-);
+const upstreamCalls = (upstream.get("calls") as PyDict[]).map((call): UpstreamCall => ({
+  name: call.get("name") as string,
+  arguments: call.get("arguments") as PyDict,
+  content: call.get("content") as string,
+  error: call.get("error") as boolean,
+  db_hash: call.get("db_hash") as string,
+}));
 
 const guidelines: UserGuidelines = { plain: "Play the customer.", tools: "Play the customer; you have tools." };
 

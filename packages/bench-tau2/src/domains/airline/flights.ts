@@ -104,9 +104,7 @@ export const searchOnestopFlight: ToolDefinition<FlightDb> = {
     for (const first of searchDirectFlight(db, date, args.get("origin")!, null, null)) {
       first.date = date;
       // Upstream moves to the next day by number without zero padding.
-      const secondDate = (first.scheduled_arrival_time_est as string).includes("+1")
-        ? `2024-05-${parseInt10((date as string).slice(-2)) + 1n}`
-        : date;
+      const secondDate = (first.scheduled_arrival_time_est as string).includes("+1") ? `2024-05-${parseInt10((date as string).slice(-2)) + 1n}` : date;
       for (const second of searchDirectFlight(db, secondDate, first.destination!, args.get("destination")!, first.scheduled_arrival_time_est!)) {
         second.date = secondDate;
         results.push([first, second]);

@@ -1,5 +1,21 @@
 import type { JsonObject } from "@envace/protocol";
-import { add, hasKey, iterate, keyError, len, lessThan, max, mul, pyDeepCopy, pyEquals, type PyModel, pyStr, type PyValue, sub, valueError } from "@envace/python-text";
+import {
+  add,
+  hasKey,
+  iterate,
+  keyError,
+  len,
+  lessThan,
+  max,
+  mul,
+  pyDeepCopy,
+  pyEquals,
+  type PyModel,
+  pyStr,
+  type PyValue,
+  sub,
+  valueError,
+} from "@envace/python-text";
 import { construct, float, int, list, literal, model, str, strFields, optional, type ModelSpec } from "../../python/pydantic.js";
 import { Toolkit, type ToolDefinition } from "../../toolkit.js";
 import { calculateTool, INTEGER, lookupTool, param, STRING, transferToHumanAgents } from "../common.js";
@@ -12,7 +28,13 @@ import type { CabinClass, FlightDb, PaymentMethod, Reservation } from "./model.j
 // The models the tools build from arguments, for pydantic's validation messages.
 const FLIGHT_INFO: ModelSpec = { name: "FlightInfo", fields: strFields("flight_number", "date") };
 const PASSENGER: ModelSpec = { name: "Passenger", fields: strFields("first_name", "last_name", "dob") };
-const PAYMENT: ModelSpec = { name: "Payment", fields: [{ name: "payment_id", type: str }, { name: "amount", type: int }] };
+const PAYMENT: ModelSpec = {
+  name: "Payment",
+  fields: [
+    { name: "payment_id", type: str },
+    { name: "amount", type: int },
+  ],
+};
 const CABIN = literal("business", "economy", "basic_economy");
 const RESERVATION_FLIGHT: ModelSpec = {
   name: "ReservationFlight",
@@ -87,7 +109,15 @@ function chargeChange(db: Db, reservationId: PyValue, userId: string, paymentId:
     const writable = db.mutable("users", userId)!.payment_methods.get(paymentId as string) as PaymentMethod & { amount: number };
     writable.amount = Number(sub(writable.amount, totalPrice, "-="));
   }
-  const payment = pyEquals(totalPrice, 0n) ? null : construct(PAYMENT, new Map<string, PyValue>([["payment_id", paymentId], ["amount", totalPrice]]));
+  const payment = pyEquals(totalPrice, 0n)
+    ? null
+    : construct(
+        PAYMENT,
+        new Map<string, PyValue>([
+          ["payment_id", paymentId],
+          ["amount", totalPrice],
+        ]),
+      );
   const writable = db.mutable("reservations", reservationId as string)! as unknown as PyModel & Reservation;
   if (payment !== null) writable.payment_history.push(payment as unknown as Reservation["payment_history"][number]);
   return writable;
@@ -110,8 +140,7 @@ function paidChange(
   return writable;
 }
 
-const RESERVATION_ID = (example: string): ReturnType<typeof param> =>
-  param("reservation_id", STRING, `The reservation id, such as '${example}'.`);
+const RESERVATION_ID = (example: string): ReturnType<typeof param> => param("reservation_id", STRING, `The reservation id, such as '${example}'.`);
 const PAYMENT_ID = param(
   "payment_id",
   STRING,
@@ -120,7 +149,11 @@ const PAYMENT_ID = param(
 /** Pydantic's JSON schema of a list of `title` models whose fields are all required. */
 function modelListSchema(title: string, fields: [name: string, type: string, description: string][]): JsonObject {
   // Pydantic titles a field by its name: words split at underscores, each capitalised.
-  const fieldTitle = (name: string): string => name.split("_").map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join(" ");
+  const fieldTitle = (name: string): string =>
+    name
+      .split("_")
+      .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+      .join(" ");
   const properties = Object.fromEntries(fields.map(([name, type, description]) => [name, { description, title: fieldTitle(name), type }]));
   return { items: { properties, required: fields.map(([name]) => name), title, type: "object" }, type: "array" };
 }
@@ -263,10 +296,7 @@ const tools: ToolDefinition<FlightDb>[] = [
     name: "send_certificate",
     kind: "write",
     description: "Send a travel certificate of the given amount to a user. Use with care.",
-    params: [
-      param("user_id", STRING, "The id of the user, such as 'sara_doe_496'."),
-      param("amount", INTEGER, "The amount of the certificate."),
-    ],
+    params: [param("user_id", STRING, "The id of the user, such as 'sara_doe_496'."), param("amount", INTEGER, "The amount of the certificate.")],
     run: (db, args) => {
       const userId = args.get("user_id")!;
       const amount = args.get("amount")!;
@@ -315,16 +345,11 @@ const tools: ToolDefinition<FlightDb>[] = [
   {
     name: "update_reservation_flights",
     kind: "write",
-    description:
-      "Update the flights of a reservation. Returns the updated reservation.",
+    description: "Update the flights of a reservation. Returns the updated reservation.",
     params: [
       RESERVATION_ID("ZFA04Y"),
       param("cabin", CABIN_SCHEMA, "The cabin class of the reservation."),
-      param(
-        "flights",
-        FLIGHT_INFO_SCHEMA,
-        "Every flight segment of the whole new reservation, including the segments that do not change.",
-      ),
+      param("flights", FLIGHT_INFO_SCHEMA, "Every flight segment of the whole new reservation, including the segments that do not change."),
       PAYMENT_ID,
     ],
     run: (db, args) => {

@@ -1,6 +1,20 @@
 // The retail database's lookups and the checks every tool makes before it writes, with upstream's
 // exact messages: shared by the tools of ./tools.ts.
-import { add, attributeError, count, getKey, hasKey, iterate, pyEquals, pyStr, pyTypeName, type PyValue, roundFloat, sub, valueError } from "@envace/python-text";
+import {
+  add,
+  attributeError,
+  count,
+  getKey,
+  hasKey,
+  iterate,
+  pyEquals,
+  pyStr,
+  pyTypeName,
+  type PyValue,
+  roundFloat,
+  sub,
+  valueError,
+} from "@envace/python-text";
 import type { Database } from "../../database.js";
 import type { Order, OrderPayment, PaymentMethod, Product, RetailDb, User, Variant } from "./model.js";
 

@@ -68,15 +68,7 @@ export const OrderPayment = pyModel({
 });
 export type OrderPayment = z.infer<typeof OrderPayment>;
 
-export const OrderStatus = z.enum([
-  "processed",
-  "pending",
-  "pending (item modified)",
-  "delivered",
-  "cancelled",
-  "exchange requested",
-  "return requested",
-]);
+export const OrderStatus = z.enum(["processed", "pending", "pending (item modified)", "delivered", "cancelled", "exchange requested", "return requested"]);
 
 export const Order = pyModel({
   order_id: pyStr,

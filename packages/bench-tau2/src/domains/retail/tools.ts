@@ -1,19 +1,47 @@
-import { abs, add, hasKey, len, lessThan, type PyDict, pyDumps, pyEquals, PyException, type PyModel, pyStr, type PyValue, roundFloat, sorted, valueError } from "@envace/python-text";
+import {
+  abs,
+  add,
+  hasKey,
+  len,
+  lessThan,
+  type PyDict,
+  pyDumps,
+  pyEquals,
+  PyException,
+  type PyModel,
+  pyStr,
+  type PyValue,
+  roundFloat,
+  sorted,
+  valueError,
+} from "@envace/python-text";
 import type { Database } from "../../database.js";
 import { construct, strFields } from "../../python/pydantic.js";
 import { Toolkit, type ToolDefinition, type ToolParam } from "../../toolkit.js";
 import { calculateTool, lookupTool, param, STRING, STRING_LIST, transferToHumanAgents } from "../common.js";
 import type { Order, OrderPayment, PaymentMethod, RetailDb, User, Variant } from "./model.js";
-import { getOrder, writableOrder, getUser, getProduct, getItem, getPaymentMethod, changeGiftCardBalance, isPendingOrder, payment, checkItemsExist, zip, firstItem, replacement, lower, userIdByEmail } from "./lookups.js";
+import {
+  getOrder,
+  writableOrder,
+  getUser,
+  getProduct,
+  getItem,
+  getPaymentMethod,
+  changeGiftCardBalance,
+  isPendingOrder,
+  payment,
+  checkItemsExist,
+  zip,
+  firstItem,
+  replacement,
+  lower,
+  userIdByEmail,
+} from "./lookups.js";
 
 type Db = Database<RetailDb>;
 type Args = ReadonlyMap<string, PyValue>;
 
-const ORDER_ID = param(
-  "order_id",
-  STRING,
-  "The order id, such as '#W0000000'. Order ids start with a '#' symbol.",
-);
+const ORDER_ID = param("order_id", STRING, "The order id, such as '#W0000000'. Order ids start with a '#' symbol.");
 const USER_ID = param("user_id", STRING, "The user id, such as 'sara_doe_496'.");
 const PAYMENT_METHOD_ID = param(
   "payment_method_id",
@@ -46,8 +74,18 @@ interface SwapRules {
 }
 
 const SWAP_RULES: Record<SwapVerb, SwapRules> = {
-  exchange: { status: "delivered", wrongStatus: "Non-delivered order cannot be exchanged", missing: (itemId) => `Number of ${pyStr(itemId)} not found.`, mismatch: "The number of items to be exchanged should match." },
-  change: { status: "pending", wrongStatus: "Non-pending order cannot be modified", missing: (itemId) => `${pyStr(itemId)} not found`, mismatch: "The number of items to be exchanged should match" },
+  exchange: {
+    status: "delivered",
+    wrongStatus: "Non-delivered order cannot be exchanged",
+    missing: (itemId) => `Number of ${pyStr(itemId)} not found.`,
+    mismatch: "The number of items to be exchanged should match.",
+  },
+  change: {
+    status: "pending",
+    wrongStatus: "Non-pending order cannot be modified",
+    missing: (itemId) => `${pyStr(itemId)} not found`,
+    mismatch: "The number of items to be exchanged should match",
+  },
 };
 
 /** An item swap's arguments, and the order they name. */
@@ -61,7 +99,13 @@ interface Swap {
 
 function swapArgs(db: Db, args: Args, verb: SwapVerb): Swap {
   const orderId = args.get("order_id")!;
-  const swap = { orderId, itemIds: args.get("item_ids")!, newItemIds: args.get("new_item_ids")!, paymentMethodId: args.get("payment_method_id")!, order: getOrder(db, orderId) };
+  const swap = {
+    orderId,
+    itemIds: args.get("item_ids")!,
+    newItemIds: args.get("new_item_ids")!,
+    paymentMethodId: args.get("payment_method_id")!,
+    order: getOrder(db, orderId),
+  };
   const rules = SWAP_RULES[verb];
   if (swap.order.status !== rules.status) throw valueError(rules.wrongStatus);
   checkItemsExist(swap.order, swap.itemIds, rules.missing);
@@ -73,7 +117,13 @@ function swapArgs(db: Db, args: Args, verb: SwapVerb): Swap {
  * A tool that gives an order or a user a new address: `check` refuses the record, then the address
  * is built from the arguments, then `writable` opens the record for the change.
  */
-function addressTool(name: string, description: string, key: ToolParam, check: (db: Db, id: PyValue) => void, writable: (db: Db, id: PyValue) => Order | User): ToolDefinition<RetailDb> {
+function addressTool(
+  name: string,
+  description: string,
+  key: ToolParam,
+  check: (db: Db, id: PyValue) => void,
+  writable: (db: Db, id: PyValue) => Order | User,
+): ToolDefinition<RetailDb> {
   return {
     name,
     kind: "write",
@@ -99,7 +149,13 @@ function swapTool(verb: SwapVerb, tool: { name: string; description: string; run
  * Each item's replacement, pair by pair (`distinct`: an item may not be swapped for itself), and
  * the summed price difference; `variant` is the last new variant.
  */
-function replacements(db: Db, order: Order, itemIds: PyValue, newItemIds: PyValue, distinct: boolean): { difference: number | bigint; variant: Variant | undefined; pairs: [PyValue, PyValue][] } {
+function replacements(
+  db: Db,
+  order: Order,
+  itemIds: PyValue,
+  newItemIds: PyValue,
+  distinct: boolean,
+): { difference: number | bigint; variant: Variant | undefined; pairs: [PyValue, PyValue][] } {
   let difference: number | bigint = 0n;
   let variant: Variant | undefined;
   const pairs = zip(itemIds, newItemIds);
@@ -151,7 +207,7 @@ const tools: ToolDefinition<RetailDb>[] = [
       const reason = args.get("reason")!;
       const order = getOrder(db, orderId);
       if (order.status !== "pending") throw valueError("Non-pending order cannot be cancelled");
-      if (!(hasKey(REASONS, reason))) throw valueError("Invalid reason");
+      if (!hasKey(REASONS, reason)) throw valueError("Invalid reason");
       const writable = writableOrder(db, orderId);
       const refunds: OrderPayment[] = [];
       for (const paid of writable.payment_history) {
@@ -210,7 +266,12 @@ const tools: ToolDefinition<RetailDb>[] = [
       throw valueError("User not found");
     },
   },
-  lookupTool("find_user_id_by_email", "Find a user id by email; fails when no user has that email.", param("email", STRING, "The user's email, such as 'something@example.com'."), userIdByEmail),
+  lookupTool(
+    "find_user_id_by_email",
+    "Find a user id by email; fails when no user has that email.",
+    param("email", STRING, "The user's email, such as 'something@example.com'."),
+    userIdByEmail,
+  ),
   lookupTool("get_order_details", "Get the status and details of an order.", ORDER_ID, getOrder),
   lookupTool(
     "get_product_details",
@@ -254,9 +315,7 @@ const tools: ToolDefinition<RetailDb>[] = [
       const { difference: diffPrice, variant, pairs } = replacements(db, order, itemIds, newItemIds, true);
       const method = differencePayer(db, order, paymentMethodId, diffPrice, "the new item");
       const writable = writableOrder(db, orderId);
-      writable.payment_history.push(
-        payment(lessThan(0n, diffPrice) ? "payment" : "refund", abs(diffPrice), paymentMethodId as string),
-      );
+      writable.payment_history.push(payment(lessThan(0n, diffPrice) ? "payment" : "refund", abs(diffPrice), paymentMethodId as string));
       if (method.source === "gift_card") changeGiftCardBalance(db, writable.user_id, paymentMethodId as string, diffPrice, -1);
       for (const [itemId, newItemId] of pairs) {
         const item = firstItem(writable, itemId)!;

@@ -43,7 +43,10 @@ describe.skipIf(data === undefined)("telecom tools against upstream's answers", 
 
   for (const sequence of sequences) {
     it(`answers ${sequence.taskId}'s ${sequence.calls.length} calls as upstream does, both hashes after each`, () => {
-      const environment = Tau2Environment.forTask(domain, domain.tasks.find((task) => task.id === sequence.taskId)!);
+      const environment = Tau2Environment.forTask(
+        domain,
+        domain.tasks.find((task) => task.id === sequence.taskId)!,
+      );
       sequence.calls.forEach((call, index) => {
         const response = environment.respond({ id: `c${index}`, name: call.name, arguments: call.arguments, requestor: call.requestor });
         expect({ index, name: call.name, content: response.content, error: response.error, db: environment.dbHash(), user: environment.userDbHash() }).toEqual({
@@ -61,12 +64,17 @@ describe.skipIf(data === undefined)("telecom tools against upstream's answers", 
   it("composes the policy as upstream does: the main policy and the manual, or the workflow", async () => {
     const dir = join(data!, "tau2", "telecom");
     const read = (file: string): string => readFileSync(join(dir, file), "utf8");
-    const compose = (tech: string): string => `<main_policy>\n${read("main_policy.md")}\n</main_policy>\n<tech_support_policy>\n${read(tech)}\n</tech_support_policy>`;
+    const compose = (tech: string): string =>
+      `<main_policy>\n${read("main_policy.md")}\n</main_policy>\n<tech_support_policy>\n${read(tech)}\n</tech_support_policy>`;
     expect(domain.policy).toBe(compose("tech_support_manual.md"));
     const workflow = await loadDomain("telecom", { data: dir, tasks: join(dir, "tasks_small.json"), policyVariant: "workflow" });
     expect(workflow.policy).toBe(compose("tech_support_workflow.md"));
-    await expect(loadDomain("telecom", { data: dir, tasks: join(dir, "tasks_small.json"), policyVariant: "solo" })).rejects.toThrow('policy variant "solo": known: manual, workflow');
-    await expect(loadDomain("mock", { data: join(data!, "tau2"), policyVariant: "workflow" })).rejects.toThrow('policy variant "workflow": this domain has one policy');
+    await expect(loadDomain("telecom", { data: dir, tasks: join(dir, "tasks_small.json"), policyVariant: "solo" })).rejects.toThrow(
+      'policy variant "solo": known: manual, workflow',
+    );
+    await expect(loadDomain("mock", { data: join(data!, "tau2"), policyVariant: "workflow" })).rejects.toThrow(
+      'policy variant "workflow": this domain has one policy',
+    );
   });
 
   it("reconnects a VPN that break_vpn degraded with the same poor details, as upstream's shared object does", () => {

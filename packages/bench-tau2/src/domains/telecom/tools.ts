@@ -1,5 +1,20 @@
 import { randomBytes } from "node:crypto";
-import { abs, add, attributeError, formatFixed, mul, type PyDict, pyEquals, pyStr, pyTypeName, type PyValue, sub, truthy, typeError, valueError } from "@envace/python-text";
+import {
+  abs,
+  add,
+  attributeError,
+  formatFixed,
+  mul,
+  type PyDict,
+  pyEquals,
+  pyStr,
+  pyTypeName,
+  type PyValue,
+  sub,
+  truthy,
+  typeError,
+  valueError,
+} from "@envace/python-text";
 import type { Database, DbRoot } from "../../database.js";
 import { Toolkit, type EnvFunction, type ToolDefinition } from "../../toolkit.js";
 import { INTEGER, lookupTool, param, STRING, transferToHumanAgents } from "../common.js";
@@ -93,7 +108,14 @@ function lineChanged(message: string, line: Line): PyDict {
 }
 
 /** Suspending and resuming: the line must be in one of `from`; suspending starts the suspension today, resuming ends it. */
-function switchLine(db: TelecomDb, args: ReadonlyMap<string, PyValue>, from: readonly Line["status"][], refusal: string, to: "Active" | "Suspended", message: string): PyDict {
+function switchLine(
+  db: TelecomDb,
+  args: ReadonlyMap<string, PyValue>,
+  from: readonly Line["status"][],
+  refusal: string,
+  to: "Active" | "Suspended",
+  message: string,
+): PyDict {
   const line = argLine(db, args);
   if (!from.includes(line.status)) throw valueError(refusal);
   line.status = to;
@@ -133,7 +155,9 @@ function applyOneTimeCharge(db: TelecomDb, customerId: PyValue, amount: number, 
 const CUSTOMER_ID = param("customer_id", STRING, "The customer's ID.");
 const LINE_ID = param("line_id", STRING, "The line's ID.");
 
-function agentTool(definition: Omit<ToolDefinition<DbRoot>, "run"> & { run: (db: TelecomDb, args: ReadonlyMap<string, PyValue>) => PyValue }): ToolDefinition<DbRoot> {
+function agentTool(
+  definition: Omit<ToolDefinition<DbRoot>, "run"> & { run: (db: TelecomDb, args: ReadonlyMap<string, PyValue>) => PyValue },
+): ToolDefinition<DbRoot> {
   return { ...definition, run: (db, args) => definition.run(telecomDb(db), args) };
 }
 
@@ -202,13 +226,19 @@ const tools: ToolDefinition<DbRoot>[] = [
       return db.customers.filter((customer) => customer.full_name.toLowerCase() === lowered(name) && customer.date_of_birth === dob).map(model);
     },
   }),
-  lookupTool("get_details_by_id", "Get a customer, line, device, bill or plan by its ID (C…, L…, D…, B…, P…).", param("id", STRING, "The ID to look up."), (db, id) => detailsById(telecomDb(db), id)),
+  lookupTool(
+    "get_details_by_id",
+    "Get a customer, line, device, bill or plan by its ID (C…, L…, D…, B…, P…).",
+    param("id", STRING, "The ID to look up."),
+    (db, id) => detailsById(telecomDb(db), id),
+  ),
   agentTool({
     name: "suspend_line",
     kind: "write",
     description: "Suspend an active line (at most 6 months; a $5/month holding fee applies).",
     params: [CUSTOMER_ID, LINE_ID, param("reason", STRING, "Why the line is suspended.")],
-    run: (db, args) => switchLine(db, args, ["Active"], "Line must be active to suspend", "Suspended", "Line suspended successfully. $5/month holding fee will apply."),
+    run: (db, args) =>
+      switchLine(db, args, ["Active"], "Line must be active to suspend", "Suspended", "Line suspended successfully. $5/month holding fee will apply."),
   }),
   agentTool({
     name: "resume_line",
@@ -294,7 +324,11 @@ const tools: ToolDefinition<DbRoot>[] = [
   }),
 ];
 
-function envFunction(name: string, params: EnvFunction<DbRoot>["params"], run: (db: TelecomDb, args: ReadonlyMap<string, PyValue>) => PyValue): EnvFunction<DbRoot> {
+function envFunction(
+  name: string,
+  params: EnvFunction<DbRoot>["params"],
+  run: (db: TelecomDb, args: ReadonlyMap<string, PyValue>) => PyValue,
+): EnvFunction<DbRoot> {
   return { name, params, run: (db, args) => run(telecomDb(db), args) };
 }
 
@@ -304,33 +338,37 @@ const functions: EnvFunction<DbRoot>[] = [
     line.data_used_gb = args.get("data_used_gb") as number;
     return `Data usage set to ${pyStr(args.get("data_used_gb")!)} GB for line ${pyStr(args.get("line_id")!)}`;
   }),
-  envFunction("suspend_line_for_overdue_bill", [{ name: "customer_id" }, { name: "line_id" }, { name: "new_bill_id" }, { name: "contract_ended" }], (db, args) => {
-    const customerId = args.get("customer_id")!;
-    const billId = args.get("new_bill_id") as string;
-    const line = lineById(db, args.get("line_id")!);
-    if (line.status !== "Active") throw valueError("Line must be active to suspend for unpaid bill");
-    const amount = planById(db, line.plan_id).price_per_month;
-    if (amount <= 0) throw valueError("Amount must be positive for overdue bill");
-    const customer = customerById(db, customerId);
-    if (customer.bill_ids.some((id) => billById(db, id).status === "Overdue")) throw valueError("Customer already has an overdue bill");
-    db.bills.push({
-      bill_id: billId,
-      customer_id: customerId as string,
-      period_start: "2025-01-01",
-      period_end: "2025-01-31",
-      issue_date: "2025-01-01",
-      total_due: 0 + amount,
-      due_date: "2025-01-15",
-      line_items: [{ description: `Charge for line ${line.line_id}`, amount, date: TODAY, item_type: "Charge" }],
-      status: "Overdue",
-    });
-    customer.bill_ids.push(billId);
-    line.status = "Suspended";
-    line.suspension_start_date = TODAY;
-    const ended = args.get("contract_ended") ?? null;
-    if (truthy(ended)) line.contract_end_date = "2025-01-31";
-    return `Line ${line.line_id} suspended for unpaid bill ${pyStr(billId)}. Contract ended: ${pyStr(ended)}`;
-  }),
+  envFunction(
+    "suspend_line_for_overdue_bill",
+    [{ name: "customer_id" }, { name: "line_id" }, { name: "new_bill_id" }, { name: "contract_ended" }],
+    (db, args) => {
+      const customerId = args.get("customer_id")!;
+      const billId = args.get("new_bill_id") as string;
+      const line = lineById(db, args.get("line_id")!);
+      if (line.status !== "Active") throw valueError("Line must be active to suspend for unpaid bill");
+      const amount = planById(db, line.plan_id).price_per_month;
+      if (amount <= 0) throw valueError("Amount must be positive for overdue bill");
+      const customer = customerById(db, customerId);
+      if (customer.bill_ids.some((id) => billById(db, id).status === "Overdue")) throw valueError("Customer already has an overdue bill");
+      db.bills.push({
+        bill_id: billId,
+        customer_id: customerId as string,
+        period_start: "2025-01-01",
+        period_end: "2025-01-31",
+        issue_date: "2025-01-01",
+        total_due: 0 + amount,
+        due_date: "2025-01-15",
+        line_items: [{ description: `Charge for line ${line.line_id}`, amount, date: TODAY, item_type: "Charge" }],
+        status: "Overdue",
+      });
+      customer.bill_ids.push(billId);
+      line.status = "Suspended";
+      line.suspension_start_date = TODAY;
+      const ended = args.get("contract_ended") ?? null;
+      if (truthy(ended)) line.contract_end_date = "2025-01-31";
+      return `Line ${line.line_id} suspended for unpaid bill ${pyStr(billId)}. Contract ended: ${pyStr(ended)}`;
+    },
+  ),
   envFunction("assert_data_refueling_amount", [{ name: "customer_id" }, { name: "line_id" }, { name: "expected_amount" }], (db, args) => {
     const line = argLine(db, args);
     return Number(abs(sub(line.data_refueling_gb, args.get("expected_amount")!))) < 1e-6;

@@ -20,7 +20,13 @@ export function userState(db: AnyDb): UserState {
 
 const on = (value: boolean): string => (value ? "ON" : "OFF");
 
-function tool(name: string, kind: ToolKind, description: string, run: (state: UserState, args: ReadonlyMap<string, PyValue>) => PyValue, params: ToolDefinition<DbRoot>["params"] = []): ToolDefinition<DbRoot> {
+function tool(
+  name: string,
+  kind: ToolKind,
+  description: string,
+  run: (state: UserState, args: ReadonlyMap<string, PyValue>) => PyValue,
+  params: ToolDefinition<DbRoot>["params"] = [],
+): ToolDefinition<DbRoot> {
   return { name, kind, description, params, run: (db, args) => run(userState(db), args) };
 }
 
@@ -118,23 +124,38 @@ function appTool(name: string, description: string, report: (app: string, grante
 }
 
 const userTools: ToolDefinition<DbRoot>[] = [
-  tool("check_status_bar", "read", "Show what the phone's status bar displays: signal, network type, data, Wi-Fi, VPN and battery.", (state) => `Status Bar: ${phone.statusBar(state.device)}`),
-  tool("check_network_status", "read", "Show the phone's network status: airplane mode, SIM, cellular connection, mobile data, roaming and Wi-Fi.", ({ device }) => {
-    const lines = [
-      `Airplane Mode: ${on(device.airplane_mode)}`,
-      `SIM Card Status: ${phone.simStatus(device)}`,
-      `Cellular Connection: ${device.network_connection_status}`,
-      `Cellular Signal: ${device.network_signal_strength}`,
-      `Cellular Network Type: ${device.network_technology_connected}`,
-      `Mobile Data Enabled: ${device.data_enabled ? "Yes" : "No"}`,
-      `Data Roaming Enabled: ${device.roaming_enabled ? "Yes" : "No"}`,
-      `Wi-Fi Radio: ${on(device.wifi_enabled)}`,
-      `Wi-Fi Connected: ${device.wifi_connected ? "Yes" : "No"}`,
-    ];
-    if (device.wifi_connected) lines.push(`Connected Wi-Fi Network: ${device.wifi_ssid ?? "None"}`);
-    return lines.join("\n");
-  }),
-  tool("check_network_mode_preference", "read", "Show the phone's preferred network mode.", ({ device }) => `Network Mode Preference: ${device.network_mode_preference}`),
+  tool(
+    "check_status_bar",
+    "read",
+    "Show what the phone's status bar displays: signal, network type, data, Wi-Fi, VPN and battery.",
+    (state) => `Status Bar: ${phone.statusBar(state.device)}`,
+  ),
+  tool(
+    "check_network_status",
+    "read",
+    "Show the phone's network status: airplane mode, SIM, cellular connection, mobile data, roaming and Wi-Fi.",
+    ({ device }) => {
+      const lines = [
+        `Airplane Mode: ${on(device.airplane_mode)}`,
+        `SIM Card Status: ${phone.simStatus(device)}`,
+        `Cellular Connection: ${device.network_connection_status}`,
+        `Cellular Signal: ${device.network_signal_strength}`,
+        `Cellular Network Type: ${device.network_technology_connected}`,
+        `Mobile Data Enabled: ${device.data_enabled ? "Yes" : "No"}`,
+        `Data Roaming Enabled: ${device.roaming_enabled ? "Yes" : "No"}`,
+        `Wi-Fi Radio: ${on(device.wifi_enabled)}`,
+        `Wi-Fi Connected: ${device.wifi_connected ? "Yes" : "No"}`,
+      ];
+      if (device.wifi_connected) lines.push(`Connected Wi-Fi Network: ${device.wifi_ssid ?? "None"}`);
+      return lines.join("\n");
+    },
+  ),
+  tool(
+    "check_network_mode_preference",
+    "read",
+    "Show the phone's preferred network mode.",
+    ({ device }) => `Network Mode Preference: ${device.network_mode_preference}`,
+  ),
   tool(
     "set_network_mode_preference",
     "write",
@@ -143,7 +164,10 @@ const userTools: ToolDefinition<DbRoot>[] = [
       const mode = args.get("mode")!;
       if (typeof mode === "string") {
         if (!(NETWORK_MODES as readonly string[]).includes(mode)) {
-          return phone.withStatusBar(state.device, `Failed to set network mode: '${mode}' is not a valid option. Please use one of: ${NETWORK_MODES.join(", ")}`);
+          return phone.withStatusBar(
+            state.device,
+            `Failed to set network mode: '${mode}' is not a valid option. Please use one of: ${NETWORK_MODES.join(", ")}`,
+          );
         }
         state.device.network_mode_preference = mode as Phone["network_mode_preference"];
         phone.simulateNetworkSearch(state);
@@ -154,7 +178,13 @@ const userTools: ToolDefinition<DbRoot>[] = [
       phone.simulateNetworkSearch(state);
       throw attributeError(`'${pyTypeName(mode)}' object has no attribute 'value'`);
     },
-    [param("mode", { anyOf: [{ enum: [...NETWORK_MODES], type: "string" }, { type: "string" }] }, "The network mode: 4g_5g_preferred, 4g_only, 3g_only or 2g_only.")],
+    [
+      param(
+        "mode",
+        { anyOf: [{ enum: [...NETWORK_MODES], type: "string" }, { type: "string" }] },
+        "The network mode: 4g_5g_preferred, 4g_only, 3g_only or 2g_only.",
+      ),
+    ],
   ),
   tool("run_speed_test", "read", "Run a speed test of the phone's mobile data connection.", (state) => phone.speedTestText(state)),
   tool("toggle_airplane_mode", "write", "Turn airplane mode on or off (the opposite of its current state).", (state) =>
@@ -201,7 +231,13 @@ const userTools: ToolDefinition<DbRoot>[] = [
       phone.simulateNetworkSearch(state);
       return phone.withStatusBar(state.device, text);
     },
-    [param("apn_settings", { additionalProperties: true, type: "object" }, "The APN settings: apn_name, reset_at_reboot, mms_apn, mmsc_url, mms_proxy, mms_port.")],
+    [
+      param(
+        "apn_settings",
+        { additionalProperties: true, type: "object" },
+        "The APN settings: apn_name, reset_at_reboot, mms_apn, mmsc_url, mms_proxy, mms_port.",
+      ),
+    ],
   ),
   tool("reset_apn_settings", "write", "Reset the APN settings to the defaults (at the next reboot).", (state) => {
     state.device.active_apn_settings.reset_at_reboot = true;
@@ -218,19 +254,33 @@ const userTools: ToolDefinition<DbRoot>[] = [
     if (state === null) return phone.withStatusBar(device, "Cannot change Wi-Fi settings while Airplane Mode is ON.");
     return phone.withStatusBar(device, `Wi-Fi is now ${on(state)}.`);
   }),
-  tool("check_wifi_calling_status", "read", "Show whether Wi-Fi Calling is on.", ({ device }) => `Wi-Fi Calling is currently turned ${on(device.wifi_calling_enabled)}.`),
+  tool(
+    "check_wifi_calling_status",
+    "read",
+    "Show whether Wi-Fi Calling is on.",
+    ({ device }) => `Wi-Fi Calling is currently turned ${on(device.wifi_calling_enabled)}.`,
+  ),
   toggle("toggle_wifi_calling", "Wi-Fi Calling", "Turn Wi-Fi Calling on or off (the opposite of its current state).", flipWifiCalling),
   tool("check_vpn_status", "read", "Show whether a VPN is on and connected.", ({ device }) => {
     if (device.vpn_connected) {
-      return device.vpn_details === null ? "VPN is ON and connected (no specific details available)." : `VPN is ON and connected. Details: ${vpnDetailsRepr(device.vpn_details)}`;
+      return device.vpn_details === null
+        ? "VPN is ON and connected (no specific details available)."
+        : `VPN is ON and connected. Details: ${vpnDetailsRepr(device.vpn_details)}`;
     }
     return device.vpn_enabled_setting ? "VPN is turned ON in settings, but currently not connected." : "VPN is turned OFF.";
   }),
-  tool("connect_vpn", "write", "Connect to the VPN.", (state) => (connectVpn(state) === null ? "VPN already connected." : phone.withStatusBar(state.device, "VPN connected successfully."))),
+  tool("connect_vpn", "write", "Connect to the VPN.", (state) =>
+    connectVpn(state) === null ? "VPN already connected." : phone.withStatusBar(state.device, "VPN connected successfully."),
+  ),
   tool("disconnect_vpn", "write", "Disconnect the VPN.", ({ device }) =>
     phone.withStatusBar(device, phone.disconnectVpn(device) ? "VPN disconnected successfully." : "No active VPN connection to disconnect."),
   ),
-  tool("check_installed_apps", "read", "List the apps installed on the phone.", ({ device }) => `The following apps are installed on the phone: ${[...device.app_statuses.keys()].join(", ")}`),
+  tool(
+    "check_installed_apps",
+    "read",
+    "List the apps installed on the phone.",
+    ({ device }) => `The following apps are installed on the phone: ${[...device.app_statuses.keys()].join(", ")}`,
+  ),
   appTool("check_app_status", "Show an app's status and the permissions it has.", (name, granted) => {
     const lines = [`Status for App: ${name}`];
     if (granted.length === 0) lines.push(" - Permissions: None granted.");
@@ -373,7 +423,9 @@ const functions: EnvFunction<DbRoot>[] = [
   }),
   fn("assert_internet_not_excellent", [], (state) => phone.speedTest(state).description.toLowerCase() !== "excellent"),
   fn("assert_can_send_mms", [expected], (state, args) => pyEquals(phone.canSendMms(state), args.get("expected_status")!)),
-  fn("assert_mobile_data_usage_exceeded", [expected], ({ surroundings }, args) => pyEquals(surroundings.mobile_data_usage_exceeded, args.get("expected_status")!)),
+  fn("assert_mobile_data_usage_exceeded", [expected], ({ surroundings }, args) =>
+    pyEquals(surroundings.mobile_data_usage_exceeded, args.get("expected_status")!),
+  ),
 ];
 
 /** The telecom user's phone: 30 tools and the helpers tasks call. */
