@@ -74,6 +74,14 @@ describe("LruStore.obtain: single flight", () => {
     const opened = new Promise<void>((resolve) => (open = resolve));
     return { open, opened };
   };
+  /** `obtain` with a build that resolves to `value` at once, sized 1. */
+  const obtainValue = (store: LruStore<string>, keys: string[], value: string, signal = never) =>
+    store.obtain(
+      keys,
+      () => Promise.resolve(value),
+      () => 1,
+      signal,
+    );
 
   it("concurrent callers of one key share one build; the value is stored for the next", async () => {
     const store = new LruStore<string>(10, 1000);
@@ -99,31 +107,10 @@ describe("LruStore.obtain: single flight", () => {
   it("prefers the first key that has a value, and stores a build under the first key", async () => {
     const store = new LruStore<string>(10, 1000);
     store.set("short", "old", 1);
-    expect(
-      await store.obtain(
-        ["long", "short"],
-        () => Promise.resolve("new"),
-        () => 1,
-        never,
-      ),
-    ).toEqual({ value: "old", built: false });
+    expect(await obtainValue(store, ["long", "short"], "new")).toEqual({ value: "old", built: false });
     store.set("long", "longer", 1);
-    expect(
-      await store.obtain(
-        ["long", "short"],
-        () => Promise.resolve("new"),
-        () => 1,
-        never,
-      ),
-    ).toEqual({ value: "longer", built: false });
-    expect(
-      await store.obtain(
-        ["other", "none"],
-        () => Promise.resolve("new"),
-        () => 1,
-        never,
-      ),
-    ).toEqual({ value: "new", built: true });
+    expect(await obtainValue(store, ["long", "short"], "new")).toEqual({ value: "longer", built: false });
+    expect(await obtainValue(store, ["other", "none"], "new")).toEqual({ value: "new", built: true });
     expect([store.get("other"), store.get("none")]).toEqual(["new", undefined]);
   });
 
@@ -135,24 +122,12 @@ describe("LruStore.obtain: single flight", () => {
       throw new Error("upstream down");
     };
     const first = store.obtain(["k"], failing, () => 1, never);
-    const second = store.obtain(
-      ["k"],
-      () => Promise.resolve("unused"),
-      () => 1,
-      never,
-    );
+    const second = obtainValue(store, ["k"], "unused");
     open();
     await expect(first).rejects.toThrow("upstream down");
     await expect(second).rejects.toThrow("upstream down");
     expect([store.size, store.building]).toEqual([0, 0]);
-    expect(
-      await store.obtain(
-        ["k"],
-        () => Promise.resolve("again"),
-        () => 1,
-        never,
-      ),
-    ).toEqual({ value: "again", built: true });
+    expect(await obtainValue(store, ["k"], "again")).toEqual({ value: "again", built: true });
   });
 
   it("a waiter whose builder's client left builds on its own; a waiter that leaves stops waiting", async () => {
@@ -161,19 +136,9 @@ describe("LruStore.obtain: single flight", () => {
     // A build that runs until its request is cancelled.
     const cancelled = () => new Promise<string>((_resolve, reject) => leader.signal.addEventListener("abort", () => reject(leader.signal.reason as Error)));
     const first = store.obtain(["k"], cancelled, () => 1, leader.signal);
-    const second = store.obtain(
-      ["k"],
-      () => Promise.resolve("own"),
-      () => 1,
-      never,
-    );
+    const second = obtainValue(store, ["k"], "own");
     const leaving = new AbortController();
-    const third = store.obtain(
-      ["k"],
-      () => Promise.resolve("unused"),
-      () => 1,
-      leaving.signal,
-    );
+    const third = obtainValue(store, ["k"], "unused", leaving.signal);
     leaving.abort(new Error("client left"));
     await expect(third).rejects.toThrow("client left");
     leader.abort(new Error("leader left"));

@@ -2,7 +2,7 @@ import { BuiltinEnvironment, generateTasks, goldTrajectory, outcomeReward, WRITE
 import type { GenerateRequest, JsonObject, Policy, Task, Tokenizer, ToolResult } from "@envace/protocol";
 import { ScriptedPolicy } from "@envace/trajectory";
 import { describe, expect, it } from "vitest";
-import { evaluate, EvaluationEntry } from "./evaluate.js";
+import { evaluate, EvaluationEntry, type EvaluateOptions } from "./evaluate.js";
 
 /** One token per UTF-16 code unit: exact, checkable token counts. */
 const charTokenizer: Tokenizer = {
@@ -99,15 +99,16 @@ function systemsOf(role: GenerateRequest["role"]): { policy: Policy; systems: st
   return { policy, systems };
 }
 
+/** `evaluate` on the built-in shop: every task (unless `tasks` says otherwise), a fresh real environment each, outcome reward. */
+const evaluateShop = (options: Omit<EvaluateOptions, "tasks" | "environment" | "reward"> & Partial<EvaluateOptions>) =>
+  evaluate({ tasks, environment: () => new BuiltinEnvironment(), reward: outcomeReward, ...options });
+
 const goldCalls = (tool: string): number => tasks.reduce((n, t) => n + (t.goldActions ?? []).filter((c) => c.name === tool).length, 0);
 
 describe("evaluate: the built-in shop against its real environment", () => {
   it("scores a gold policy without rehearsal: every task solved, every gold call made once", async () => {
-    const result = await evaluate({
+    const result = await evaluateShop({
       policy: goldPolicy(perfect),
-      tasks,
-      environment: () => new BuiltinEnvironment(),
-      reward: outcomeReward,
       tokenizer: charTokenizer,
     });
     expect(result).toMatchObject({
@@ -132,11 +133,8 @@ describe("evaluate: the built-in shop against its real environment", () => {
   });
 
   it("rehearses privately before committing: no real call during rehearsal, tokens of every role counted", async () => {
-    const result = await evaluate({
+    const result = await evaluateShop({
       policy: goldPolicy(perfect),
-      tasks,
-      environment: () => new BuiltinEnvironment(),
-      reward: outcomeReward,
       rehearsal: "sequential:2",
       memoryBudget: 120,
       writeTools: WRITE_TOOLS,
@@ -170,11 +168,9 @@ describe("evaluate: the built-in shop against its real environment", () => {
   it("prompts the Rehearse role as the policy was trained, in attempts and fidelity probes alike", async () => {
     const { policy, systems: rehearseSystems } = systemsOf("rehearse");
     const rehearsePrompt = { sections: { instructions: "You are the shop's tools.", tools: false, examples: false } };
-    const result = await evaluate({
+    const result = await evaluateShop({
       policy,
       tasks: tasks.slice(0, 2),
-      environment: () => new BuiltinEnvironment(),
-      reward: outcomeReward,
       rehearsal: "parallel:1",
       rehearsePrompt,
     });
@@ -207,7 +203,7 @@ describe("evaluate: the built-in shop against its real environment", () => {
   });
 
   it("reports fidelity per tool (hand-computed from what the flawed rehearser gets right)", async () => {
-    const result = await evaluate({ policy: goldPolicy(flawed), tasks, environment: () => new BuiltinEnvironment(), reward: outcomeReward });
+    const result = await evaluateShop({ policy: goldPolicy(flawed) });
     const tools = result.fidelity.tools;
     expect(tools.user).toMatchObject({ compared: goldCalls("user"), exactRate: 1, keysRate: 1, statusRate: 1 });
     // Item lookups: right keys, wrong values (prices are 1–9, never 0); orders: predicted missing, but they exist.
@@ -224,11 +220,8 @@ describe("evaluate: the built-in shop against its real environment", () => {
 
   it("records a task whose episode fails as an error and goes on with the others", async () => {
     const victim = tasks[2]!;
-    const result = await evaluate({
+    const result = await evaluateShop({
       policy: goldPolicy(perfect, { failOn: victim.messages.at(-1)!.content ?? "" }),
-      tasks,
-      environment: () => new BuiltinEnvironment(),
-      reward: outcomeReward,
       fidelity: false,
     });
     expect(result.errors).toBe(1);
@@ -285,11 +278,8 @@ describe("evaluate: the built-in shop against its real environment", () => {
       },
     };
     const progress: number[] = [];
-    await evaluate({
+    await evaluateShop({
       policy,
-      tasks,
-      environment: () => new BuiltinEnvironment(),
-      reward: outcomeReward,
       concurrency: 2,
       fidelity: false,
       onProgress: ({ done, total }) => progress.push(done / total),
@@ -307,11 +297,9 @@ describe("evaluate: the built-in shop against its real environment", () => {
         return { ...generation, promptTokens: [], outputTokens: [], logprobs: null };
       },
     };
-    const result = await evaluate({
+    const result = await evaluateShop({
       policy,
       tasks: tasks.slice(0, 2),
-      environment: () => new BuiltinEnvironment(),
-      reward: outcomeReward,
       rehearsal: "parallel:1",
     });
     expect(result.tokensEstimated).toBe(true);

@@ -6,7 +6,7 @@ import { reply, type RecordedRequest, type Reply } from "@envace/scripted-server
 import { describe, expect, it } from "vitest";
 import { NlJudge } from "./judge.js";
 import { loadSimulations, rescore } from "./rescore.js";
-import { formatSummary, readEntries, runTau2 } from "./run.js";
+import { formatSummary, readEntries, runTau2, type RunTau2Options } from "./run.js";
 import type { Tau2Task } from "./task.js";
 import { writeMockData } from "./testing/mock-fixture.js";
 import { onLoopback } from "./testing/loopback.js";
@@ -66,16 +66,10 @@ describe.skipIf(data === undefined)("an end-to-end retail run against an OpenAI-
     const { domain, guidelines, server, policy } = loop;
     const out = mkdtempSync(join(tmpdir(), "tau2-run-"));
     const progress: number[] = [];
-    const run = await runTau2({
-      domain,
-      guidelines,
-      participants: { agent: policy, user: policy },
-      taskIds: ids,
-      trials: 2,
-      seed: 100,
-      out,
-      onProgress: ({ done }) => progress.push(done),
-    });
+    /** Both sides on the loopback policy, the three tasks twice each, seed 100, into `out`. */
+    const runRetail = (options: Partial<RunTau2Options> = {}) =>
+      runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ids, trials: 2, seed: 100, out, ...options });
+    const run = await runRetail({ onProgress: ({ done }) => progress.push(done) });
 
     expect(progress).toEqual([1, 2, 3, 4, 5, 6]);
     expect(run.entries.map((entry) => [entry.id, entry.trial, entry.reward])).toEqual([
@@ -116,23 +110,12 @@ describe.skipIf(data === undefined)("an end-to-end retail run against an OpenAI-
     // A second run on the same directory has nothing left to do.
     const before = server.scripted.length;
     const notices: string[] = [];
-    const resumed = await runTau2({
-      domain,
-      guidelines,
-      participants: { agent: policy, user: policy },
-      taskIds: ids,
-      trials: 2,
-      seed: 100,
-      out,
-      notify: (line) => notices.push(line),
-    });
+    const resumed = await runRetail({ notify: (line) => notices.push(line) });
     expect(server.scripted.length).toBe(before);
     expect(resumed.summary).toEqual(run.summary);
     expect(notices).toEqual([`${out} already holds the 6 entries asked for: nothing left to run; the summary is made again from them`]);
     // Another seed would mix trials of two samplings: refused, naming it.
-    await expect(runTau2({ domain, guidelines, participants: { agent: policy, user: policy }, taskIds: ids, trials: 2, seed: 7, out })).rejects.toThrow(
-      `${out} holds a run with other options (seed: 100 → 7)`,
-    );
+    await expect(runRetail({ seed: 7 })).rejects.toThrow(`${out} holds a run with other options (seed: 100 → 7)`);
   });
 });
 

@@ -71,16 +71,18 @@ describe("reading summarize outputs", () => {
   });
 });
 
+/** The balance read that both attempts begin with. */
+const balanceLookup: AttemptDigest["events"][number] = {
+  kind: "call",
+  name: "balance",
+  arguments: { account: "me" },
+  result: { status: "ok", callId: "a", name: "balance", content: { balance: 120 } },
+  source: "model",
+};
 const failing: AttemptDigest = {
   index: 0,
   events: [
-    {
-      kind: "call",
-      name: "balance",
-      arguments: { account: "me" },
-      result: { status: "ok", callId: "a", name: "balance", content: { balance: 120 } },
-      source: "model",
-    },
+    balanceLookup,
     {
       kind: "call",
       name: "transfer",
@@ -93,16 +95,7 @@ const failing: AttemptDigest = {
 };
 const clean: AttemptDigest = {
   index: 1,
-  events: [
-    {
-      kind: "call",
-      name: "balance",
-      arguments: { account: "me" },
-      result: { status: "ok", callId: "a", name: "balance", content: { balance: 120 } },
-      source: "model",
-    },
-    { kind: "reply", text: "Too much." },
-  ],
+  events: [balanceLookup, { kind: "reply", text: "Too much." }],
   termination: { reason: "agent_stop" },
 };
 

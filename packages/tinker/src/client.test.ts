@@ -14,19 +14,9 @@ import { folderCheckpoints } from "./server/checkpoints.js";
 import type { TinkerServer } from "./server/options.js";
 import { startTinkerServer } from "./server/server.js";
 import { rolloutDatum } from "./testing/rollout-datum.js";
+import { TINY_MODEL } from "./testing/tiny-model.js";
 
-/** A tiny transformer: 16 tokens, 15 ends a generation. */
-const tiny = {
-  vocabSize: 16,
-  hiddenSize: 16,
-  intermediateSize: 32,
-  numLayers: 1,
-  numHeads: 2,
-  maxPositionEmbeddings: 32,
-  eosTokenId: 15,
-  initializerRange: 0.3,
-};
-const makeBackend = (seed: number) => InProcessBackend.create(tiny, { seed });
+const makeBackend = (seed: number) => InProcessBackend.create(TINY_MODEL, { seed });
 
 /**
  * Every test trains two identical backends: one behind the server, driven by the client, and one

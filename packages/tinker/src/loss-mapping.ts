@@ -123,6 +123,19 @@ function rlData(data: readonly Datum[], advantages: number[][], weights: number[
   );
 }
 
+/** The server's `lossFn` over the sampled tokens, with their sampler log-probabilities and the rescaled advantages. */
+function directRl(
+  lossFn: string,
+  config: Record<string, number> | null,
+  data: readonly Datum[],
+  scaled: { advantages: number[][]; weights: number[][] | null },
+  objective: Objective,
+  dropped: DroppableTerm[],
+): LossPlan {
+  const samplerLogprobs = data.map((d) => d.logprobs);
+  return { kind: "direct", lossFn, config, data: rlData(data, scaled.advantages, scaled.weights, samplerLogprobs), objective, dropped };
+}
+
 /** Decide how `loss` over `data` is expressed on the server, or refuse with a `TinkerLossError`. */
 export function planLoss(data: readonly Datum[], loss: LossFn, options: LossMappingOptions): LossPlan {
   if (loss.type === "grpo" && options.serverLosses.includes(ENVACE_GRPO)) {
@@ -199,19 +212,8 @@ export function planLoss(data: readonly Datum[], loss: LossFn, options: LossMapp
     case "cispo": {
       // Each token's loss is linear in its advantage, and zero where the advantage is.
       const scaled = rescaleAdvantages(advantages, masks, masks, options.reduction);
-      return {
-        kind: "direct",
-        lossFn: objective.type,
-        config: objective.type === "importance_sampling" ? null : { clip_low_threshold: objective.clipLow, clip_high_threshold: objective.clipHigh },
-        data: rlData(
-          data,
-          scaled.advantages,
-          scaled.weights,
-          data.map((d) => d.logprobs),
-        ),
-        objective,
-        dropped,
-      };
+      const config = objective.type === "importance_sampling" ? null : { clip_low_threshold: objective.clipLow, clip_high_threshold: objective.clipHigh };
+      return directRl(objective.type, config, data, scaled, objective, dropped);
     }
     case "dro":
       // Never sent directly (see needsSurrogate above).
@@ -219,19 +221,8 @@ export function planLoss(data: readonly Datum[], loss: LossFn, options: LossMapp
     case "grpo": {
       const coef = aggregationWeights(masks, objective.config.aggregation);
       const scaled = rescaleAdvantages(advantages, coef, masks, options.reduction);
-      return {
-        kind: "direct",
-        lossFn: "ppo",
-        config: { clip_low_threshold: 1 - objective.config.epsLow, clip_high_threshold: 1 + objective.config.epsHigh },
-        data: rlData(
-          data,
-          scaled.advantages,
-          scaled.weights,
-          data.map((d) => d.logprobs),
-        ),
-        objective,
-        dropped,
-      };
+      const config = { clip_low_threshold: 1 - objective.config.epsLow, clip_high_threshold: 1 + objective.config.epsHigh };
+      return directRl("ppo", config, data, scaled, objective, dropped);
     }
   }
 }

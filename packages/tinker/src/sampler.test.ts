@@ -8,17 +8,7 @@ import { alignPromptScores } from "./sampler.js";
 import type { TinkerServer } from "./server/options.js";
 import { startTinkerServer } from "./server/server.js";
 import { startProxy } from "./testing/proxy.js";
-
-const tiny = {
-  vocabSize: 16,
-  hiddenSize: 16,
-  intermediateSize: 32,
-  numLayers: 1,
-  numHeads: 2,
-  maxPositionEmbeddings: 32,
-  eosTokenId: 15,
-  initializerRange: 0.3,
-};
+import { TINY_MODEL } from "./testing/tiny-model.js";
 
 describe("alignPromptScores", () => {
   it("takes Tinker's n entries with a leading null and SkyRL tx's n − 1, and refuses anything else", () => {
@@ -35,7 +25,7 @@ describe("alignPromptScores", () => {
 describe("prompt log-probabilities in either shape equal forward's", () => {
   let server: TinkerServer;
   beforeAll(async () => {
-    server = await startTinkerServer({ createBackend: ({ seed }) => InProcessBackend.create(tiny, { seed: seed ?? 0 }) });
+    server = await startTinkerServer({ createBackend: ({ seed }) => InProcessBackend.create(TINY_MODEL, { seed: seed ?? 0 }) });
   });
   afterAll(() => server.close());
 
@@ -160,7 +150,7 @@ describe("top-k prompt log-probabilities", () => {
 describe("top-k prompt log-probabilities from this project's server", () => {
   let server: TinkerServer;
   beforeAll(async () => {
-    server = await startTinkerServer({ createBackend: ({ seed }) => InProcessBackend.create(tiny, { seed: seed ?? 0 }) });
+    server = await startTinkerServer({ createBackend: ({ seed }) => InProcessBackend.create(TINY_MODEL, { seed: seed ?? 0 }) });
   });
   afterAll(() => server.close());
 
@@ -174,7 +164,7 @@ describe("top-k prompt log-probabilities from this project's server", () => {
   async function forwardTable(service: TinkerService) {
     const client = await service.createTrainingClient({ baseModel: "tiny", seed: 3, loraRank: 0 });
     const zeros = Array.from({ length: n }, () => 0);
-    const vocab = Array.from({ length: tiny.vocabSize }, (_, token) => token);
+    const vocab = Array.from({ length: TINY_MODEL.vocabSize }, (_, token) => token);
     const scored = await client.forward(
       vocab.map((token) => ({
         tokens: prompt.slice(0, n),
@@ -226,7 +216,7 @@ describe("top-k prompt log-probabilities from this project's server", () => {
     const { client, table } = await forwardTable(service);
     const out = await (await client.saveWeightsForSampler()).topkPromptLogprobs(prompt, 1000);
     expectTopk(out.topk, table, 1000);
-    for (const row of out.topk) expect(row).toHaveLength(tiny.vocabSize);
+    for (const row of out.topk) expect(row).toHaveLength(TINY_MODEL.vocabSize);
     const [reply] = replies;
     expect(reply?.topk_prompt_logprobs).toHaveLength(prompt.length);
     expect(reply?.topk_prompt_logprobs?.[0]).toBeNull();

@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { reply, startScriptedServer } from "@envace/scripted-server";
 import { describe, expect, it, vi } from "vitest";
 import { envace } from "../cli.js";
-import { captureConsole, itRefuses } from "../testing/console.js";
+import { captureConsole, itRefuses, stderrWritten } from "../testing/console.js";
 
 const run = (argv: string[]): Promise<number> => envace(["eval", "bfcl", ...argv]);
 
@@ -82,10 +82,7 @@ describe("envace eval bfcl", () => {
     expect(await run([...argv, "--out", out, "--resume"])).toBe(0);
     for (const file of ["summary.json", "summary.md", "entries.jsonl"])
       expect(readFileSync(join(out, file), "utf8")).toBe(readFileSync(join(whole, file), "utf8"));
-    const logged = vi
-      .mocked(process.stderr.write)
-      .mock.calls.map(([chunk]) => String(chunk))
-      .join("");
+    const logged = stderrWritten();
     expect(logged).toContain("--resume is deprecated and does nothing: a run directory with the same options resumes by itself");
     expect(logged).toContain(`resuming ${out}: 6 of 8 entries already done, 2 to run`);
     expect(await run([...argv, "--out", out, "--underscore-to-dot"])).toBe(2);

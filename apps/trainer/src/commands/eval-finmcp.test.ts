@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { reply, startScriptedServer, type RecordedRequest } from "@envace/scripted-server";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { envace } from "../cli.js";
-import { captureConsole, itRefuses } from "../testing/console.js";
+import { captureConsole, itRefuses, stderrWritten } from "../testing/console.js";
 
 const run = (argv: string[]): Promise<number> => envace(["eval", "finmcp", ...argv]);
 const fixtures = fileURLToPath(new URL("../../../../packages/bench-finmcp/src/testing/", import.meta.url));
@@ -122,10 +122,7 @@ describe("envace eval finmcp", { timeout: 120_000 }, () => {
       expect(model.requests.length).toBeGreaterThan(asked);
       expect(readFileSync(join(out, "summary.json"), "utf8")).toBe(whole);
       expect(JSON.parse(whole)).toMatchObject({ samples: 2, exactMatch: 0.5 });
-      const logged = vi
-        .mocked(process.stderr.write)
-        .mock.calls.map(([chunk]) => String(chunk))
-        .join("");
+      const logged = stderrWritten();
       expect(logged).toContain("--resume is deprecated and does nothing: a run directory with the same options resumes by itself");
       expect(logged).toContain(`resuming ${out}: 1 of 2 entries already done, 1 to run`);
     } finally {

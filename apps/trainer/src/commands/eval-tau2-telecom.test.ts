@@ -28,22 +28,14 @@ const lines = (file: string): Record<string, unknown>[] =>
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
+/** The telecom domain on the shared data, limited to the small task set. */
+const smallTelecom = ["--domain", "telecom", "--data", join(shared, "tau2"), "--tasks-file", join(telecomDir, "tasks_small.json")];
+
 describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
   it("reproduces upstream's labels in entries.jsonl: every call by requestor, both hashes, every assertion, the DB match", async () => {
     const io = captureConsole();
     const out = mkdtempSync(join(tmpdir(), "tau2-telecom-run-"));
-    const args = [
-      "--domain",
-      "telecom",
-      "--data",
-      join(shared, "tau2"),
-      "--tasks-file",
-      join(telecomDir, "tasks_small.json"),
-      "--policy",
-      "oracle",
-      "--out",
-      out,
-    ];
+    const args = [...smallTelecom, "--policy", "oracle", "--out", out];
     expect(await run(args)).toBe(0);
     expect(io.out()).toContain("τ² telecom · oracle · 20 tasks × 1 trial");
     expect(io.out()).toContain("scored 20, succeeded 20, average reward 1.0000");
@@ -71,20 +63,7 @@ describe.skipIf(!haveData)("envace eval tau2 --domain telecom", () => {
 
     // The saved conversations, user tool calls included, re-score to the same entries.
     const rescored = mkdtempSync(join(tmpdir(), "tau2-telecom-rescore-"));
-    expect(
-      await run([
-        "--domain",
-        "telecom",
-        "--data",
-        join(shared, "tau2"),
-        "--tasks-file",
-        join(telecomDir, "tasks_small.json"),
-        "--rescore",
-        join(out, "simulations.jsonl"),
-        "--out",
-        rescored,
-      ]),
-    ).toBe(0);
+    expect(await run([...smallTelecom, "--rescore", join(out, "simulations.jsonl"), "--out", rescored])).toBe(0);
     const again = lines(join(rescored, "rescored-entries.jsonl"));
     const key = (entry: Record<string, unknown>): string =>
       JSON.stringify([entry.id, entry.reward, entry.db_hash, entry.user_db_hash, entry.db_match, entry.calls, entry.assertions]);

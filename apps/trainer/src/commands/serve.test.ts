@@ -6,13 +6,14 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { domainCorpus } from "@envace/bench-builtin";
-import { policyFromSpec, TINY_COMPACT_CHAT_TEMPLATE } from "@envace/models";
+import { policyFromSpec } from "@envace/models";
 import { reply, startScriptedServer, type ScriptedServer } from "@envace/scripted-server";
 import { startServer, type RunningServer } from "@envace/server";
-import { InProcessBackend, TinyModelConfig, trainTokenizer } from "@envace/training";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { envace } from "../cli.js";
+import { TinyModelConfig as TinyModelSection } from "../config/schema.js";
+import { TinyPolicyModel } from "../setup/tiny-model.js";
 
 const root = fileURLToPath(new URL("../../../..", import.meta.url));
 let upstream: ScriptedServer | undefined;
@@ -107,19 +108,20 @@ describe("the project's harnesses through the server fronting a tiny checkpoint"
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "envace-serve-eval-"));
     // A small untrained checkpoint: what it answers does not matter, only that every turn goes through the server.
-    const tokenizer = trainTokenizer(domainCorpus({ seed: 1 }), { vocabSize: 400, maxLength: 4096, chatTemplate: TINY_COMPACT_CHAT_TEMPLATE });
-    const config = TinyModelConfig.parse({
-      vocabSize: tokenizer.vocabSize,
-      hiddenSize: 16,
-      intermediateSize: 32,
-      numLayers: 1,
-      numHeads: 2,
-      maxPositionEmbeddings: 4096,
-      eosTokenId: tokenizer.stopTokenIds[0] ?? null,
-    });
-    const backend = await InProcessBackend.create(config, { seed: 1, tokenizer });
-    await backend.saveCheckpoint(join(dir, "tiny"));
-    backend.dispose();
+    const section = {
+      type: "tiny",
+      vocab_size: 400,
+      hidden_size: 16,
+      intermediate_size: 32,
+      num_hidden_layers: 1,
+      num_attention_heads: 2,
+      max_position_embeddings: 4096,
+      initializer_range: 0.02,
+      pretokenizer: "gpt2",
+    };
+    const tiny = await TinyPolicyModel.create(TinyModelSection.parse(section), domainCorpus({ seed: 1 }), { seed: 1, rolloutEngine: "tfjs", listTools: false });
+    await tiny.save(join(dir, "tiny"));
+    tiny.close();
     const model = await policyFromSpec(`tiny:${join(dir, "tiny")}`);
     server = await startServer({
       policy: model.policy,

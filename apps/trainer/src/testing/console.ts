@@ -15,6 +15,14 @@ export function captureConsole(): { out: () => string; err: () => string } {
 
 afterEach(() => vi.restoreAllMocks());
 
+/** What went to stderr (progress bars and notices) since `captureConsole` swallowed it. */
+export function stderrWritten(): string {
+  return vi
+    .mocked(process.stderr, true)
+    .write.mock.calls.map(([chunk]) => String(chunk))
+    .join("");
+}
+
 /**
  * One test per command line that `run` must refuse: its exit code (2 for a usage error, 1 for a
  * fault) and what it says on the console's error stream.

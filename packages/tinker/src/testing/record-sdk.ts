@@ -1,11 +1,12 @@
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTinkerServer } from "../server/server.js";
 import { sdkFixtureServerOptions } from "./sdk-fixture-server.js";
+import { relay } from "./relay.js";
 
 /**
  * Records what a real Tinker Python SDK sends to this package's server and what it gets back:
@@ -35,28 +36,13 @@ function kept(headers: Record<string, string | string[] | undefined> | Headers):
   );
 }
 
-async function read(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
-  return Buffer.concat(chunks);
-}
-
 async function main(python: string, out: string, zstd: boolean): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), "tinker-sdk-"));
   const server = await startTinkerServer(sdkFixtureServerOptions(root, { zstd }));
   const lines: string[] = [];
   const proxy = createServer((req, res) => {
     void (async () => {
-      const request = await read(req);
-      const headers = Object.fromEntries(
-        Object.entries(req.headers).filter(([k, v]) => typeof v === "string" && !["host", "content-length", "connection"].includes(k)),
-      ) as Record<string, string>;
-      const response = await fetch(`${server.url}${req.url ?? "/"}`, {
-        method: req.method ?? "GET",
-        headers,
-        ...(request.length > 0 ? { body: new Uint8Array(request) } : {}),
-      });
-      const reply = Buffer.from(await response.arrayBuffer());
+      const { request, response, reply } = await relay(req, server.url);
       lines.push(
         JSON.stringify({
           method: req.method,

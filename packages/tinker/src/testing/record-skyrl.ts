@@ -1,7 +1,8 @@
 import { writeFile } from "node:fs/promises";
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { skyrlSession } from "./skyrl-session.js";
+import { relay } from "./relay.js";
 
 /**
  * Records this package's client against a running SkyRL tx server: a loopback proxy writes every
@@ -23,26 +24,11 @@ export function bodyOf(bytes: Buffer, type: string | null | undefined): { json: 
   return { base64: bytes.toString("base64") };
 }
 
-async function read(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
-  return Buffer.concat(chunks);
-}
-
 async function main(target: string, baseModel: string, out: string): Promise<void> {
   const exchanges: RecordedExchange[] = [];
   const proxy = createServer((req, res) => {
     void (async () => {
-      const request = await read(req);
-      const headers = Object.fromEntries(
-        Object.entries(req.headers).filter(([k, v]) => typeof v === "string" && !["host", "content-length", "connection"].includes(k)),
-      ) as Record<string, string>;
-      const response = await fetch(`${target}${req.url ?? "/"}`, {
-        method: req.method ?? "GET",
-        headers,
-        ...(request.length > 0 ? { body: new Uint8Array(request) } : {}),
-      });
-      const reply = Buffer.from(await response.arrayBuffer());
+      const { request, response, reply } = await relay(req, target);
       const replyType = response.headers.get("content-type");
       exchanges.push({
         method: req.method ?? "GET",
