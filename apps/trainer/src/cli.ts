@@ -67,14 +67,12 @@ function withUsageErrors<C extends CommandUnknownOpts>(command: C, path: string)
   const name = `envace ${path}`.trim();
   command.configureOutput({
     ...consoleOutput,
-    // eslint-disable-next-line regexp/no-super-linear-move -- the argument parser's own short message
-    outputError: (text, write) =>
-      write(
-        `${name}: ${text
-          .replace(/^error: /, "")
-          .trim()
-          .replace(/\s*\n\s*/g, " ")}\n`,
-      ),
+    outputError: (text, write) => {
+      const trimmed = text.replace(/^error: /, "").trim();
+      // eslint-disable-next-line regexp/no-super-linear-move -- the argument parser's own short message
+      const line = trimmed.replace(/\s*\n\s*/g, " ");
+      write(`${name}: ${line}\n`);
+    },
   });
   command.showHelpAfterError(`(see ${name} --help)`);
   return command;

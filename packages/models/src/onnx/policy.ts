@@ -63,11 +63,8 @@ export async function loadOnnxModel(dir: string, options: LoadOnnxOptions = {}):
     ...(options.prefixCacheBytes !== undefined ? { prefixCacheBytes: options.prefixCacheBytes } : {}),
   });
   // eslint-disable-next-line regexp/no-super-linear-move -- a folder the person named, short and trusted
-  const folderName =
-    dir
-      .replace(/[/\\]+$/, "")
-      .split(/[/\\]/)
-      .at(-1) ?? dir;
+  const trimmed = dir.replace(/[/\\]+$/, "");
+  const folderName = trimmed.split(/[/\\]/).at(-1) ?? dir;
   const policy = new StreamingSamplerPolicy({
     id: options.id ?? `onnx:${folderName}`,
     sampler,
