@@ -19,8 +19,8 @@ describe("crc32c", () => {
 
 /**
  * A Python with the `tensorboard` package: `ENVACE_TENSORBOARD_PYTHON`, else `python3` if it has
- * it. (`python3 -m venv /tmp/tbvenv && /tmp/tbvenv/bin/pip install tensorboard`, then
- * `ENVACE_TENSORBOARD_PYTHON=/tmp/tbvenv/bin/python`.)
+ * it. (`python3 -m venv .venv-tensorboard && .venv-tensorboard/bin/pip install tensorboard`, then
+ * `ENVACE_TENSORBOARD_PYTHON=$PWD/.venv-tensorboard/bin/python`.)
  */
 function tensorboardPython(): string | undefined {
   for (const python of [process.env.ENVACE_TENSORBOARD_PYTHON, "python3"]) {
