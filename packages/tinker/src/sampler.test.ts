@@ -214,8 +214,9 @@ describe("top-k prompt log-probabilities from this project's server", () => {
     });
     const service = await TinkerService.connect({ baseUrl: proxy.url, heartbeatIntervalMs: 0 });
     const { client, table } = await forwardTable(service);
-    const out = await (await client.saveWeightsForSampler()).topkPromptLogprobs(prompt, 1000);
-    expectTopk(out.topk, table, 1000);
+    // 20 is the most the server answers by default, and more than the tiny model's 16 tokens.
+    const out = await (await client.saveWeightsForSampler()).topkPromptLogprobs(prompt, 20);
+    expectTopk(out.topk, table, 20);
     for (const row of out.topk) expect(row).toHaveLength(TINY_MODEL.vocabSize);
     const [reply] = replies;
     expect(reply?.topk_prompt_logprobs).toHaveLength(prompt.length);
@@ -223,5 +224,15 @@ describe("top-k prompt log-probabilities from this project's server", () => {
     expect(reply?.prompt_logprobs?.[0]).toBeNull();
     service.close();
     await proxy.close();
+  });
+
+  it("refuses a k past the server's maxTopkPromptLogprobs, naming the limit, before any work", async () => {
+    const service = await TinkerService.connect({ baseUrl: server.url, heartbeatIntervalMs: 0 });
+    const { client } = await forwardTable(service);
+    const sampler = await client.saveWeightsForSampler();
+    await expect(sampler.topkPromptLogprobs(prompt, 21)).rejects.toThrow(
+      "asample: topk_prompt_logprobs: 21 is more than this server answers (at most 20, maxTopkPromptLogprobs)",
+    );
+    service.close();
   });
 });

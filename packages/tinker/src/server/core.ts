@@ -28,7 +28,7 @@ import { FutureStore } from "./future-store.js";
 import { TinkerApiError, type TinkerServerOptions } from "./options.js";
 import { datumsOf, fingerprint, lossOf, parseBody, tinkerMetrics } from "./requests.js";
 import { matchRoute } from "./routes.js";
-import { Samplers } from "./sampling.js";
+import { DEFAULT_MAX_TOPK, Samplers } from "./sampling.js";
 import { SeqQueue, type StoredReply } from "./seq-queue.js";
 
 interface Session {
@@ -78,7 +78,7 @@ export class TinkerServerCore {
     this.keys = new ApiKeys(keys);
     this.onError = options.onError ?? logToStderr;
     this.futures = new FutureStore(options.futureTtlMs ?? 600_000);
-    this.samplers = new Samplers(this.futures, options.createBackend, 256, this.onError);
+    this.samplers = new Samplers(this.futures, options.createBackend, 256, this.onError, options.maxTopkPromptLogprobs ?? DEFAULT_MAX_TOPK);
     this.sweeper = setInterval(() => this.sweep(), 10_000);
     this.sweeper.unref();
   }

@@ -113,6 +113,12 @@ export interface TinkerServerOptions {
   maxSessions?: number;
   /** Models loaded at once across sessions (default 64); a new one beyond it is refused with 429. */
   maxModels?: number;
+  /**
+   * The largest `topk_prompt_logprobs` a sample request may ask for (default 20, as OpenAI-compatible
+   * servers allow): the answer holds prompt length × k pairs, so an unbounded k would let one request
+   * fill the server's memory. A larger k is refused with 400 naming the limit.
+   */
+  maxTopkPromptLogprobs?: number;
   /** Where a failure the client is not told the details of goes (default: standard error). */
   onError?: (error: unknown, context: string) => void;
 }

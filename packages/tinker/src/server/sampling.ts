@@ -16,6 +16,9 @@ export interface SamplingSession {
   sessionId: string;
 }
 
+/** The largest `topk_prompt_logprobs` answered by default (`maxTopkPromptLogprobs`). */
+export const DEFAULT_MAX_TOPK = 20;
+
 /**
  * Sampling sessions and saved sampler weights, and the `asample` route over them. Each belongs
  * to one caller and one session; at most `capacity` are kept, the least recently used going first.
@@ -30,6 +33,7 @@ export class Samplers {
     private readonly createBackend: ((request: BackendRequest) => TrainingBackend | Promise<TrainingBackend>) | undefined,
     private readonly capacity = 256,
     private readonly onError: (error: unknown, context: string) => void = () => undefined,
+    private readonly maxTopk = DEFAULT_MAX_TOPK,
   ) {}
 
   /** Keep the sampler of `save_weights_for_sampler`: under its path when named, else as a new session. */
@@ -127,6 +131,13 @@ export class Samplers {
       throw new TinkerApiError(400, "unsupported", "asample: prompt_logprobs: this server's sampler cannot score prompts");
     }
     const k = request.topk_prompt_logprobs;
+    if (k > this.maxTopk) {
+      throw new TinkerApiError(
+        400,
+        "invalid_request",
+        `asample: topk_prompt_logprobs: ${k} is more than this server answers (at most ${this.maxTopk}, maxTopkPromptLogprobs)`,
+      );
+    }
     if (k > 0 && !scoresTopk(sampler)) {
       throw new TinkerApiError(400, "unsupported", "asample: topk_prompt_logprobs: this server's sampler cannot rank prompt tokens");
     }
