@@ -19,7 +19,7 @@ const exchanges = readFileSync(new URL("session.jsonl", FIXTURES), "utf8")
   .split("\n")
   .map((line) => JSON.parse(line) as RecordedExchange);
 const recorded = JSON.parse(readFileSync(new URL("session.result.json", FIXTURES), "utf8")) as SkyrlSessionResult;
-const BASE_MODEL = "/tmp/skyrl-run/tiny-qwen3";
+const BASE_MODEL = "skyrl-run/tiny-qwen3";
 
 async function read(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
