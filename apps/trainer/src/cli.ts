@@ -197,6 +197,39 @@ function declare(state: RunState): Command {
       await (await import("./commands/report.js")).run({ runDirs, ...options });
     });
 
+  withUsageErrors(envace.command("compare"), "compare")
+    .summary("an arm against a baseline on the same evaluation tasks, with paired 95% intervals")
+    .description(
+      "Compare evaluations of two policies on the same tasks (envace eval builtin folders, one per seed, in the same order for both): " +
+        "success and the Rehearse role's fidelity on real calls (exact, keys, status, failure recall) for each, and the difference arm − baseline " +
+        "with a paired bootstrap interval over tasks.",
+    )
+    .usage("--baseline <eval dirs...> --arm <eval dirs...> [options]")
+    .requiredOption("--baseline <dirs...>", "evaluation folders of the baseline, one per seed")
+    .requiredOption("--arm <dirs...>", "evaluation folders of the arm, on the same tasks in the same order")
+    .option("--setting <setting>", "the rehearsal setting compared", "none")
+    .option("--resamples <n>", "bootstrap resamples", wholeNumber(100), 2000)
+    .option("--seed <s>", "seed of the resampling", wholeNumber(0), 0)
+    .option("--json", "print the comparison as JSON")
+    .addHelpText(
+      "after",
+      example(
+        "envace compare --baseline runs/hg/test/envace-s1 runs/hg/test/envace-s2 runs/hg/test/envace-s3 \\",
+        "  --arm runs/hg/test/writes-05-s1 runs/hg/test/writes-05-s2 runs/hg/test/writes-05-s3",
+      ),
+    )
+    .action(async (options, command) => {
+      if (options.baseline.length !== options.arm.length) {
+        command.error(
+          `give as many --arm folders as --baseline folders, one per seed in the same order (${options.baseline.length} and ${options.arm.length})`,
+          {
+            exitCode: 2,
+          },
+        );
+      }
+      await (await import("./commands/compare.js")).run(options);
+    });
+
   const evaluate = withUsageErrors(envace.command("eval"), "eval")
     .summary("evaluate a policy on a benchmark")
     .description("Evaluate a policy on a benchmark.")

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { RecordError } from "@envace/protocol";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { EvalRun, optionDifferences, RunDirectoryError } from "./eval-run.js";
+import { EvalRun, optionDifferences, readRun, RunDirectoryError } from "./eval-run.js";
 
 const root = mkdtempSync(join(tmpdir(), "envace-eval-run-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -146,5 +146,32 @@ describe("optionDifferences", () => {
     expect(optionDifferences({ a: { x: 1, y: [1, 2] }, b: null }, { b: null, a: { y: [1, 2], x: 1 } })).toEqual([]);
     expect(optionDifferences({ a: 1, b: undefined }, { a: 1 })).toEqual([]);
     expect(optionDifferences({ a: [1, 2] }, { a: [2, 1], c: "x" })).toEqual(["a: [1,2] → [2,1]", 'c: (none) → "x"']);
+  });
+});
+
+describe("readRun", () => {
+  it("reads a run's options and entries and writes nothing", () => {
+    const out = folder();
+    evaluate(out, ["a", "bb"]);
+    const before = readFileSync(join(out, "entries.jsonl"), "utf8");
+    expect(readRun(out, Entry)).toEqual({
+      options: OPTIONS,
+      entries: [
+        { id: "a", reward: 1 },
+        { id: "bb", reward: 2 },
+      ],
+    });
+    expect(readFileSync(join(out, "entries.jsonl"), "utf8")).toBe(before);
+  });
+
+  it("refuses a folder that holds no run, and names a bad entry's line", () => {
+    const out = folder();
+    mkdirSync(out);
+    expect(() => readRun(out, Entry)).toThrow(RunDirectoryError);
+    expect(() => readRun(out, Entry)).toThrow(`${out}: not an evaluation's run directory (no options.json)`);
+    evaluate(out, ["a"]);
+    writeFileSync(join(out, "entries.jsonl"), '{"id":"a","reward":1}\n{"id":"b","reward":"x"}\n');
+    expect(() => readRun(out, Entry)).toThrow(RecordError);
+    expect(() => readRun(out, Entry)).toThrow(/entries\.jsonl:2: reward: /);
   });
 });

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { InputError, RecordError } from "@envace/protocol";
 import { writeFileAtomically } from "./atomic.js";
 import { canonicalJson } from "./canonical.js";
-import { describeTornLine, JsonLinesFile, type TornLine } from "./json-lines.js";
+import { describeTornLine, JsonLinesFile, readJsonLines, type TornLine } from "./json-lines.js";
 import type { z } from "zod";
 
 /**
@@ -73,6 +73,17 @@ export function optionDifferences(before: Readonly<Record<string, unknown>>, aft
 
 function canonical(value: unknown): string | undefined {
   return value === undefined ? undefined : canonicalJson(value);
+}
+
+/**
+ * A finished or running evaluation's options and entries, read without opening it for writing (to
+ * compare runs): a folder without `options.json` is a `RunDirectoryError` naming it, a bad entry
+ * line a `RecordError` naming file and line.
+ */
+export function readRun<S extends z.ZodType>(out: string, entry: S): { options: Record<string, unknown>; entries: z.output<S>[] } {
+  const optionsFile = join(out, RUN_FILES.options);
+  if (!existsSync(optionsFile)) throw new RunDirectoryError(`${out}: not an evaluation's run directory (no ${RUN_FILES.options})`);
+  return { options: readOptionsFile(optionsFile), entries: readJsonLines(join(out, RUN_FILES.entries), entry, { source: "own" }) };
 }
 
 /** A JSON object file of an earlier run; a torn or hand-edited one is an error naming it. */

@@ -1,5 +1,5 @@
 export { fsyncDirectory, readableDirectory, recoverDirectory, replaceDirectory, writeFileAtomically } from "./atomic.js";
-export { describeResume, EvalRun, optionDifferences, RUN_FILES, RunDirectoryError, type EvalRunSpec, type RunProgress } from "./eval-run.js";
+export { describeResume, EvalRun, optionDifferences, readRun, RUN_FILES, RunDirectoryError, type EvalRunSpec, type RunProgress } from "./eval-run.js";
 export { canonicalJson, contentHash, sha256Hex } from "./canonical.js";
 export {
   describeTornLine,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatInterval, pairedDifference, wilsonInterval } from "./stats.js";
+import { formatInterval, pairedDifference, pairedRatioDifference, pooledRate, wilsonInterval } from "./stats.js";
 
 describe("wilsonInterval", () => {
   it("matches published Wilson intervals (Newcombe 1998, table I)", () => {
@@ -63,4 +63,74 @@ describe("pairedDifference", () => {
 
 it("formats a rate with its interval", () => {
   expect(formatInterval({ rate: 0.2344, low: 0.17, high: 0.3125 })).toBe("0.234 [0.170, 0.313]");
+});
+
+describe("pooledRate and pairedRatioDifference", () => {
+  it("pool sums over tasks, not the mean of per-task rates", () => {
+    // By hand: (1 + 0 + 3) / (1 + 2 + 3) = 4/6; the mean of the task rates would be (1 + 0 + 1) / 3.
+    const tasks = [
+      { hits: 1, of: 1 },
+      { hits: 0, of: 2 },
+      { hits: 3, of: 3 },
+    ];
+    expect(pooledRate(tasks, { seed: 1 })!.rate).toBeCloseTo(4 / 6, 12);
+    const all = pooledRate([
+      { hits: 2, of: 2 },
+      { hits: 5, of: 5 },
+    ])!;
+    expect(all).toEqual({ rate: 1, low: 1, high: 1 });
+  });
+
+  it("is null with no denominator, and leaves out resamples that drew none", () => {
+    expect(pooledRate([])).toBeNull();
+    expect(pooledRate([{ hits: 0, of: 0 }])).toBeNull();
+    expect(pairedRatioDifference([{ hits: 0, of: 0 }], [{ hits: 1, of: 1 }])).toBeNull();
+    // One task of ten has failures to recall: every resample that misses it is left out, so the
+    // interval is that task's own rate, 1/2, at both ends.
+    const sparse = [{ hits: 1, of: 2 }, ...Array.from({ length: 9 }, () => ({ hits: 0, of: 0 }))];
+    expect(pooledRate(sparse, { seed: 3 })).toEqual({ rate: 0.5, low: 0.5, high: 0.5 });
+  });
+
+  it("differences pool each arm over the same resampled tasks", () => {
+    // By hand: before 2/8 = 0.25, after 6/8 = 0.75 on the same four tasks; every task gained, so
+    // every resample's difference is positive.
+    const before = [
+      { hits: 0, of: 2 },
+      { hits: 1, of: 2 },
+      { hits: 0, of: 2 },
+      { hits: 1, of: 2 },
+    ];
+    const after = [
+      { hits: 1, of: 2 },
+      { hits: 2, of: 2 },
+      { hits: 1, of: 2 },
+      { hits: 2, of: 2 },
+    ];
+    const diff = pairedRatioDifference(before, after, { seed: 2 })!;
+    expect(diff.rate).toBeCloseTo(0.5, 12);
+    // Each task gains 1 of 2 calls: every resample's difference is exactly 0.5.
+    expect(diff.low).toBeCloseTo(0.5, 12);
+    expect(diff.high).toBeCloseTo(0.5, 12);
+    expect(pairedRatioDifference(after, after)).toEqual({ rate: 0, low: 0, high: 0 });
+    expect(() => pairedRatioDifference(before, after.slice(1))).toThrow(RangeError);
+  });
+
+  it("weights tasks by their calls: a task with more calls moves the pooled difference more", () => {
+    // By hand: before (0 + 0) / (1 + 9) = 0; after (1 + 0) / (1 + 9) = 0.1, though the per-task
+    // rates moved by 1 and 0 (a mean of 0.5).
+    const diff = pairedRatioDifference(
+      [
+        { hits: 0, of: 1 },
+        { hits: 0, of: 9 },
+      ],
+      [
+        { hits: 1, of: 1 },
+        { hits: 0, of: 9 },
+      ],
+      { seed: 4 },
+    )!;
+    expect(diff.rate).toBeCloseTo(0.1, 12);
+    expect(diff.low).toBeGreaterThanOrEqual(0);
+    expect(diff.high).toBeLessThanOrEqual(1);
+  });
 });
