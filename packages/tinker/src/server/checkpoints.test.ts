@@ -34,8 +34,8 @@ describe("tinker:// paths", () => {
       "tinker://a/weights/x%00",
       "tinker://-a/weights/x",
       "tinker://a\\..\\b/weights/x",
-      "file:///tmp/weights/x",
-      "/tmp/x",
+      "file:///srv/weights/x",
+      "/srv/x",
     ]) {
       expect(() => parseCheckpointPath(path, "path"), path).toThrow(/is not a tinker:\/\/<model>\/weights\/<name> path/);
     }
