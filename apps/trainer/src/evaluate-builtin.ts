@@ -27,6 +27,7 @@ import { EvalRun } from "@envace/records";
 import type { Episode } from "@envace/rehearsal";
 import { z } from "zod";
 import { evaluate, EvaluationEntry, summarizeEntries, type EvaluationSummary } from "./evaluate.js";
+import { renderTable } from "./text-table.js";
 
 /** What must not change between a run and its resumption (settings may be added). */
 export interface BuiltinEvalConfig {
@@ -205,7 +206,7 @@ export function formatBuiltinTable(summaries: readonly EvaluationSummary[], exac
     s.setting === "none" ? "-" : `${s.malformed.reflect + s.malformed.summarize + s.skipped.reflect + s.skipped.summarize}`,
     String(s.errors),
   ]);
-  const lines = [render([header, ...rows])];
+  const lines = [renderTable([header, ...rows])];
   const tools = [...new Set(summaries.flatMap((s) => Object.keys(s.fidelity.tools)))].sort();
   if (tools.length > 0) {
     lines.push("", "fidelity per tool (exact / keys / status)");
@@ -216,7 +217,7 @@ export function formatBuiltinTable(summaries: readonly EvaluationSummary[], exac
         return t === undefined ? "-" : `${rate(t.exactRate)} / ${rate(t.keysRate)} / ${rate(t.statusRate)}`;
       }),
     ]);
-    lines.push(render([["setting", ...tools], ...toolRows]));
+    lines.push(renderTable([["setting", ...tools], ...toolRows]));
   }
   if (!exactTokens) lines.push("", "* estimated where the policy returned no token ids");
   lines.push(
@@ -224,16 +225,4 @@ export function formatBuiltinTable(summaries: readonly EvaluationSummary[], exac
     "fid.fail: real calls that failed and that the Rehearse role, asked from the same history, predicted to fail / all real calls that failed; fallbacks: reflect/summarize outputs replaced by deterministic summaries (unreadable or prompt too long); gate: re-prompts that changed the call / all re-prompts",
   );
   return lines.join("\n");
-}
-
-function render(table: readonly string[][]): string {
-  const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]?.length ?? 0)));
-  return table
-    .map((row) =>
-      row
-        .map((cell, column) => cell.padEnd(widths[column]!))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n");
 }

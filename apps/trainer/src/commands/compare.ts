@@ -5,6 +5,7 @@ import { InputError } from "@envace/protocol";
 import { optionDifferences, readRun } from "@envace/records";
 import { aggregateFidelity } from "@envace/rehearsal";
 import { EvaluationEntry } from "../evaluate.js";
+import { renderTable } from "../text-table.js";
 import { formatInterval, pairedDifference, pairedRatioDifference, pooledRate, wilsonInterval, type RateInterval, type TaskCount } from "../report/stats.js";
 
 /** The options of `envace compare`, as cli.ts declares them. */
@@ -140,16 +141,9 @@ export function formatComparison(comparison: Comparison): string {
     ["metric", "baseline", "arm", "arm − baseline"],
     ...comparison.rates.map((r) => [r.metric, cell(r.baseline, r.of.baseline), cell(r.arm, r.of.arm), signed(r.difference)]),
   ];
-  const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
-  const lines = table.map((row) =>
-    row
-      .map((text, column) => text.padEnd(widths[column]!))
-      .join("  ")
-      .trimEnd(),
-  );
   return [
     `setting ${comparison.setting}: ${comparison.tasks} tasks in ${comparison.pairs} ${comparison.pairs === 1 ? "pair" : "pairs"} of evaluations`,
-    ...lines,
+    renderTable(table),
     "",
     "95% intervals: Wilson for a success rate; percentile bootstrap over tasks for fidelity (a pooled rate: Σ hits / Σ calls) and for every difference, each task's pair kept together. " +
       "n: tasks for success, probed real calls for fidelity, real failures for failure recall.",

@@ -1,4 +1,5 @@
 import type { MetricsRecord } from "../run/metrics-log.js";
+import { renderTable } from "../text-table.js";
 import { formatInterval, pairedDifference, wilsonInterval } from "./stats.js";
 
 /**
@@ -37,17 +38,10 @@ export function headlineTable(records: readonly MetricsRecord[], mode: string): 
   const tasks = Number(evals[0]!.tasks);
   const rows = settings.map((s) => [`rehearsal ${s}`, cell(at(0, s)), cell(at(last, s)), last === 0 ? "–" : change(at(0, s), at(last, s))]);
   const header = ["", "start of RL (step 0)", `after ${steps} ${mode} steps`, "change, same tasks"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join("  ")
-      .trimEnd();
   const calls = records.filter((r) => r.kind === "train").reduce((sum, r) => sum + (typeof r.env_calls === "number" ? r.env_calls : 0), 0);
   return [
     `held-out success on ${tasks} tasks (95% intervals: Wilson; change: paired bootstrap over tasks)`,
-    line(header),
-    ...rows.map(line),
+    ...renderTable([header, ...rows]).split("\n"),
     `real-environment calls during training: ${calls}`,
   ];
 }
